@@ -1,0 +1,105 @@
+import { ClickHouseError, createClient, type ClickHouseClient } from "@clickhouse/client";
+import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
+import { Histogram } from "prom-client";
+import { renderSql, type BuiltQuery } from "./sql.js";
+
+export const queryDuration = new Histogram({
+  name: "clickhouse_query_seconds",
+  help: "ClickHouse query time by operation",
+  labelNames: ["operation"],
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+});
+
+export class StoreUnavailableError extends Error {}
+
+/**
+ * ClickHouse over HTTP. Every call names its operation: it becomes the query_id prefix
+ * (so system.query_log leads back to the code path) and the metric label.
+ */
+export class ClickHouseStore {
+  private readonly client: ClickHouseClient;
+
+  constructor(readonly url: string, readonly database: string) {
+    this.client = createClient({
+      url,
+      database,
+      request_timeout: 60_000,
+      max_open_connections: 32,
+      clickhouse_settings: {},
+    });
+  }
+
+  async ping(): Promise<boolean> {
+    const result = await this.client.ping();
+    return result.success;
+  }
+
+  async rows<T>(operation: string, query: BuiltQuery): Promise<T[]> {
+    return this.timed(operation, async (query_id) => {
+      const rs = await this.client.query({ query: renderSql(query.sql, query.params), format: "JSONEachRow", query_id });
+      return rs.json<T>();
+    });
+  }
+
+  /** Streams rows as they arrive; the caller consumes them with `for await`. */
+  async *stream<T>(operation: string, query: BuiltQuery): AsyncGenerator<T> {
+    const end = queryDuration.startTimer({ operation });
+    try {
+      const rs = await this.client.query({
+        query: renderSql(query.sql, query.params),
+        format: "JSONEachRow",
+        query_id: `${operation}-${randomUUID()}`,
+      });
+      for await (const batch of rs.stream<T>()) {
+        for (const row of batch) yield row.json<T>();
+      }
+    } catch (err) {
+      throw wrapError(err);
+    } finally {
+      end();
+    }
+  }
+
+  async command(operation: string, query: BuiltQuery): Promise<void> {
+    await this.timed(operation, (query_id) =>
+      this.client.command({ query: renderSql(query.sql, query.params), query_id }),
+    );
+  }
+
+  async insert<T extends object>(operation: string, table: string, rows: readonly T[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.timed(operation, (query_id) =>
+      this.client.insert({ table, values: rows as T[], format: "JSONEachRow", query_id }),
+    );
+  }
+
+  /** Inserts pre-serialized JSONEachRow lines (the worker's fast path). */
+  async insertLines(operation: string, table: string, lines: string): Promise<void> {
+    await this.timed(operation, (query_id) =>
+      this.client.insert({ table, values: Readable.from([lines]), format: "JSONEachRow", query_id }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  private async timed<R>(operation: string, run: (queryId: string) => Promise<R>): Promise<R> {
+    const end = queryDuration.startTimer({ operation });
+    try {
+      return await run(`${operation}-${randomUUID()}`);
+    } catch (err) {
+      throw wrapError(err);
+    } finally {
+      end();
+    }
+  }
+}
+
+/** Server errors stay as they are; anything else (refused, reset, timed out) is "unavailable". */
+function wrapError(err: unknown): unknown {
+  if (err instanceof ClickHouseError) return err;
+  const reason = err instanceof Error ? err.message : String(err);
+  return new StoreUnavailableError(`ClickHouse unreachable: ${reason}`);
+}

@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, resolve } from "node:path";
+
+/**
+ * Runs a private ClickHouse server with its data under `dataDir`, for `make start` without
+ * CLICKHOUSE_URL and for the test suite. Memory settings are kept modest: on a 2-core
+ * machine ClickHouse shares the host with the service and the tests.
+ */
+export interface LocalClickHouse {
+  readonly url: string;
+  readonly httpPort: number;
+  readonly tcpPort: number;
+  stop(): Promise<void>;
+}
+
+export const CLICKHOUSE_SERVER_BIN = "/usr/sbin/clickhouse-server";
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+function configXml(dir: string, httpPort: number, tcpPort: number): string {
+  return `<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>${dir}/log/server.log</log><errorlog>${dir}/log/error.log</errorlog><size>50M</size><count>2</count></logger>
+  <http_port>${httpPort}</http_port>
+  <tcp_port>${tcpPort}</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>${dir}/</path>
+  <tmp_path>${dir}/tmp/</tmp_path>
+  <user_files_path>${dir}/user_files/</user_files_path>
+  <format_schema_path>${dir}/format_schemas/</format_schema_path>
+  <mark_cache_size>268435456</mark_cache_size>
+  <uncompressed_cache_size>268435456</uncompressed_cache_size>
+  <max_concurrent_queries>200</max_concurrent_queries>
+  <keep_alive_timeout>30</keep_alive_timeout>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <timezone>UTC</timezone>
+  <mlock_executable>false</mlock_executable>
+</yandex>
+`;
+}
+
+const USERS_XML = `<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>2</max_threads></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+`;
+
+async function waitForPing(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`clickhouse-server exited with code ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}/ping`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`clickhouse-server did not answer at ${url} within ${timeoutMs} ms`);
+}
+
+export async function startLocalClickHouse(dataDir: string, ports?: { http?: number; tcp?: number }): Promise<LocalClickHouse> {
+  if (!existsSync(CLICKHOUSE_SERVER_BIN)) {
+    throw new Error(`${CLICKHOUSE_SERVER_BIN} not found: install clickhouse-server (make start does) or set CLICKHOUSE_URL`);
+  }
+  const dir = resolve(dataDir, "clickhouse");
+  for (const sub of ["log", "tmp", "user_files", "format_schemas"]) mkdirSync(join(dir, sub), { recursive: true });
+  const httpPort = ports?.http ?? (await freePort());
+  const tcpPort = ports?.tcp ?? (await freePort());
+  writeFileSync(join(dir, "config.xml"), configXml(dir, httpPort, tcpPort));
+  writeFileSync(join(dir, "users.xml"), USERS_XML);
+  const child = spawn(CLICKHOUSE_SERVER_BIN, [`--config-file=${join(dir, "config.xml")}`], {
+    stdio: ["ignore", "ignore", "ignore"],
+    detached: false,
+  });
+  const url = `http://127.0.0.1:${httpPort}`;
+  await waitForPing(url, child, 30_000);
+  return {
+    url,
+    httpPort,
+    tcpPort,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once("exit", () => done());
+        child.kill("SIGTERM");
+        setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
+      }),
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The one path by which values reach SQL.
+ *
+ * ClickHouse 18.16 has no server-side query parameters, so queries are written with
+ * typed placeholders (`{pb_0:String}`, the syntax newer servers bind natively) and rendered
+ * to literals by `renderSql`, which escapes every value through `quoteString`.
+ * Identifiers never come from input: they come from typed field definitions.
+ */
+
+export type SqlType = "String" | "Int64" | "UInt64" | "Float64" | "Array(String)" | "Array(Int64)";
+export type SqlValue = string | number | bigint | boolean | readonly string[] | readonly number[];
+
+export interface SqlParam {
+  readonly type: SqlType;
+  readonly value: SqlValue;
+}
+
+export class SqlParamError extends Error {}
+
+/** Escapes a string as a ClickHouse single-quoted literal that reads back exactly. */
+export function quoteString(value: string): string {
+  let out = "'";
+  for (const ch of value) {
+    switch (ch) {
+      case "\\": out += "\\\\"; break;
+      case "'": out += "\\'"; break;
+      case "\0": out += "\\0"; break;
+      case "\n": out += "\\n"; break;
+      case "\r": out += "\\r"; break;
+      case "\t": out += "\\t"; break;
+      default: out += ch;
+    }
+  }
+  return out + "'";
+}
+
+function integerLiteral(value: SqlValue, type: SqlType): string {
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
+  if (typeof value === "boolean") return value ? "1" : "0";
+  throw new SqlParamError(`expected an integer for ${type}, got ${String(value)}`);
+}
+
+function floatLiteral(value: SqlValue): string {
+  if (typeof value === "number" && Number.isFinite(value)) {
+    const text = String(value);
+    return /[.eE]/.test(text) ? text : `${text}.0`;
+  }
+  if (typeof value === "boolean") return value ? "1.0" : "0.0";
+  throw new SqlParamError(`expected a finite number for Float64, got ${String(value)}`);
+}
+
+/** Renders one typed value as a SQL literal. */
+export function literal(param: SqlParam): string {
+  const { type, value } = param;
+  switch (type) {
+    case "String":
+      if (typeof value !== "string") throw new SqlParamError(`expected a string, got ${typeof value}`);
+      return quoteString(value);
+    case "Int64":
+    case "UInt64":
+      return `to${type}(${integerLiteral(value, type)})`;
+    case "Float64":
+      return `toFloat64(${floatLiteral(value)})`;
+    case "Array(String)":
+      if (!Array.isArray(value)) throw new SqlParamError("expected an array of strings");
+      return `CAST([${(value as unknown[]).map((v) => quoteString(String(v))).join(", ")}] AS Array(String))`;
+    case "Array(Int64)":
+      if (!Array.isArray(value)) throw new SqlParamError("expected an array of integers");
+      return `CAST([${(value as unknown[]).map((v) => integerLiteral(v as SqlValue, type)).join(", ")}] AS Array(Int64))`;
+  }
+}
+
+const PLACEHOLDER = /\{(pb_\d+):([A-Za-z0-9()]+)\}/g;
+
+/** Substitutes every `{pb_N:Type}` placeholder with its escaped literal. */
+export function renderSql(sql: string, params: Readonly<Record<string, SqlParam>>): string {
+  return sql.replace(PLACEHOLDER, (_match, name: string, type: string) => {
+    const param = params[name];
+    if (!param) throw new SqlParamError(`no value for placeholder ${name}`);
+    if (param.type !== type) throw new SqlParamError(`placeholder ${name} is ${type}, value is ${param.type}`);
+    return literal(param);
+  });
+}
+
+/**
+ * Collects parameters while a query is built; names are deterministic (`pb_0`, `pb_1`, ...)
+ * so tests can assert the exact SQL and parameters.
+ */
+export class ParamBuilder {
+  private readonly values: Record<string, SqlParam> = {};
+  private next = 0;
+
+  add(value: SqlValue, type: SqlType): string {
+    const name = `pb_${this.next++}`;
+    this.values[name] = { type, value };
+    return `{${name}:${type}}`;
+  }
+
+  str(value: string): string {
+    return this.add(value, "String");
+  }
+
+  int(value: number | bigint): string {
+    return this.add(value, "Int64");
+  }
+
+  float(value: number): string {
+    return this.add(value, "Float64");
+  }
+
+  strings(values: readonly string[]): string {
+    return this.add(values, "Array(String)");
+  }
+
+  get params(): Readonly<Record<string, SqlParam>> {
+    return this.values;
+  }
+}
+
+/** A query ready to send: SQL with placeholders, its parameters, and the operation name. */
+export interface BuiltQuery {
+  readonly sql: string;
+  readonly params: Readonly<Record<string, SqlParam>>;
+}

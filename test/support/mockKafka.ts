@@ -1,0 +1,41 @@
+import { spawn } from "node:child_process";
+
+/**
+ * librdkafka's mock cluster (inside Debian's kcat): a real Kafka-protocol broker for tests.
+ * Topics are auto-created with 4 partitions; admin.createTopics does not work against it.
+ */
+export interface MockKafka {
+  readonly brokers: string;
+  stop(): Promise<void>;
+}
+
+export async function startMockKafka(): Promise<MockKafka> {
+  const child = spawn("kcat", ["-C", "-b", "unused", "-t", "warmup", "-X", "test.mock.num.brokers=1", "-d", "mock", "-o", "end"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const brokers = await new Promise<string>((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error("kcat mock broker did not start")), 15_000);
+    child.once("exit", (code) => reject(new Error(`kcat exited with ${code}`)));
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (seen === null) return;
+      seen += chunk.toString();
+      const match = /bootstrap\.servers=(127\.0\.0\.1:\d+)/.exec(seen);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        seen = "";
+        resolve(match[1]);
+      }
+      if (seen.length > 100_000) seen = seen.slice(-1000);
+    });
+  });
+  return {
+    brokers,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once("exit", () => done());
+        child.kill("SIGTERM");
+      }),
+  };
+}
