@@ -1,4 +1,4 @@
-import { ClickHouseError, createClient, type ClickHouseClient } from "@clickhouse/client";
+import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
@@ -27,6 +27,7 @@ export class ClickHouseStore {
       request_timeout: 60_000,
       max_open_connections: 32,
       clickhouse_settings: {},
+      log: { level: ClickHouseLogLevel.OFF },
     });
   }
 
@@ -76,9 +77,12 @@ export class ClickHouseStore {
 
   /** Inserts pre-serialized JSONEachRow lines (the worker's fast path). */
   async insertLines(operation: string, table: string, lines: string): Promise<void> {
-    await this.timed(operation, (query_id) =>
-      this.client.insert({ table, values: Readable.from([lines]), format: "JSONEachRow", query_id }),
-    );
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) throw new Error(`invalid table name ${table}`);
+    await this.timed(operation, async (query_id) => {
+      const result = await this.client.exec({ query: `INSERT INTO ${table} FORMAT JSONEachRow`, values: Readable.from([lines]), query_id });
+      result.stream.resume();
+      await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
+    });
   }
 
   async close(): Promise<void> {
@@ -97,9 +101,28 @@ export class ClickHouseStore {
   }
 }
 
-/** Server errors stay as they are; anything else (refused, reset, timed out) is "unavailable". */
+/**
+ * ClickHouse error codes that mean "try again later" (overload, timeouts, replicas busy);
+ * any other server error is permanent. Errors without a server code are transport failures.
+ */
+const RETRYABLE_SERVER_CODES = new Set([159, 164, 202, 209, 210, 241, 242, 252, 319, 425, 999]);
+
+/** The server's numeric error code: a field on newer servers' errors, the message head on 18.16's. */
+function serverErrorCode(err: unknown): number | null {
+  if (err instanceof ClickHouseError) return Number(err.code);
+  const head = err instanceof Error ? /^Code: (\d+)[,.]/.exec(err.message) : null;
+  return head ? Number(head[1]) : null;
+}
+
+export class StoreQueryError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
 function wrapError(err: unknown): unknown {
-  if (err instanceof ClickHouseError) return err;
   const reason = err instanceof Error ? err.message : String(err);
-  return new StoreUnavailableError(`ClickHouse unreachable: ${reason}`);
+  const code = serverErrorCode(err);
+  if (code === null || RETRYABLE_SERVER_CODES.has(code)) return new StoreUnavailableError(`ClickHouse unavailable: ${reason}`);
+  return new StoreQueryError(code, reason);
 }

@@ -58,8 +58,13 @@ export function literal(param: SqlParam): string {
       if (typeof value !== "string") throw new SqlParamError(`expected a string, got ${typeof value}`);
       return quoteString(value);
     case "Int64":
-    case "UInt64":
-      return `to${type}(${integerLiteral(value, type)})`;
+      return `toInt64(${integerLiteral(value, type)})`;
+    case "UInt64": {
+      // A bare literal: LIMIT and OFFSET take no expressions.
+      const text = integerLiteral(value, type);
+      if (text.startsWith("-")) throw new SqlParamError(`expected a non-negative integer for UInt64, got ${text}`);
+      return text;
+    }
     case "Float64":
       return `toFloat64(${floatLiteral(value)})`;
     case "Array(String)":
@@ -105,12 +110,26 @@ export class ParamBuilder {
     return this.add(value, "Int64");
   }
 
+  /** A non-negative integer rendered bare, for LIMIT and OFFSET. */
+  count(value: number): string {
+    return this.add(value, "UInt64");
+  }
+
   float(value: number): string {
     return this.add(value, "Float64");
   }
 
   strings(values: readonly string[]): string {
     return this.add(values, "Array(String)");
+  }
+
+  /** The right-hand side of `x IN ...` for a list of strings (18.16 takes no array there). */
+  inStrings(values: readonly string[]): string {
+    return `(SELECT arrayJoin(${this.strings(values)}))`;
+  }
+
+  inInts(values: readonly number[]): string {
+    return `(SELECT arrayJoin(${this.add(values, "Array(Int64)")}))`;
   }
 
   get params(): Readonly<Record<string, SqlParam>> {

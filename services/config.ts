@@ -1,0 +1,77 @@
+import { z } from "zod";
+
+/**
+ * Every tunable, parsed once at start from the environment. Defaults are named here;
+ * an invalid value stops the process with the variable's name.
+ */
+export const DEFAULTS = {
+  PORT: 8080,
+  HOST: "0.0.0.0",
+  DATA_DIR: "./data",
+  CLICKHOUSE_DATABASE: "tracehouse",
+  KAFKA_TOPIC: "tracehouse.events",
+  KAFKA_GROUP_ID: "tracehouse-worker",
+  MAX_BODY_BYTES: 32 * 1024 * 1024,
+  OTLP_MAX_BODY_BYTES: 20 * 1024 * 1024,
+  OTLP_MAX_SPAN_BYTES: 4 * 1024 * 1024,
+  BATCH_MAX_EVENTS: 10_000,
+  BATCH_MAX_WAIT_MS: 1_000,
+  QUEUE_MAX_PENDING_EVENTS: 200_000,
+  QUERY_MAX_LIMIT: 10_000,
+} as const;
+
+const Role = z.enum(["all", "ingest", "worker", "query"]);
+
+const AuthKey = z.object({
+  key: z.string().min(16, "keys must be at least 16 characters"),
+  username: z.string().min(1),
+  entities: z.array(z.string().min(1)).min(1),
+});
+export type AuthKey = z.infer<typeof AuthKey>;
+
+const jsonArray = <T extends z.ZodType>(schema: T) =>
+  z.string().transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: "is not valid JSON" });
+      return z.NEVER;
+    }
+  }).pipe(schema);
+
+const list = z.string().transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean));
+
+const EnvSchema = z.object({
+  ROLE: Role.default("all"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.PORT),
+  HOST: z.string().default(DEFAULTS.HOST),
+  DATA_DIR: z.string().default(DEFAULTS.DATA_DIR),
+  CLICKHOUSE_URL: z.string().url().optional(),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default(DEFAULTS.CLICKHOUSE_DATABASE),
+  KAFKA_BROKERS: list.optional(),
+  KAFKA_TOPIC: z.string().default(DEFAULTS.KAFKA_TOPIC),
+  KAFKA_GROUP_ID: z.string().default(DEFAULTS.KAFKA_GROUP_ID),
+  AUTH_KEYS: jsonArray(z.array(AuthKey).min(1)).optional(),
+  MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.MAX_BODY_BYTES),
+  OTLP_MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_BODY_BYTES),
+  OTLP_MAX_SPAN_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_SPAN_BYTES),
+  BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS),
+  BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
+  QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
+  TRUSTED_PROXIES: list.default([]),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export type Config = z.infer<typeof EnvSchema>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "environment"}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,188 @@
+import { Datetime, JsonObject, Limit, Offset, ProjectId, SortBy } from "./common.js";
+import { QuerySchema } from "./queryExpr.js";
+import { z } from "./zod.js";
+
+const OptionalId = z.string().min(1).max(512).nullish();
+
+export const StartedCallSchemaForInsert = z
+  .object({
+    project_id: ProjectId,
+    id: OptionalId,
+    op_name: z.string().min(1).max(2048),
+    display_name: z.string().max(2048).nullish(),
+    trace_id: OptionalId,
+    parent_id: OptionalId,
+    thread_id: OptionalId,
+    turn_id: OptionalId,
+    started_at: Datetime,
+    attributes: JsonObject,
+    inputs: JsonObject,
+    otel_dump: JsonObject.nullish(),
+    wb_user_id: z.string().nullish().openapi({ description: "Ignored: the server fills it from the key" }),
+    wb_run_id: z.string().nullish(),
+    wb_run_step: z.number().int().nullish(),
+  })
+  .openapi("StartedCallSchemaForInsert");
+
+export const LLMUsage = z.object({
+  prompt_tokens: z.number().int().nullish(),
+  input_tokens: z.number().int().nullish(),
+  completion_tokens: z.number().int().nullish(),
+  output_tokens: z.number().int().nullish(),
+  requests: z.number().int().nullish(),
+  total_tokens: z.number().int().nullish(),
+  cache_creation_input_tokens: z.number().int().nullish(),
+  cache_read_input_tokens: z.number().int().nullish(),
+});
+
+export const CallSummary = z
+  .object({
+    usage: z.record(z.string(), LLMUsage.passthrough()).nullish(),
+    status_counts: z.record(z.string(), z.number().int()).nullish(),
+  })
+  .passthrough();
+
+export const EndedCallSchemaForInsert = z
+  .object({
+    project_id: ProjectId,
+    id: z.string().min(1).max(512),
+    ended_at: Datetime,
+    exception: z.string().nullish(),
+    output: z.unknown().optional(),
+    summary: CallSummary,
+    wb_run_step_end: z.number().int().nullish(),
+    trace_id: z.string().nullish(),
+    started_at: Datetime.nullish(),
+  })
+  .openapi("EndedCallSchemaForInsert");
+
+export const CallStartReq = z.object({ start: StartedCallSchemaForInsert }).openapi("CallStartReq");
+export const CallStartRes = z.object({ id: z.string(), trace_id: z.string() }).openapi("CallStartRes");
+export const CallEndReq = z.object({ end: EndedCallSchemaForInsert }).openapi("CallEndReq");
+
+export const UpsertBatchItem = z.discriminatedUnion("mode", [
+  z.object({ mode: z.literal("start"), req: CallStartReq }),
+  z.object({ mode: z.literal("end"), req: CallEndReq }),
+]);
+export const CallCreateBatchReq = z
+  .object({ batch: z.array(UpsertBatchItem).max(10_000) })
+  .openapi("CallCreateBatchReq");
+export const CallCreateBatchRes = z
+  .object({ res: z.array(z.union([CallStartRes, z.object({})])) })
+  .openapi("CallCreateBatchRes");
+
+export const CallUpdateReq = z
+  .object({
+    project_id: ProjectId,
+    call_id: z.string().min(1),
+    display_name: z.string().max(2048),
+    wb_user_id: z.string().nullish(),
+  })
+  .openapi("CallUpdateReq");
+
+export const MAX_DELETE_IDS = 1000;
+export const CallsDeleteReq = z
+  .object({
+    project_id: ProjectId,
+    call_ids: z.array(z.string().min(1)).min(1).max(MAX_DELETE_IDS),
+    wb_user_id: z.string().nullish(),
+  })
+  .openapi("CallsDeleteReq");
+export const CallsDeleteRes = z.object({ num_deleted: z.number().int() }).openapi("CallsDeleteRes");
+
+const StringList = z.array(z.string()).nullish();
+
+export const CallsFilter = z
+  .object({
+    op_names: StringList,
+    input_refs: StringList,
+    output_refs: StringList,
+    parent_ids: StringList,
+    trace_ids: StringList,
+    call_ids: StringList,
+    thread_ids: StringList,
+    turn_ids: StringList,
+    trace_roots_only: z.boolean().nullish(),
+    svc_user_ids: StringList,
+    svc_run_ids: StringList,
+    wb_user_ids: StringList,
+    wb_run_ids: StringList,
+  })
+  .openapi("CallsFilter");
+export type CallsFilter = z.infer<typeof CallsFilter>;
+
+export const CallsQueryReq = z
+  .object({
+    project_id: ProjectId,
+    filter: CallsFilter.nullish(),
+    limit: Limit,
+    offset: Offset,
+    sort_by: z.array(SortBy).max(10).nullish(),
+    query: QuerySchema.nullish(),
+    include_costs: z.boolean().nullish(),
+    include_feedback: z.boolean().nullish(),
+    include_storage_size: z.boolean().nullish(),
+    include_total_storage_size: z.boolean().nullish(),
+    include_usernames: z.boolean().nullish(),
+    columns: z.array(z.string()).nullish(),
+    expand_columns: z.array(z.string()).nullish(),
+    return_expanded_column_values: z.boolean().nullish(),
+  })
+  .openapi("CallsQueryReq");
+export type CallsQueryReq = z.infer<typeof CallsQueryReq>;
+
+export const CallsQueryStatsReq = z
+  .object({
+    project_id: ProjectId,
+    filter: CallsFilter.nullish(),
+    query: QuerySchema.nullish(),
+    limit: Limit,
+    include_total_storage_size: z.boolean().nullish(),
+    expand_columns: z.array(z.string()).nullish(),
+  })
+  .openapi("CallsQueryStatsReq");
+export const CallsQueryStatsRes = z
+  .object({ count: z.number().int(), has_more: z.boolean().optional(), total_storage_size_bytes: z.number().int().nullish() })
+  .openapi("CallsQueryStatsRes");
+
+export const CallReadReq = z
+  .object({
+    project_id: ProjectId,
+    id: z.string().min(1),
+    include_costs: z.boolean().nullish(),
+    include_storage_size: z.boolean().nullish(),
+    include_total_storage_size: z.boolean().nullish(),
+  })
+  .openapi("CallReadReq");
+
+export const CallSchema = z
+  .object({
+    id: z.string(),
+    project_id: z.string(),
+    op_name: z.string(),
+    display_name: z.string().nullable(),
+    trace_id: z.string(),
+    parent_id: z.string().nullable(),
+    thread_id: z.string().nullable(),
+    turn_id: z.string().nullable(),
+    started_at: z.string(),
+    ended_at: z.string().nullable(),
+    exception: z.string().nullable(),
+    attributes: JsonObject,
+    inputs: JsonObject,
+    output: z.unknown(),
+    summary: JsonObject.nullable(),
+    wb_user_id: z.string().nullable(),
+    wb_run_id: z.string().nullable(),
+    wb_run_step: z.number().nullable(),
+    wb_run_step_end: z.number().nullable(),
+    deleted_at: z.string().nullable(),
+    storage_size_bytes: z.number().nullish(),
+    total_storage_size_bytes: z.number().nullish(),
+    wb_username: z.string().optional(),
+  })
+  .partial({ display_name: true })
+  .openapi("CallSchema");
+export type CallSchema = z.infer<typeof CallSchema>;
+
+export const CallReadRes = z.object({ call: CallSchema.nullable() }).openapi("CallReadRes");

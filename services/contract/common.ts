@@ -1,0 +1,25 @@
+import { isoToMicros } from "../store/calls/callRows.js";
+import { z } from "./zod.js";
+
+export const ProjectId = z
+  .string()
+  .regex(/^[^/\s]+\/[^/\s]+$/, "must be <entity>/<project>")
+  .openapi({ example: "acme/agents" });
+
+export const Datetime = z
+  .string()
+  .refine((s) => isoToMicros(s) !== null, "must be an ISO 8601 timestamp")
+  .openapi({ example: "2026-11-21T10:00:00.123456Z" });
+
+export const JsonObject = z.record(z.string(), z.unknown());
+
+export const SortBy = z.object({
+  field: z.string().min(1),
+  direction: z.enum(["asc", "desc"]),
+});
+export type SortBy = z.infer<typeof SortBy>;
+
+export const Limit = z.number().int().min(0).nullish();
+export const Offset = z.number().int().min(0).nullish();
+
+export const EmptyResponse = z.object({}).openapi("EmptyResponse");

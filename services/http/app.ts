@@ -1,0 +1,136 @@
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import type { Logger } from "pino";
+import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
+import { ClientError, ForbiddenError, QueueFullError, RetryableError, UnauthorizedError, ValidationError } from "../errors.js";
+import { StoreUnavailableError } from "../store/clickhouse.js";
+import { InvalidFieldError } from "../store/calls/fields.js";
+import { InvalidQueryError } from "../store/calls/expr.js";
+import type { Handler, Operation, RequestContext } from "./operation.js";
+import { ignoredFields, toValidationError } from "./validation.js";
+import type { z } from "zod";
+
+export interface HttpOptions {
+  readonly keys: KeyRing;
+  readonly log: Logger;
+  readonly maxBodyBytes: number;
+}
+
+const ANONYMOUS: Principal = { username: "anonymous", entities: new Set() };
+
+function parseBasicAuth(header: string | undefined): string | null {
+  if (!header) return null;
+  const [scheme, value] = header.split(" ", 2);
+  if (!value) return null;
+  if (scheme?.toLowerCase() === "bearer") return value.trim();
+  if (scheme?.toLowerCase() !== "basic") return null;
+  const decoded = Buffer.from(value.trim(), "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  return colon < 0 ? null : decoded.slice(colon + 1);
+}
+
+/** The API's HTTP server: authentication, body parsing and validation around each operation. */
+export class HttpApi {
+  readonly app: Express;
+  readonly operations: Operation[] = [];
+
+  constructor(private readonly options: HttpOptions) {
+    this.app = express();
+    this.app.disable("x-powered-by");
+    this.app.set("trust proxy", false);
+  }
+
+  authenticate(req: Request): Principal {
+    const secret = parseBasicAuth(req.headers.authorization);
+    const principal = secret === null ? null : this.options.keys.find(secret);
+    if (!principal) throw new UnauthorizedError("missing or invalid API key");
+    return principal;
+  }
+
+  /** Mounts one operation: auth, body parse, zod validation, handler, JSON answer. */
+  mount<Req extends z.ZodType, Res extends z.ZodType>(op: Operation<Req, Res>, handler: Handler<Req, Res>): void {
+    this.operations.push(op as unknown as Operation);
+    const parsers = op.rawBody || op.method === "get" || op.method === "delete" ? [] : [this.jsonBody()];
+    this.app[op.method](op.path, ...parsers, async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const principal = op.public ? ANONYMOUS : this.authenticate(req);
+        const input = op.request ? this.validate(op.request, req, res) : undefined;
+        const ctx: RequestContext = {
+          principal,
+          req,
+          res,
+          project: (projectId) => {
+            if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
+            return projectId;
+          },
+        };
+        const result = await handler(input as z.output<Req>, ctx);
+        if (!res.headersSent && result !== undefined) res.status(200).json(result);
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+
+  private jsonBody() {
+    return express.json({ limit: this.options.maxBodyBytes, type: () => true, strict: false });
+  }
+
+  private validate<Req extends z.ZodType>(schema: Req, req: Request, res: Response): z.output<Req> {
+    const source: unknown = req.method === "GET" || req.method === "DELETE" ? req.query : req.body;
+    if (source === undefined) throw ValidationError.at(["body"], "a JSON body is required", "missing");
+    const parsed = schema.safeParse(source);
+    if (!parsed.success) throw toValidationError(parsed.error, req.method === "GET" || req.method === "DELETE" ? "query" : "body");
+    const ignored = ignoredFields(source, parsed.data);
+    if (ignored.length > 0) {
+      res.setHeader("X-Ignored-Fields", ignored.join(", ").slice(0, 2000));
+      this.options.log.info({ path: req.path, ignored }, "ignored unknown request fields");
+    }
+    return parsed.data;
+  }
+
+  /** Must be installed after every route: maps typed errors to answers. */
+  installErrorHandler(): void {
+    this.app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+      const answer = errorAnswer(err);
+      if (answer.status >= 500) this.options.log.error({ err, path: req.path }, "request failed");
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      for (const [k, v] of Object.entries(answer.headers ?? {})) res.setHeader(k, v);
+      res.status(answer.status).json(answer.body);
+    });
+  }
+}
+
+interface ErrorAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  message?: string;
+}
+
+export function errorAnswer(err: unknown): ErrorAnswer {
+  if (err instanceof ValidationError) return { status: 422, body: { detail: err.detail } };
+  if (err instanceof InvalidFieldError || err instanceof InvalidQueryError) {
+    return { status: 422, body: { detail: [{ loc: ["body", "query"], msg: err.message, type: "value_error" }] } };
+  }
+  if (err instanceof ClientError) return { status: err.status, body: { detail: err.message } };
+  if (err instanceof UnauthorizedError) return { status: 401, body: { detail: err.message }, headers: { "WWW-Authenticate": 'Basic realm="tracehouse"' } };
+  if (err instanceof ForbiddenError) return { status: 403, body: { detail: err.message } };
+  if (err instanceof QueueFullError) return { status: 429, body: { detail: err.message }, headers: { "Retry-After": String(err.retryAfterSeconds) } };
+  if (err instanceof RetryableError) return { status: 503, body: { detail: err.message }, headers: { "Retry-After": String(err.retryAfterSeconds) } };
+  if (err instanceof StoreUnavailableError) return { status: 503, body: { detail: "storage unavailable, retry later" }, headers: { "Retry-After": "2" } };
+  const parserError = err as BodyParserError;
+  if (parserError?.type === "entity.too.large") return { status: 413, body: { detail: "request body too large" } };
+  if (parserError?.type === "entity.parse.failed") {
+    return { status: 400, body: { detail: [{ loc: ["body"], msg: `malformed JSON: ${parserError.message ?? ""}`, type: "json_invalid" }] } };
+  }
+  if (parserError?.type === "encoding.unsupported" || parserError?.type === "charset.unsupported") return { status: 415, body: { detail: parserError.message } };
+  return { status: 500, body: { detail: "internal error" } };
+}

@@ -1,0 +1,198 @@
+/**
+ * Which span attributes feed which call field (tracing-api.md, "OpenTelemetry export"),
+ * and the functions that read them. Every list is in priority order: the first key that
+ * is present (non-null) wins. A key also matches its flattened family, e.g. `gen_ai.prompt`
+ * matches `gen_ai.prompt.0.role`, `gen_ai.prompt.0.content` as `{"0": {role, content}}`.
+ */
+import type { JsonObject, JsonValue } from "../../queue/events.js";
+import type { OtlpAttributes } from "./batch.js";
+import { isObject, lookup, setOwn } from "./nest.js";
+
+export const INPUT_KEYS = [
+  "ai.prompt",
+  "gen_ai.prompt",
+  "input.value",
+  "mlflow.spanInputs",
+  "gen_ai.input.messages",
+  "pydantic_ai.all_messages",
+  "traceloop.entity.input",
+  "gcp.vertex.agent.tool_call_args",
+  "gcp.vertex.agent.llm_request",
+  "input",
+  "inputs",
+] as const;
+
+export const OUTPUT_KEYS = [
+  "ai.response",
+  "gen_ai.completion",
+  "output.value",
+  "gen_ai.output.messages",
+  "mlflow.spanOutputs",
+  "final_result",
+  "gen_ai.content.completion",
+  "traceloop.entity.output",
+  "gcp.vertex.agent.tool_response",
+  "gcp.vertex.agent.llm_response",
+  "output",
+  "outputs",
+] as const;
+
+/** `summary.usage[<model>]` field ← span attribute keys. */
+export const USAGE_KEYS = {
+  input_tokens: ["gen_ai.usage.input_tokens"],
+  prompt_tokens: ["gen_ai.usage.prompt_tokens", "llm.token_count.prompt", "ai.usage.promptTokens"],
+  completion_tokens: ["gen_ai.usage.completion_tokens", "llm.token_count.completion", "ai.usage.completionTokens"],
+  output_tokens: ["gen_ai.usage.output_tokens"],
+  total_tokens: ["llm.usage.total_tokens", "llm.token_count.total"],
+} as const satisfies Record<string, readonly string[]>;
+
+/** Call `attributes` fields holding one text value each ← span attribute keys. */
+export const FAMILY_KEYS = {
+  model: ["gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.model.id"],
+  provider: ["llm.provider", "ai.model.provider"],
+  system: ["gen_ai.system", "llm.system"],
+  kind: ["weave.span.kind", "traceloop.span.kind", "openinference.span.kind"],
+  operation: ["gen_ai.operation.name"],
+  agent: ["gen_ai.agent.name"],
+} as const satisfies Record<string, readonly string[]>;
+
+/** `model_parameters` = the `gen_ai.request.*` family (but the model) over the parsed `llm.invocation_parameters`. */
+export const REQUEST_PARAMETERS_KEY = "gen_ai.request";
+export const INVOCATION_PARAMETERS_KEY = "llm.invocation_parameters";
+
+export const THREAD_ID_KEYS = ["wandb.thread_id", "gcp.vertex.agent.session_id", "session.id", "gen_ai.conversation.id"] as const;
+export const DISPLAY_NAME_KEY = "wandb.display_name";
+export const IS_TURN_KEY = "wandb.is_turn";
+export const RUN_ID_KEY = "wandb.run_id";
+export const RUN_STEP_KEY = "wandb.run_step";
+
+export const UNKNOWN_MODEL = "unknown";
+
+/** One span's attributes, flat as received and nested by their dots. */
+export interface SpanAttributes {
+  readonly flat: OtlpAttributes;
+  readonly nested: JsonObject;
+}
+
+export function firstPresent(attrs: SpanAttributes, keys: readonly string[]): JsonValue | undefined {
+  for (const key of keys) {
+    const value = lookup(attrs.flat, attrs.nested, key);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/** Strings, numbers and booleans as text; anything else is no text. */
+export function asText(value: JsonValue | undefined): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return undefined;
+}
+
+/** Numbers, and strings holding a decimal number. */
+export function asNumber(value: JsonValue | undefined): number | undefined {
+  if (typeof value === "number") return value;
+  if (typeof value === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Number(value);
+  return undefined;
+}
+
+/** A string that starts with `{` or `[` and parses as JSON becomes that JSON. */
+export function parseJsonLooking(value: JsonValue): JsonValue {
+  if (typeof value !== "string") return value;
+  const start = value.trimStart()[0];
+  if (start !== "{" && start !== "[") return value;
+  try {
+    return JSON.parse(value) as JsonValue;
+  } catch {
+    return value;
+  }
+}
+
+/** Call inputs are always an object: anything else is wrapped as `{value: <it>}`. */
+export function callInputs(attrs: SpanAttributes): JsonObject {
+  const found = firstPresent(attrs, INPUT_KEYS);
+  if (found === undefined) return {};
+  const value = parseJsonLooking(found);
+  return isObject(value) ? value : { value };
+}
+
+export function callOutput(attrs: SpanAttributes): JsonValue {
+  const found = firstPresent(attrs, OUTPUT_KEYS);
+  return found === undefined ? null : parseJsonLooking(found);
+}
+
+export function modelName(attrs: SpanAttributes): string | undefined {
+  return asText(firstPresent(attrs, FAMILY_KEYS.model));
+}
+
+/** `{<model or "unknown">: {<usage field>: n}}`, or null when the span reports no usage. */
+export function callUsage(attrs: SpanAttributes): JsonObject | null {
+  const usage: JsonObject = {};
+  for (const [field, keys] of Object.entries(USAGE_KEYS)) {
+    for (const key of keys) {
+      const n = asNumber(lookup(attrs.flat, attrs.nested, key));
+      if (n !== undefined) {
+        usage[field] = n;
+        break;
+      }
+    }
+  }
+  if (Object.keys(usage).length === 0) return null;
+  const usageByModel: JsonObject = {};
+  setOwn(usageByModel, modelName(attrs) ?? UNKNOWN_MODEL, usage);
+  return usageByModel;
+}
+
+/** The mapped attribute families; absent ones are left out. */
+export function mappedFamilies(attrs: SpanAttributes): JsonObject {
+  const families: JsonObject = {};
+  for (const [family, keys] of Object.entries(FAMILY_KEYS)) {
+    const value = asText(firstPresent(attrs, keys));
+    if (value !== undefined) families[family] = value;
+  }
+  const parameters = modelParameters(attrs);
+  if (Object.keys(parameters).length > 0) families["model_parameters"] = parameters;
+  return families;
+}
+
+function modelParameters(attrs: SpanAttributes): JsonObject {
+  const parameters: JsonObject = {};
+  const invocation = lookup(attrs.flat, attrs.nested, INVOCATION_PARAMETERS_KEY);
+  if (invocation !== undefined) {
+    const parsed = parseJsonLooking(invocation);
+    if (isObject(parsed)) copyInto(parameters, parsed);
+    else parameters["invocation_parameters"] = parsed;
+  }
+  const request = lookup(attrs.flat, attrs.nested, REQUEST_PARAMETERS_KEY);
+  if (isObject(request)) {
+    const { model: _model, ...rest } = request;
+    copyInto(parameters, rest);
+  }
+  return parameters;
+}
+
+function copyInto(target: JsonObject, source: JsonObject): void {
+  for (const key of Object.keys(source)) setOwn(target, key, source[key] ?? null);
+}
+
+export function threadId(attrs: SpanAttributes): string | null {
+  return asText(firstPresent(attrs, THREAD_ID_KEYS)) ?? null;
+}
+
+export function displayName(attrs: SpanAttributes): string | null {
+  return asText(lookup(attrs.flat, attrs.nested, DISPLAY_NAME_KEY)) ?? null;
+}
+
+export function isTurn(attrs: SpanAttributes): boolean {
+  const value = lookup(attrs.flat, attrs.nested, IS_TURN_KEY);
+  return value === true || value === "true";
+}
+
+export function runId(attrs: SpanAttributes): string | null {
+  return asText(lookup(attrs.flat, attrs.nested, RUN_ID_KEY)) ?? null;
+}
+
+export function runStep(attrs: SpanAttributes): number | null {
+  const n = asNumber(lookup(attrs.flat, attrs.nested, RUN_STEP_KEY));
+  return n !== undefined && Number.isSafeInteger(n) ? n : null;
+}

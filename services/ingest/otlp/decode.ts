@@ -1,0 +1,59 @@
+/**
+ * OTLP/HTTP trace bodies: request decoding (protobuf or JSON, both to one normalized
+ * batch) and the answer bodies (`ExportTraceServiceResponse`, `google.rpc.Status`).
+ * The caller has already removed any `Content-Encoding` and applied the body limit.
+ */
+import { batchFromJson } from "./json.js";
+import { batchFromProtobuf, ExportTraceServiceResponse, RpcStatus } from "./protobuf.js";
+import type { OtlpSpanBatch } from "./batch.js";
+
+export type { OtlpSpanBatch, OtlpResourceGroup, OtlpScopeGroup, OtlpScope, OtlpSpan, OtlpEvent, OtlpLink, OtlpStatus, OtlpAttributes } from "./batch.js";
+export { OtlpDecodeError } from "./decodeError.js";
+
+export type OtlpFormat = "protobuf" | "json";
+
+export interface PartialSuccess {
+  readonly rejected_spans: number;
+  readonly error_message: string;
+}
+
+/** Decodes an `application/x-protobuf` body; an empty body is an empty request. */
+export function decodeProtobufRequest(body: Buffer): OtlpSpanBatch {
+  return batchFromProtobuf(body);
+}
+
+/** Decodes an `application/json` body (OTLP/JSON). */
+export function decodeJsonRequest(body: Buffer | string): OtlpSpanBatch {
+  return batchFromJson(body);
+}
+
+/**
+ * The success answer. `partial` is given when some spans were rejected; without it the
+ * answer is the empty response (`{}` in JSON, zero bytes in protobuf).
+ */
+export function encodeExportResponse(format: "protobuf", partial?: PartialSuccess): Buffer;
+export function encodeExportResponse(format: "json", partial?: PartialSuccess): string;
+export function encodeExportResponse(format: OtlpFormat, partial?: PartialSuccess): Buffer | string;
+export function encodeExportResponse(format: OtlpFormat, partial?: PartialSuccess): Buffer | string {
+  if (format === "json") {
+    // Proto3 JSON: lowerCamelCase keys, int64 as a decimal string.
+    if (!partial) return "{}";
+    const { rejected_spans, error_message } = partial;
+    return JSON.stringify({ partialSuccess: { rejectedSpans: String(rejected_spans), errorMessage: error_message } });
+  }
+  const message = ExportTraceServiceResponse.fromObject(partial ? { partial_success: partial } : {});
+  return toBuffer(ExportTraceServiceResponse.encode(message).finish());
+}
+
+/** An error answer body: `google.rpc.Status` with a gRPC status `code` and no details. */
+export function encodeStatus(format: "protobuf", code: number, message: string): Buffer;
+export function encodeStatus(format: "json", code: number, message: string): string;
+export function encodeStatus(format: OtlpFormat, code: number, message: string): Buffer | string;
+export function encodeStatus(format: OtlpFormat, code: number, message: string): Buffer | string {
+  if (format === "json") return JSON.stringify({ code, message });
+  return toBuffer(RpcStatus.encode(RpcStatus.fromObject({ code, message })).finish());
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

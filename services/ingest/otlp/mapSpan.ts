@@ -1,0 +1,175 @@
+/**
+ * OTLP spans → call parts: each valid span becomes one `CallStartEvent` and one
+ * `CallEndEvent` (rules: tracing-api.md, "OpenTelemetry export"; key tables: attributes.ts).
+ *
+ * Call `attributes` layout:
+ *   {
+ *     model?, provider?, system?, kind?, operation?, agent?,  // mapped families, text
+ *     model_parameters?,                                       // object
+ *     otel: {
+ *       attributes: <all span attributes, dotted keys nested>,   // see nest.ts
+ *       resource: <all resource attributes, dotted keys nested>,
+ *       scope: {name, version},
+ *     },
+ *   }
+ * so `attributes.otel.attributes.gen_ai.request.temperature` reaches a raw attribute.
+ * The span exactly as received is in `otel_dump` (otelDump.ts).
+ *
+ * A span is rejected on its own (counted, with a short reason) when its trace id is not 16
+ * bytes or all zeros, its span id not 8 bytes or all zeros, its parent id neither empty,
+ * all zeros (= root) nor 8 bytes, it ends before it starts, its end is beyond what
+ * microseconds keep exactly, or its two events, as UTF-8 JSON, exceed `maxSpanBytes`.
+ */
+import type { CallEndEvent, CallStartEvent, JsonObject } from "../../queue/events.js";
+import type { OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
+import { STATUS_CODE_ERROR } from "./batch.js";
+import {
+  callInputs,
+  callOutput,
+  callUsage,
+  displayName,
+  isTurn,
+  mappedFamilies,
+  runId,
+  runStep,
+  threadId,
+  type SpanAttributes,
+} from "./attributes.js";
+import { nestDottedKeys } from "./nest.js";
+import { otelDump } from "./otelDump.js";
+
+export interface MapSpansContext {
+  readonly project_id: string;
+  readonly wb_user_id: string;
+  readonly maxSpanBytes: number;
+}
+
+export interface MappedSpans {
+  readonly events: Array<CallStartEvent | CallEndEvent>;
+  readonly rejected: number;
+  /** Reasons for the first rejections, at most `MAX_REJECTION_REASONS`. */
+  readonly errors: string[];
+}
+
+export const MAX_REJECTION_REASONS = 10;
+export const EXCEPTION_WITHOUT_MESSAGE = "error";
+
+const TRACE_ID = /^[0-9a-f]{32}$/;
+const SPAN_ID = /^[0-9a-f]{16}$/;
+const ALL_ZEROS = /^0+$/;
+const MAX_EXACT_MICROS = BigInt(Number.MAX_SAFE_INTEGER);
+const REASON_TEXT_LIMIT = 64;
+
+interface SpanSource {
+  readonly resource: OtlpResourceGroup;
+  readonly resourceNested: JsonObject;
+  readonly group: OtlpScopeGroup;
+  readonly span: OtlpSpan;
+}
+
+interface ValidSpan extends SpanSource {
+  readonly attrs: SpanAttributes;
+}
+
+type SpanResult = { readonly start: CallStartEvent; readonly end: CallEndEvent } | { readonly reason: string };
+
+export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpans {
+  const events: Array<CallStartEvent | CallEndEvent> = [];
+  const errors: string[] = [];
+  let rejected = 0;
+  for (const resource of batch.resources) {
+    const resourceNested = nestDottedKeys(resource.attributes);
+    for (const group of resource.scopes) {
+      for (const span of group.spans) {
+        const result = mapSpan({ resource, resourceNested, group, span }, ctx);
+        if ("reason" in result) {
+          rejected += 1;
+          if (errors.length < MAX_REJECTION_REASONS) errors.push(`span ${spanLabel(span)}: ${result.reason}`);
+        } else {
+          events.push(result.start, result.end);
+        }
+      }
+    }
+  }
+  return { events, rejected, errors };
+}
+
+function mapSpan(source: SpanSource, ctx: MapSpansContext): SpanResult {
+  const invalid = invalidReason(source.span);
+  if (invalid) return { reason: invalid };
+  const valid = { ...source, attrs: { flat: source.span.attributes, nested: nestDottedKeys(source.span.attributes) } };
+  const start = startEvent(valid, ctx);
+  const end = endEvent(valid, ctx);
+  const size = Buffer.byteLength(JSON.stringify(start)) + Buffer.byteLength(JSON.stringify(end));
+  if (size > ctx.maxSpanBytes) return { reason: `${size} bytes, over the limit of ${ctx.maxSpanBytes}` };
+  return { start, end };
+}
+
+function invalidReason(span: OtlpSpan): string | null {
+  if (!TRACE_ID.test(span.traceId) || ALL_ZEROS.test(span.traceId)) return "invalid trace id";
+  if (!SPAN_ID.test(span.spanId) || ALL_ZEROS.test(span.spanId)) return "invalid span id";
+  if (span.parentSpanId !== "" && !SPAN_ID.test(span.parentSpanId)) return "invalid parent span id";
+  if (span.endTimeUnixNano < span.startTimeUnixNano) return "ends before it starts";
+  if (micros(span.endTimeUnixNano) > MAX_EXACT_MICROS) return "end time out of range";
+  return null;
+}
+
+function parentId(span: OtlpSpan): string | null {
+  return span.parentSpanId === "" || ALL_ZEROS.test(span.parentSpanId) ? null : span.parentSpanId;
+}
+
+function micros(nanos: bigint): bigint {
+  return nanos / 1000n;
+}
+
+function startEvent(source: ValidSpan, ctx: MapSpansContext): CallStartEvent {
+  const { span, group, attrs } = source;
+  const parent = parentId(span);
+  const thread = threadId(attrs);
+  return {
+    kind: "call_start",
+    project_id: ctx.project_id,
+    id: span.spanId,
+    trace_id: span.traceId,
+    parent_id: parent,
+    thread_id: thread,
+    turn_id: isTurn(attrs) || (thread !== null && parent === null) ? span.spanId : null,
+    op_name: span.name,
+    display_name: displayName(attrs),
+    started_at: Number(micros(span.startTimeUnixNano)),
+    attributes: {
+      ...mappedFamilies(attrs),
+      otel: {
+        attributes: attrs.nested,
+        resource: source.resourceNested,
+        scope: { name: group.scope.name, version: group.scope.version },
+      },
+    },
+    inputs: callInputs(attrs),
+    otel_dump: otelDump(source.resource, group, span),
+    wb_user_id: ctx.wb_user_id,
+    wb_run_id: runId(attrs),
+    wb_run_step: runStep(attrs),
+  };
+}
+
+function endEvent(source: ValidSpan, ctx: MapSpansContext): CallEndEvent {
+  const { span, attrs } = source;
+  const usage = callUsage(attrs);
+  const failed = span.status.code === STATUS_CODE_ERROR;
+  return {
+    kind: "call_end",
+    project_id: ctx.project_id,
+    id: span.spanId,
+    ended_at: Number(micros(span.endTimeUnixNano)),
+    exception: failed ? span.status.message || EXCEPTION_WITHOUT_MESSAGE : null,
+    output: callOutput(attrs),
+    summary: usage ? { usage } : {},
+    wb_run_step_end: null,
+  };
+}
+
+function spanLabel(span: OtlpSpan): string {
+  const name = JSON.stringify(span.name.slice(0, REASON_TEXT_LIMIT));
+  return `${name} (${span.spanId.slice(0, REASON_TEXT_LIMIT) || "no span id"})`;
+}

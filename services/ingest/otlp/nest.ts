@@ -1,0 +1,67 @@
+/**
+ * Dotted attribute keys as nested objects, so that a dotted path
+ * (`gen_ai.request.temperature`, `llm.input_messages.0.message.content`) reaches them.
+ */
+import type { JsonObject, JsonValue } from "../../queue/events.js";
+import type { OtlpAttributes } from "./batch.js";
+
+export function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Sets an own property, also for the key `__proto__`. */
+export function setOwn(target: JsonObject, key: string, value: JsonValue): void {
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+function ownValue(target: JsonObject, key: string): JsonValue | undefined {
+  return Object.hasOwn(target, key) ? target[key] : undefined;
+}
+
+/**
+ * `{"a.b": 1, "a.c": 2}` → `{a: {b: 1, c: 2}}`. Keys are placed in sorted order, so a key
+ * always comes before its extensions; when a path runs into a value that was not made
+ * here (`"a.b": 1` and `"a.b.c": 2`), the rest of the key is kept as it is at that level
+ * (`{a: {b: 1, "b.c": 2}}`). No value is lost or overwritten. Values are shared, not copied.
+ */
+export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
+  const root: JsonObject = {};
+  const made = new Set<JsonObject>([root]);
+  for (const key of Object.keys(flat).sort()) {
+    const parts = key.split(".");
+    let node = root;
+    let depth = 0;
+    for (; depth < parts.length - 1; depth++) {
+      const part = parts[depth] ?? "";
+      const next = ownValue(node, part);
+      if (next === undefined) {
+        const child: JsonObject = {};
+        setOwn(node, part, child);
+        made.add(child);
+        node = child;
+      } else if (isObject(next) && made.has(next)) {
+        node = next;
+      } else {
+        break;
+      }
+    }
+    setOwn(node, parts.slice(depth).join("."), flat[key] ?? null);
+  }
+  return root;
+}
+
+/**
+ * The value at a dotted key: the flat attribute itself when present, else what the nested
+ * form holds at that path (e.g. `gen_ai.prompt` → `{"0": {role, content}}` built from
+ * `gen_ai.prompt.0.role` …). Null values count as absent.
+ */
+export function lookup(flat: OtlpAttributes, nested: JsonObject, key: string): JsonValue | undefined {
+  if (Object.hasOwn(flat, key)) return flat[key] ?? undefined;
+  let node: JsonValue | undefined = nested;
+  for (const part of key.split(".")) {
+    if (!isObject(node)) return undefined;
+    node = ownValue(node, part);
+  }
+  return node ?? undefined;
+}

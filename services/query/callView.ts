@@ -1,0 +1,84 @@
+import type { CallSchema } from "../contract/calls.js";
+import type { JsonObject, JsonValue } from "../queue/events.js";
+import { microsToIso, type CallRow } from "../store/calls/callRows.js";
+
+export type CallStatus = "success" | "error" | "running" | "descendant_error";
+
+export interface CallViewOptions {
+  readonly columns?: readonly string[] | null;
+  readonly includeStorageSize?: boolean;
+  readonly includeUsernames?: boolean;
+  readonly traceStorageSize?: number;
+}
+
+const ALWAYS = ["id", "project_id", "trace_id", "op_name", "started_at", "storage_size_bytes", "total_storage_size_bytes", "wb_username"];
+
+function parse<T extends JsonValue>(text: string | null | undefined, fallback: T): T {
+  if (text === null || text === undefined || text === "") return fallback;
+  return JSON.parse(text) as T;
+}
+
+const num = (v: string | number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
+
+/** `weave:///e/p/op/name:digest` → `name`; anything else stays as it is. */
+export function opDisplayName(opName: string): string {
+  const match = /^weave:\/\/\/[^/]+\/[^/]+\/op\/([^:]+):/.exec(opName);
+  return match?.[1] ? decodeURIComponent(match[1]) : opName;
+}
+
+export function callStatus(row: Pick<CallRow, "ended_at" | "exception">, summary: JsonObject | null): CallStatus {
+  if (row.ended_at === null || row.ended_at === undefined) return "running";
+  if (row.exception !== null && row.exception !== undefined) return "error";
+  const counts = summary?.status_counts;
+  const errors = counts && typeof counts === "object" && !Array.isArray(counts) ? Number(counts.error ?? 0) : 0;
+  return errors > 0 ? "descendant_error" : "success";
+}
+
+/**
+ * A stored row → the CallSchema clients read, with `summary.weave` computed now:
+ * status, latency and trace name.
+ */
+export function toCallSchema(row: Partial<CallRow> & CallRow, options: CallViewOptions = {}): Partial<CallSchema> {
+  const startedAt = Number(row.started_at);
+  const endedAt = num(row.ended_at);
+  const stored = row.summary === undefined ? undefined : parse<JsonObject | null>(row.summary, null);
+  const call: Record<string, unknown> = {
+    id: row.id,
+    project_id: row.project_id,
+    op_name: row.op_name,
+    display_name: row.display_name ?? null,
+    trace_id: row.trace_id,
+    parent_id: row.parent_id ?? null,
+    thread_id: row.thread_id ?? null,
+    turn_id: row.turn_id ?? null,
+    started_at: microsToIso(startedAt),
+    ended_at: endedAt === null ? null : microsToIso(endedAt),
+    exception: row.exception ?? null,
+    attributes: parse<JsonObject>(row.attributes, {}),
+    inputs: parse<JsonObject>(row.inputs, {}),
+    output: parse<JsonValue>(row.output, null),
+    wb_user_id: row.wb_user_id ?? null,
+    wb_run_id: row.wb_run_id ?? null,
+    wb_run_step: num(row.wb_run_step),
+    wb_run_step_end: num(row.wb_run_step_end),
+    deleted_at: null,
+  };
+  if (stored !== undefined) {
+    const summary: JsonObject = { ...(stored ?? {}) };
+    summary.weave = {
+      ...(typeof summary.weave === "object" && summary.weave !== null && !Array.isArray(summary.weave) ? summary.weave : {}),
+      status: callStatus(row, stored),
+      trace_name: row.display_name ?? opDisplayName(row.op_name),
+      latency_ms: endedAt === null ? null : Math.trunc((endedAt - startedAt) / 1000),
+    };
+    call.summary = summary;
+  }
+  if (options.includeStorageSize) call.storage_size_bytes = num(row.storage_size_bytes);
+  if (options.traceStorageSize !== undefined) call.total_storage_size_bytes = options.traceStorageSize;
+  if (options.includeUsernames && row.wb_user_id) call.wb_username = row.wb_user_id;
+  if (options.columns && options.columns.length > 0) {
+    const keep = new Set([...ALWAYS, ...options.columns.map((c) => c.split(".")[0] ?? c)]);
+    for (const key of Object.keys(call)) if (!keep.has(key)) delete call[key];
+  }
+  return call as Partial<CallSchema>;
+}

@@ -1,0 +1,80 @@
+import { CallReadReq, CallReadRes, CallSchema, type CallSchema as CallSchemaType, CallsQueryReq, CallsQueryStatsReq, CallsQueryStatsRes } from "../contract/calls.js";
+import type { HttpApi } from "../http/app.js";
+import { operation } from "../http/operation.js";
+import type { CallRow } from "../store/calls/callRows.js";
+import type { CallsReadRepository } from "../store/calls/callsRead.js";
+import type { CallsQuerySpec } from "../store/calls/callsQuery.js";
+import { toCallSchema, type CallViewOptions } from "./callView.js";
+import { chunked, writeStream } from "./jsonLines.js";
+
+const TAG = "Calls";
+
+export const callReadOp = operation({ id: "call_read", method: "post", path: "/call/read", summary: "Read a call", tag: TAG, request: CallReadReq, response: CallReadRes });
+export const callsStreamQueryOp = operation({ id: "calls_stream_query", method: "post", path: "/calls/stream_query", summary: "Query calls, streamed as JSON lines", tag: TAG, request: CallsQueryReq, response: CallSchema, streamed: true });
+export const callsQueryStatsOp = operation({ id: "calls_query_stats", method: "post", path: "/calls/query_stats", summary: "Count the calls a query matches", tag: TAG, request: CallsQueryStatsReq, response: CallsQueryStatsRes });
+
+/** Turns a chunk of rows into API calls, adding what the request asked to include. */
+export type CallEnricher = (rows: readonly CallRow[], calls: Record<string, unknown>[]) => Promise<void>;
+
+export interface CallsQueryDeps {
+  readonly reads: CallsReadRepository;
+  /** Extra per-chunk enrichers (costs, feedback) keyed by the include flag that asks for them. */
+  readonly enrichers?: Partial<Record<"include_costs" | "include_feedback", (projectId: string) => CallEnricher>>;
+}
+
+const CHUNK = 200;
+
+async function* viewCalls(
+  deps: CallsQueryDeps,
+  spec: CallsQuerySpec,
+  flags: { include_storage_size?: boolean | null; include_total_storage_size?: boolean | null; include_usernames?: boolean | null; include_costs?: boolean | null; include_feedback?: boolean | null },
+) {
+  const enrichers = (["include_costs", "include_feedback"] as const)
+    .filter((flag) => flags[flag] && deps.enrichers?.[flag])
+    .map((flag) => deps.enrichers![flag]!(spec.projectId));
+  for await (const rows of chunked(deps.reads.stream(spec), CHUNK)) {
+    const sizes = flags.include_total_storage_size
+      ? await deps.reads.traceStorageSizes(spec.projectId, [...new Set(rows.map((r) => r.trace_id))])
+      : null;
+    const calls = rows.map((row) => {
+      const options: CallViewOptions = {
+        columns: spec.columns,
+        includeStorageSize: !!flags.include_storage_size,
+        includeUsernames: !!flags.include_usernames,
+        ...(sizes && row.parent_id === null ? { traceStorageSize: sizes.get(row.trace_id) ?? 0 } : {}),
+      };
+      return toCallSchema(row, options) as Record<string, unknown>;
+    });
+    for (const enrich of enrichers) await enrich(rows, calls);
+    yield* calls;
+  }
+}
+
+export function mountCallQueries(api: HttpApi, deps: CallsQueryDeps): void {
+  api.mount(callsStreamQueryOp, async (req, ctx) => {
+    ctx.project(req.project_id);
+    const spec: CallsQuerySpec = {
+      projectId: req.project_id,
+      filter: req.filter,
+      query: req.query,
+      sortBy: req.sort_by,
+      limit: req.limit,
+      offset: req.offset,
+      columns: req.columns,
+    };
+    await writeStream(ctx.res, ctx.req.headers.accept, viewCalls(deps, spec, req));
+  });
+
+  api.mount(callReadOp, async (req, ctx) => {
+    ctx.project(req.project_id);
+    const spec: CallsQuerySpec = { projectId: req.project_id, filter: { call_ids: [req.id] }, limit: 1, sortBy: [{ field: "id", direction: "asc" }] };
+    for await (const call of viewCalls(deps, spec, req)) return { call: call as CallSchemaType };
+    return { call: null };
+  });
+
+  api.mount(callsQueryStatsOp, async (req, ctx) => {
+    ctx.project(req.project_id);
+    const spec: CallsQuerySpec = { projectId: req.project_id, filter: req.filter, query: req.query, limit: req.limit };
+    return deps.reads.count(spec, !!req.include_total_storage_size);
+  });
+}

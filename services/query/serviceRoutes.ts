@@ -1,0 +1,81 @@
+import type { Request } from "express";
+import { openApiDocument } from "../contract/openapi.js";
+import { GeolocateRes, HealthRes, ProjectsInfoReq, ProjectsInfoRes, ServerInfoRes } from "../contract/service.js";
+import { canReach } from "../auth/keys.js";
+import { z } from "../contract/zod.js";
+import type { HttpApi } from "../http/app.js";
+import { operation } from "../http/operation.js";
+import { register } from "prom-client";
+import { docsPage } from "./docsPage.js";
+
+const TAG = "Service";
+export const SERVICE_VERSION = "0.1.0";
+export const MIN_WEAVE_PYTHON_VERSION = "0.51.0";
+
+export const healthOp = operation({ id: "health", method: "get", path: "/health", summary: "Health: ClickHouse and the queue reachable", tag: TAG, response: HealthRes, public: true });
+export const versionOp = operation({ id: "version", method: "get", path: "/version", summary: "Service version", tag: TAG, response: z.string() });
+export const serverInfoOp = operation({ id: "server_info", method: "get", path: "/server_info", summary: "Server information", tag: TAG, response: ServerInfoRes });
+export const projectsInfoOp = operation({ id: "projects_info", method: "post", path: "/service/projects_info", summary: "Internal ids of projects", tag: TAG, request: ProjectsInfoReq, response: ProjectsInfoRes });
+export const geolocateOp = operation({ id: "geolocate", method: "get", path: "/geolocate", summary: "Location of the caller from its IP", tag: TAG, response: GeolocateRes });
+
+export interface HealthProbe {
+  clickhouse(): Promise<boolean>;
+  queue(): Promise<boolean>;
+}
+
+/**
+ * The caller's address: the socket peer, or, when that peer is a trusted proxy, the
+ * right-most X-Forwarded-For address that is not itself a trusted proxy.
+ */
+export function clientIp(req: Request, trustedProxies: readonly string[]): string {
+  const normalize = (ip: string) => ip.replace(/^::ffff:/, "").trim();
+  const peer = normalize(req.socket.remoteAddress ?? "");
+  const trusted = new Set(trustedProxies.map(normalize));
+  if (!trusted.has(peer)) return peer;
+  const header = req.headers["x-forwarded-for"];
+  const chain = (Array.isArray(header) ? header.join(",") : header ?? "").split(",").map(normalize).filter(Boolean);
+  for (let i = chain.length - 1; i >= 0; i--) if (!trusted.has(chain[i]!)) return chain[i]!;
+  return peer;
+}
+
+type GeoLookup = (ip: string) => { country: string; region: string; city: string; timezone: string } | null;
+let geoLookup: Promise<GeoLookup> | null = null;
+
+/** geoip-lite keeps its database in memory: loaded on the first /geolocate only. */
+function loadGeo(): Promise<GeoLookup> {
+  geoLookup ??= import("geoip-lite").then((m) => (ip: string) => m.default.lookup(ip));
+  return geoLookup;
+}
+
+const orNull = (s: string | undefined) => (s ? s : null);
+
+export function mountServiceRoutes(api: HttpApi, probe: HealthProbe, trustedProxies: readonly string[]): void {
+  api.mount(healthOp, async (_input, ctx) => {
+    const [clickhouse, queue] = await Promise.all([probe.clickhouse().catch(() => false), probe.queue().catch(() => false)]);
+    const healthy = clickhouse && queue;
+    ctx.res.status(healthy ? 200 : 503).json({ status: healthy ? "ok" : "degraded", clickhouse, queue });
+  });
+  api.mount(versionOp, async () => SERVICE_VERSION);
+  api.mount(serverInfoOp, async () => ({ min_required_weave_python_version: MIN_WEAVE_PYTHON_VERSION, trace_server_version: SERVICE_VERSION }));
+  api.mount(projectsInfoOp, async (req, ctx) =>
+    req.project_ids
+      .filter((id) => canReach(ctx.principal, id))
+      .map((id) => ({ external_project_id: id, internal_project_id: id })),
+  );
+  api.mount(geolocateOp, async (_input, ctx) => {
+    const ip = clientIp(ctx.req, trustedProxies);
+    const found = (await loadGeo())(ip);
+    return { ip, country: orNull(found?.country), region: orNull(found?.region), city: orNull(found?.city), timezone: orNull(found?.timezone) };
+  });
+}
+
+/** Documents and metrics, mounted after every operation so the document lists them all. */
+export function mountDocs(api: HttpApi): void {
+  let document: object | null = null;
+  const doc = () => (document ??= openApiDocument(api.operations, SERVICE_VERSION));
+  api.app.get("/openapi.json", (_req, res) => void res.json(doc()));
+  api.app.get("/docs", (_req, res) => void res.type("html").send(docsPage(doc())));
+  api.app.get("/metrics", async (_req, res) => {
+    res.type(register.contentType).send(await register.metrics());
+  });
+}

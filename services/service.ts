@@ -1,0 +1,113 @@
+import type { Server } from "node:http";
+import { resolve } from "node:path";
+import type { Logger } from "pino";
+import { KeyRing, localKeys } from "./auth/keys.js";
+import type { Config } from "./config.js";
+import { HttpApi } from "./http/app.js";
+import { mountCallIngest } from "./ingest/callsRoutes.js";
+import { mountCallQueries } from "./query/callsRoutes.js";
+import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
+import { InProcessQueue } from "./queue/inProcessQueue.js";
+import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
+import type { EventConsumer, EventPublisher } from "./queue/queue.js";
+import { CallsReadRepository } from "./store/calls/callsRead.js";
+import { CallsWriteRepository } from "./store/calls/callsWrite.js";
+import { ClickHouseStore } from "./store/clickhouse.js";
+import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
+import { ensureDatabase, migrate } from "./store/migrations.js";
+import { CallBatchWriter } from "./worker/callBatchWriter.js";
+
+export interface RunningService {
+  readonly url: string | null;
+  readonly clickhouseUrl: string;
+  readonly apiKey: string | null;
+  /** Stop intake → drain the queue and buffers → commit → close clients. */
+  stop(): Promise<void>;
+}
+
+const hasHttp = (role: Config["ROLE"]) => role !== "worker";
+
+function kafkaSettings(config: Config): KafkaSettings {
+  return { brokers: config.KAFKA_BROKERS ?? [], topic: config.KAFKA_TOPIC, groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
+}
+
+async function openStore(config: Config, log: Logger): Promise<{ store: ClickHouseStore; local: LocalClickHouse | null }> {
+  let url = config.CLICKHOUSE_URL;
+  let local: LocalClickHouse | null = null;
+  if (!url) {
+    local = await startLocalClickHouse(resolve(config.DATA_DIR));
+    url = local.url;
+    log.info({ url }, "started local ClickHouse");
+  }
+  await ensureDatabase(url, config.CLICKHOUSE_DATABASE);
+  const store = new ClickHouseStore(url, config.CLICKHOUSE_DATABASE);
+  const applied = await migrate(store);
+  if (applied.length > 0) log.info({ applied }, "schema migrations applied");
+  return { store, local };
+}
+
+function resolveKeys(config: Config, log: Logger): { ring: KeyRing; printed: string | null } {
+  if (config.AUTH_KEYS) return { ring: new KeyRing(config.AUTH_KEYS), printed: null };
+  const { keys, created } = localKeys(resolve(config.DATA_DIR));
+  const key = keys[0]!.key;
+  if (created) log.warn("AUTH_KEYS is not set: generated a local API key (stored under DATA_DIR)");
+  return { ring: new KeyRing(keys), printed: key };
+}
+
+/** Wires the roles this process runs. Each dependency is made here and passed down. */
+export async function startService(config: Config, log: Logger): Promise<RunningService> {
+  if (config.ROLE !== "all" && !config.KAFKA_BROKERS) throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate roles talk through Kafka`);
+  const { store, local } = await openStore(config, log);
+  const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
+  const embedded = useKafka ? null : new InProcessQueue({ maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxBatchEvents: config.BATCH_MAX_EVENTS });
+
+  const runsIngest = config.ROLE === "all" || config.ROLE === "ingest";
+  const runsWorker = config.ROLE === "all" || config.ROLE === "worker";
+  const runsQuery = config.ROLE === "all" || config.ROLE === "query";
+
+  const publisher: EventPublisher | null = runsIngest ? (embedded ?? new KafkaEventPublisher(kafkaSettings(config), config.QUEUE_MAX_PENDING_EVENTS)) : null;
+  let consumer: EventConsumer | null = null;
+  if (runsWorker) {
+    consumer = embedded ?? new KafkaEventConsumer(kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, log });
+    const writer = new CallBatchWriter(new CallsWriteRepository(store));
+    await consumer.start((events) => writer.write(events));
+  }
+
+  let server: Server | null = null;
+  let url: string | null = null;
+  const { ring, printed } = resolveKeys(config, log);
+  if (hasHttp(config.ROLE)) {
+    const api = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES });
+    const reads = new CallsReadRepository(store);
+    mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
+    if (publisher) mountCallIngest(api, publisher, reads);
+    if (runsQuery) mountCallQueries(api, { reads });
+    mountDocs(api);
+    api.installErrorHandler();
+    server = await new Promise<Server>((done) => {
+      const s = api.app.listen(config.PORT, config.HOST, () => done(s));
+    });
+    server.keepAliveTimeout = 65_000;
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : config.PORT;
+    url = `http://127.0.0.1:${port}`;
+    log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : "in-process" }, "listening");
+  }
+
+  return {
+    url,
+    clickhouseUrl: store.url,
+    apiKey: printed,
+    stop: async () => {
+      if (server) {
+        const closing = new Promise<void>((done) => server!.close(() => done()));
+        server.closeIdleConnections();
+        await closing;
+      }
+      if (publisher && publisher !== embedded) await publisher.close();
+      if (consumer) await consumer.shutdown();
+      await store.close();
+      if (local) await local.stop();
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import type { CallsFilter } from "../../contract/calls.js";
+import type { SortBy } from "../../contract/common.js";
+import type { Query } from "../../contract/queryExpr.js";
+import { ParamBuilder } from "../sql.js";
+import { compileQuery } from "./expr.js";
+import { sortExpressions } from "./fields.js";
+
+/** What a calls read asks for, independent of HTTP. */
+export interface CallsQuerySpec {
+  readonly projectId: string;
+  readonly filter?: CallsFilter | null;
+  readonly query?: Query | null;
+  readonly sortBy?: readonly SortBy[] | null;
+  readonly limit?: number | null;
+  readonly offset?: number | null;
+  readonly columns?: readonly string[] | null;
+}
+
+export const DEFAULT_SORT: readonly SortBy[] = [{ field: "started_at", direction: "asc" }];
+
+/** Columns that always come back, and the ones each output field needs. */
+const BASE_COLUMNS = ["project_id", "id", "trace_id", "op_name", "started_at", "display_name"];
+const COLUMN_NEEDS: Record<string, readonly string[]> = {
+  summary: ["summary", "ended_at", "exception"],
+  storage_size_bytes: ["storage_size_bytes"],
+};
+export const ALL_COLUMNS = [
+  ...BASE_COLUMNS, "parent_id", "thread_id", "turn_id", "ended_at", "exception", "attributes", "inputs", "output",
+  "summary", "wb_user_id", "wb_run_id", "wb_run_step", "wb_run_step_end", "storage_size_bytes",
+];
+
+export function selectedColumns(columns: readonly string[] | null | undefined): string[] {
+  if (!columns || columns.length === 0) return ALL_COLUMNS;
+  const wanted = new Set(BASE_COLUMNS);
+  for (const column of columns) {
+    const top = column.split(".")[0] ?? "";
+    for (const c of COLUMN_NEEDS[top] ?? (ALL_COLUMNS.includes(top) ? [top] : [])) wanted.add(c);
+  }
+  return ALL_COLUMNS.filter((c) => wanted.has(c));
+}
+
+/** `op_names` entries ending in `:*` match every version of the op. */
+function opNameCondition(names: readonly string[], pb: ParamBuilder): string {
+  const exact = names.filter((n) => !n.endsWith(":*"));
+  const prefixes = names.filter((n) => n.endsWith(":*")).map((n) => n.slice(0, -1));
+  const parts = exact.length > 0 ? [`op_name IN ${pb.inStrings(exact)}`] : [];
+  for (const p of prefixes) parts.push(`substring(op_name, 1, ${pb.int(Buffer.byteLength(p))}) = ${pb.str(p)}`);
+  return `(${parts.join(" OR ")})`;
+}
+
+function refsCondition(prefix: string, refs: readonly string[], pb: ParamBuilder): string {
+  return `arrayExists((p, v) -> substring(p, 1, ${pb.int(prefix.length)}) = ${pb.str(prefix)} AND has(${pb.strings(refs)}, v), json_paths, json_values)`;
+}
+
+/** Each CallsFilter field as one condition; absent or empty fields add nothing. */
+function filterConditions(filter: CallsFilter, pb: ParamBuilder, projectParam: string): string[] {
+  const out: string[] = [];
+  const inList = (column: string, values: readonly string[] | null | undefined) => {
+    if (values && values.length > 0) out.push(`${column} IN ${pb.inStrings(values)}`);
+  };
+  if (filter.op_names && filter.op_names.length > 0) out.push(opNameCondition(filter.op_names, pb));
+  inList("parent_id", filter.parent_ids);
+  inList("trace_id", filter.trace_ids);
+  if (filter.call_ids && filter.call_ids.length > 0) {
+    // The index gives each call's started_at, so ClickHouse reads only their granules.
+    const ids = pb.inStrings(filter.call_ids);
+    out.push(`id IN ${ids}`, `started_at IN (SELECT started_at FROM call_index WHERE project_id = ${projectParam} AND id IN ${ids})`);
+  }
+  inList("thread_id", filter.thread_ids);
+  inList("turn_id", filter.turn_ids);
+  inList("wb_user_id", [...(filter.wb_user_ids ?? []), ...(filter.svc_user_ids ?? [])]);
+  inList("wb_run_id", [...(filter.wb_run_ids ?? []), ...(filter.svc_run_ids ?? [])]);
+  if (filter.input_refs && filter.input_refs.length > 0) out.push(refsCondition("inputs.", filter.input_refs, pb));
+  if (filter.output_refs && filter.output_refs.length > 0) out.push(refsCondition("output", filter.output_refs, pb));
+  if (filter.trace_roots_only) out.push("parent_id IS NULL");
+  return out;
+}
+
+/** The WHERE clause of every calls read: project, not deleted, filter, query expression. */
+export function whereClause(spec: CallsQuerySpec, pb: ParamBuilder, extra: readonly string[] = []): string {
+  const project = pb.str(spec.projectId);
+  const conditions = [
+    `project_id = ${project}`,
+    `id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
+    ...(spec.filter ? filterConditions(spec.filter, pb, project) : []),
+    ...(spec.query ? [compileQuery(spec.query, pb)] : []),
+    ...extra,
+  ];
+  return conditions.join("\n  AND ");
+}
+
+export function orderByClause(sortBy: readonly SortBy[] | null | undefined, pb: ParamBuilder): string {
+  const sorts = sortBy && sortBy.length > 0 ? sortBy : DEFAULT_SORT;
+  const terms = sorts.flatMap((s) => sortExpressions(s.field, s.direction, pb));
+  const last = sorts[sorts.length - 1];
+  if (!sorts.some((s) => s.field === "id")) terms.push(`id ${last?.direction === "desc" ? "DESC" : "ASC"}`);
+  return terms.join(", ");
+}
+
+export interface TimeWindow {
+  readonly fromMicros?: number;
+  readonly toMicros?: number;
+}
+
+/**
+ * The page query. Plan: FINAL collapses the versions of each call; a time window on
+ * started_at (the second key of the sort order) lets ClickHouse read only the granules of
+ * the newest (or oldest) calls when the sort starts with started_at.
+ */
+export function callsPageQuery(spec: CallsQuerySpec, window: TimeWindow | null) {
+  const pb = new ParamBuilder();
+  const extra: string[] = [];
+  if (window?.fromMicros !== undefined) extra.push(`started_at >= ${pb.int(window.fromMicros)}`);
+  if (window?.toMicros !== undefined) extra.push(`started_at <= ${pb.int(window.toMicros)}`);
+  const where = whereClause(spec, pb, extra);
+  const order = orderByClause(spec.sortBy, pb);
+  const limitClause =
+    spec.limit !== null && spec.limit !== undefined
+      ? `LIMIT ${spec.offset ? `${pb.count(spec.offset)}, ` : ""}${pb.count(spec.limit)}`
+      : spec.offset
+        ? `LIMIT ${pb.count(spec.offset)}, ${pb.count(Number.MAX_SAFE_INTEGER)}`
+        : "";
+  return {
+    sql: `SELECT ${selectedColumns(spec.columns).join(", ")}
+FROM calls FINAL
+WHERE ${where}
+ORDER BY ${order}
+${limitClause}`,
+    params: pb.params,
+  };
+}
+
+export function callsCountQuery(spec: CallsQuerySpec, withStorage: boolean) {
+  const pb = new ParamBuilder();
+  const where = whereClause(spec, pb);
+  const cap = spec.limit !== null && spec.limit !== undefined ? `LIMIT ${pb.count(spec.limit)}` : "";
+  return {
+    sql: `SELECT count() AS count${withStorage ? ", sum(storage_size_bytes) AS total_storage_size_bytes" : ""}
+FROM (SELECT storage_size_bytes FROM calls FINAL WHERE ${where} ${cap})`,
+    params: pb.params,
+  };
+}

@@ -1,0 +1,123 @@
+import type { ClickHouseStore } from "../clickhouse.js";
+import { ParamBuilder } from "../sql.js";
+import type { CallRow } from "./callRows.js";
+import { callsCountQuery, callsPageQuery, DEFAULT_SORT, type CallsQuerySpec, type TimeWindow } from "./callsQuery.js";
+
+export const WINDOWED_MAX_ROWS = 10_000;
+const WINDOW_GROWTH = 8;
+
+interface ProjectBounds {
+  min: number;
+  max: number;
+  rows: number;
+}
+
+/** Read side of calls: pages, counts, single calls, descendants. */
+export class CallsReadRepository {
+  constructor(private readonly store: ClickHouseStore) {}
+
+  async bounds(projectId: string): Promise<ProjectBounds | null> {
+    const pb = new ParamBuilder();
+    const [row] = await this.store.rows<{ min: string; max: string; rows: string }>("calls_bounds", {
+      sql: `SELECT minMerge(min_started_at) AS min, maxMerge(max_started_at) AS max, countMerge(row_count) AS rows
+            FROM project_call_bounds WHERE project_id = ${pb.str(projectId)} GROUP BY project_id`,
+      params: pb.params,
+    });
+    return row ? { min: Number(row.min), max: Number(row.max), rows: Number(row.rows) } : null;
+  }
+
+  /**
+   * Streams a page of calls. When the order starts with started_at and the page is bounded,
+   * it first reads only the newest (or oldest) slice of time, sized from the project's
+   * density to hold the page several times over, and widens the slice until the page is
+   * full or the slice covers the project: rows outside a slice always sort after the rows
+   * inside it, so the first full page is the right one.
+   */
+  async *stream(spec: CallsQuerySpec): AsyncGenerator<CallRow> {
+    const first = (spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_SORT)[0]!;
+    const wanted = (spec.offset ?? 0) + (spec.limit ?? Infinity);
+    if (first.field !== "started_at" || wanted > WINDOWED_MAX_ROWS || spec.limit === 0) {
+      yield* this.store.stream<CallRow>("calls_stream", callsPageQuery(spec, null));
+      return;
+    }
+    const bounds = await this.bounds(spec.projectId);
+    if (!bounds) return;
+    const span = Math.max(1, bounds.max - bounds.min);
+    let width = Math.ceil((span / Math.max(1, bounds.rows)) * wanted * 4);
+    for (;;) {
+      const covers = width >= span;
+      const window: TimeWindow | null = covers
+        ? null
+        : first.direction === "desc"
+          ? { fromMicros: bounds.max - width }
+          : { toMicros: bounds.min + width };
+      const rows = await this.store.rows<CallRow>("calls_page_window", callsPageQuery(spec, window));
+      if (covers || rows.length >= (spec.limit ?? 0)) {
+        yield* rows;
+        return;
+      }
+      width *= WINDOW_GROWTH;
+    }
+  }
+
+  async count(spec: CallsQuerySpec, withStorage: boolean): Promise<{ count: number; total_storage_size_bytes?: number }> {
+    const [row] = await this.store.rows<{ count: string; total_storage_size_bytes?: string }>("calls_count", callsCountQuery(spec, withStorage));
+    return {
+      count: Number(row?.count ?? 0),
+      ...(withStorage ? { total_storage_size_bytes: Number(row?.total_storage_size_bytes ?? 0) } : {}),
+    };
+  }
+
+  /** One call by id, through the index (no scan), or null if missing or deleted. */
+  async read(projectId: string, id: string): Promise<CallRow | null> {
+    const rows = this.stream({ projectId, filter: { call_ids: [id] }, limit: 1, sortBy: [{ field: "id", direction: "asc" }] });
+    for await (const row of rows) return row;
+    return null;
+  }
+
+  /** Total stored bytes per trace, for `include_total_storage_size`. */
+  async traceStorageSizes(projectId: string, traceIds: readonly string[]): Promise<Map<string, number>> {
+    if (traceIds.length === 0) return new Map();
+    const pb = new ParamBuilder();
+    const project = pb.str(projectId);
+    const rows = await this.store.rows<{ trace_id: string; size: string }>("calls_trace_sizes", {
+      sql: `SELECT trace_id, sum(storage_size_bytes) AS size FROM calls FINAL
+            WHERE project_id = ${project} AND trace_id IN ${pb.inStrings(traceIds)}
+              AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})
+            GROUP BY trace_id`,
+      params: pb.params,
+    });
+    return new Map(rows.map((r) => [r.trace_id, Number(r.size)]));
+  }
+
+  /** The given calls and all their descendants that exist and are not deleted yet. */
+  async withDescendants(projectId: string, ids: readonly string[]): Promise<string[]> {
+    const pb = new ParamBuilder();
+    const project = pb.str(projectId);
+    const rows = await this.store.rows<{ id: string; parent_id: string | null }>("calls_descendants", {
+      sql: `SELECT DISTINCT id, parent_id FROM call_index
+            WHERE project_id = ${project}
+              AND trace_id IN (SELECT trace_id FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})
+              AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
+      params: pb.params,
+    });
+    const children = new Map<string, string[]>();
+    const present = new Set<string>();
+    for (const r of rows) {
+      present.add(r.id);
+      if (r.parent_id === null) continue;
+      const list = children.get(r.parent_id) ?? [];
+      list.push(r.id);
+      children.set(r.parent_id, list);
+    }
+    const found = new Set<string>();
+    const stack = ids.filter((id) => present.has(id));
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (found.has(id)) continue;
+      found.add(id);
+      stack.push(...(children.get(id) ?? []));
+    }
+    return [...found];
+  }
+}

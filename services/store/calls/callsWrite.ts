@@ -1,0 +1,118 @@
+import type { CallPartEvent, CallsDeleteEvent } from "../../queue/events.js";
+import type { ClickHouseStore } from "../clickhouse.js";
+import { ParamBuilder } from "../sql.js";
+import { rowToSnapshot, type CallRow, type CallSnapshot } from "./callRows.js";
+import { flattenCallJson } from "./flatten.js";
+
+export interface CallKey {
+  readonly project_id: string;
+  readonly id: string;
+}
+
+export const callKey = (k: CallKey): string => `${k.project_id}/${k.id}`;
+
+/** Groups keys by project so each lookup is one query per project. */
+function byProject(keys: readonly CallKey[]): Map<string, string[]> {
+  const grouped = new Map<string, string[]>();
+  for (const k of keys) {
+    const ids = grouped.get(k.project_id) ?? [];
+    ids.push(k.id);
+    grouped.set(k.project_id, ids);
+  }
+  return grouped;
+}
+
+function serializeCallRow(snapshot: CallSnapshot, version: number): string {
+  const attributes = JSON.stringify(snapshot.attributes);
+  const inputs = JSON.stringify(snapshot.inputs);
+  const output = snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null);
+  const summary = snapshot.summary === null ? null : JSON.stringify(snapshot.summary);
+  const flat = flattenCallJson(snapshot);
+  const size = attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0);
+  return JSON.stringify({
+    ...snapshot,
+    attributes,
+    inputs,
+    output,
+    summary,
+    otel_dump: snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump),
+    json_paths: flat.json_paths,
+    json_values: flat.json_values,
+    storage_size_bytes: size,
+    version,
+  });
+}
+
+/** Storage operations of the worker's call merge. */
+export class CallsWriteRepository {
+  constructor(private readonly store: ClickHouseStore) {}
+
+  /** Ends and updates parked for these calls because they came before the start. */
+  async findOrphans(keys: readonly CallKey[]): Promise<Map<string, CallPartEvent[]>> {
+    const found = new Map<string, CallPartEvent[]>();
+    for (const [projectId, ids] of byProject(keys)) {
+      const pb = new ParamBuilder();
+      const rows = await this.store.rows<{ id: string; event: string }>("worker_find_orphans", {
+        sql: `SELECT id, event FROM call_orphan_parts
+              WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}
+              ORDER BY received_at`,
+        params: pb.params,
+      });
+      for (const row of rows) {
+        const key = callKey({ project_id: projectId, id: row.id });
+        const list = found.get(key) ?? [];
+        list.push(JSON.parse(row.event) as CallPartEvent);
+        found.set(key, list);
+      }
+    }
+    return found;
+  }
+
+  /** The stored version of each call that exists, found through the call index. */
+  async findSnapshots(keys: readonly CallKey[]): Promise<Map<string, CallSnapshot>> {
+    const found = new Map<string, CallSnapshot>();
+    for (const [projectId, ids] of byProject(keys)) {
+      const pb = new ParamBuilder();
+      const project = pb.str(projectId);
+      const rows = await this.store.rows<CallRow>("worker_find_calls", {
+        sql: `SELECT * FROM calls FINAL
+              WHERE project_id = ${project}
+                AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})
+                AND id IN ${pb.inStrings(ids)}`,
+        params: pb.params,
+      });
+      for (const row of rows) found.set(callKey(row), rowToSnapshot(row));
+    }
+    return found;
+  }
+
+  async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
+    if (snapshots.length === 0) return;
+    const lines = snapshots.map((s) => serializeCallRow(s.snapshot, s.version)).join("\n");
+    await this.store.insertLines("worker_insert_calls", "calls", lines);
+  }
+
+  async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
+    await this.store.insert(
+      "worker_insert_call_index",
+      "call_index",
+      snapshots.map((s) => ({ project_id: s.project_id, id: s.id, started_at: s.started_at, trace_id: s.trace_id, parent_id: s.parent_id })),
+    );
+  }
+
+  async insertOrphans(parts: readonly CallPartEvent[], receivedAt: number): Promise<void> {
+    await this.store.insert(
+      "worker_insert_orphans",
+      "call_orphan_parts",
+      parts.map((p) => ({ project_id: p.project_id, id: p.id, received_at: receivedAt, event: JSON.stringify(p) })),
+    );
+  }
+
+  async insertDeletions(events: readonly CallsDeleteEvent[]): Promise<void> {
+    await this.store.insert(
+      "worker_insert_deletions",
+      "call_deletions",
+      events.flatMap((e) => e.ids.map((id) => ({ project_id: e.project_id, id, deleted_at: e.deleted_at, wb_user_id: e.wb_user_id }))),
+    );
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Flattens the JSON parts of a call (attributes, inputs, output, summary) into the parallel
+ * `json_paths` / `json_values` columns of `calls`, so that a filter or a sort on a dotted
+ * path is one `indexOf` over an array instead of JSON parsing at read time (ClickHouse
+ * 18.16 has no JSONExtract).
+ *
+ * Paths: `<part>.<key>.<key>...`; array elements by index (`inputs.messages.0.content`).
+ * A scalar part is the leaf of the part's own name (`output`). Keys that contain a dot are
+ * not escaped: `{"a.b": 1}` and `{"a": {"b": 1}}` give the same path.
+ *
+ * Leaf encoding (only leaves are emitted, never a whole object or array):
+ * - strings as they are (so the string "5" and the number 5 both read "5");
+ * - numbers as JavaScript writes them (`String(n)`: `1.5`, `1e+21`), non-finite as `null`;
+ * - booleans `true` / `false`, null `null`;
+ * - an empty object `{}`, an empty array `[]`;
+ * - `undefined` (and functions, symbols) are skipped, as JSON.stringify skips them.
+ *
+ * Bounds, so one call cannot blow up a row:
+ * - at most MAX_LEAVES (1000) leaves per call; the parts are walked in the order of
+ *   PART_ORDER (summary first: it is small and feeds the computed status) and leaves past
+ *   the bound are dropped;
+ * - every value is cut to MAX_LEAF_CHARS (4096) UTF-16 code units, never splitting a
+ *   surrogate pair;
+ * - a non-empty object or array MAX_JSON_DEPTH (12) keys below its part is not walked
+ *   further: its JSON text (cut like any value) is the leaf. So a path has at most
+ *   1 + MAX_JSON_DEPTH segments.
+ */
+
+export const MAX_LEAVES = 1000;
+export const MAX_LEAF_CHARS = 4096;
+export const MAX_JSON_DEPTH = 12;
+
+export const JSON_PARTS = ["attributes", "inputs", "output", "summary"] as const;
+export type JsonPart = (typeof JSON_PARTS)[number];
+
+/** The order in which parts spend the leaf budget. */
+const PART_ORDER: readonly JsonPart[] = ["summary", "attributes", "output", "inputs"];
+
+export type CallJsonParts = Record<JsonPart, unknown>;
+
+export interface FlattenedJson {
+  json_paths: string[];
+  json_values: string[];
+}
+
+export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
+  const out: FlattenedJson = { json_paths: [], json_values: [] };
+  for (const part of PART_ORDER) {
+    if (out.json_paths.length >= MAX_LEAVES) break;
+    walk(parts[part], part, 0, out);
+  }
+  return out;
+}
+
+/** Cuts a value to MAX_LEAF_CHARS code units without leaving half a surrogate pair. */
+export function cutLeaf(text: string): string {
+  if (text.length <= MAX_LEAF_CHARS) return text;
+  let end = MAX_LEAF_CHARS;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return text.slice(0, end);
+}
+
+function emit(out: FlattenedJson, path: string, value: string): void {
+  out.json_paths.push(path);
+  out.json_values.push(cutLeaf(value));
+}
+
+function walk(raw: unknown, path: string, depth: number, out: FlattenedJson): void {
+  if (out.json_paths.length >= MAX_LEAVES) return;
+  const value = withToJson(raw);
+  switch (typeof value) {
+    case "undefined":
+    case "function":
+    case "symbol":
+      return;
+    case "string":
+      return emit(out, path, value);
+    case "number":
+      return emit(out, path, Number.isFinite(value) ? String(value) : "null");
+    case "bigint":
+      return emit(out, path, value.toString());
+    case "boolean":
+      return emit(out, path, value ? "true" : "false");
+  }
+  if (value === null) return emit(out, path, "null");
+  if (Array.isArray(value)) {
+    if (value.length === 0) return emit(out, path, "[]");
+    if (depth >= MAX_JSON_DEPTH) return emit(out, path, jsonText(value));
+    for (let i = 0; i < value.length && out.json_paths.length < MAX_LEAVES; i++) {
+      // JSON.stringify writes a skipped array element as null; so do we.
+      const element: unknown = value[i];
+      walk(element === undefined || typeof element === "function" || typeof element === "symbol" ? null : element, `${path}.${i}`, depth + 1, out);
+    }
+    return;
+  }
+  const entries = Object.entries(value as Record<string, unknown>).filter(
+    ([, v]) => v !== undefined && typeof v !== "function" && typeof v !== "symbol",
+  );
+  if (entries.length === 0) return emit(out, path, "{}");
+  if (depth >= MAX_JSON_DEPTH) return emit(out, path, jsonText(value));
+  for (const [key, child] of entries) {
+    if (out.json_paths.length >= MAX_LEAVES) return;
+    walk(child, `${path}.${key}`, depth + 1, out);
+  }
+}
+
+/** Objects that define toJSON (Date) are written as JSON.stringify would write them. */
+function withToJson(value: unknown): unknown {
+  if (typeof value === "object" && value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function") {
+    return (value as { toJSON: () => unknown }).toJSON();
+  }
+  return value;
+}
+
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) ?? "null";
+  } catch {
+    // Only a cycle or a throwing toJSON gets here; parsed request bodies have neither.
+    return "null";
+  }
+}

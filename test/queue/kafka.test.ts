@@ -1,0 +1,113 @@
+import { randomBytes } from "node:crypto";
+import { Kafka, logLevel } from "kafkajs";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { CallStartEvent, TraceEvent } from "../../services/queue/events.js";
+import { deadLetterTopic, KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
+import { StoreUnavailableError } from "../../services/store/clickhouse.js";
+import { client, iso, startTestService } from "../support/service.js";
+
+const log = pino({ level: "silent" });
+const unique = () => randomBytes(4).toString("hex");
+
+function settings(topic: string, groupId: string): KafkaSettings {
+  return { brokers: [inject("kafkaBrokers")], topic, groupId, clientId: "test" };
+}
+
+function startEvent(id: string): CallStartEvent {
+  return {
+    kind: "call_start", project_id: "acme/kafka", id, trace_id: "t", parent_id: null, thread_id: null, turn_id: null,
+    op_name: "op", display_name: null, started_at: 1_700_000_000_000_000, attributes: {}, inputs: {}, otel_dump: null,
+    wb_user_id: "alice", wb_run_id: null, wb_run_step: null,
+  };
+}
+
+async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("the Kafka queue against a Kafka-protocol broker", () => {
+  it("commits a batch only after the handler stored it: an unfinished batch is redelivered to the group", async () => {
+    const topic = `commit-${unique()}`;
+    const group = `g-${unique()}`;
+    const publisher = new KafkaEventPublisher(settings(topic, group), 10_000);
+    const events = Array.from({ length: 20 }, (_, i) => startEvent(`c${i}`));
+    await publisher.publish(events);
+
+    let attemptsA = 0;
+    const a = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, log });
+    await a.start(async () => {
+      attemptsA++;
+      throw new StoreUnavailableError("store down");
+    });
+    await until(async () => attemptsA > 0);
+    await a.shutdown();
+
+    const seen = new Set<string>();
+    const b = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, log });
+    await b.start(async (batch) => {
+      for (const e of batch) if (e.kind === "call_start") seen.add(e.id);
+    });
+    await until(async () => seen.size === 20);
+    await b.shutdown();
+    await publisher.close();
+    expect([...seen].sort()).toEqual(events.map((e) => e.id).sort());
+  });
+
+  it("sends events the store refuses to the dead-letter topic and goes on with the rest", async () => {
+    const topic = `dlq-${unique()}`;
+    const group = `g-${unique()}`;
+    const publisher = new KafkaEventPublisher(settings(topic, group), 10_000);
+    await publisher.publish([startEvent("good-1"), startEvent("poison"), startEvent("good-2")]);
+    const stored: string[] = [];
+    const consumer = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, log });
+    await consumer.start(async (batch: readonly TraceEvent[]) => {
+      if (batch.some((e) => e.kind === "call_start" && e.id === "poison")) throw new Error("type mismatch");
+      for (const e of batch) if (e.kind === "call_start") stored.push(e.id);
+    });
+    await until(async () => stored.length === 2);
+
+    const kafka = new Kafka({ clientId: "dlq-reader", brokers: [inject("kafkaBrokers")], logLevel: logLevel.NOTHING });
+    const reader = kafka.consumer({ groupId: `r-${unique()}` });
+    const dead: string[] = [];
+    await reader.connect();
+    await reader.subscribe({ topic: deadLetterTopic(topic), fromBeginning: true });
+    await reader.run({ eachMessage: async ({ message }) => void dead.push(JSON.parse(message.value!.toString()).id) });
+    await until(async () => dead.length === 1);
+    await reader.disconnect();
+    await consumer.shutdown();
+    await publisher.close();
+    expect(stored.sort()).toEqual(["good-1", "good-2"]);
+    expect(dead).toEqual(["poison"]);
+  });
+});
+
+describe("the whole service in Kafka mode", () => {
+  let service: Awaited<ReturnType<typeof startTestService>>;
+  beforeAll(async () => {
+    service = await startTestService({ KAFKA_BROKERS: inject("kafkaBrokers"), KAFKA_TOPIC: `svc-${unique()}`, KAFKA_GROUP_ID: `g-${unique()}`, BATCH_MAX_WAIT_MS: "100" });
+  });
+  afterAll(async () => service.stop());
+
+  it("stores calls published through Kafka, merging parts in any order", async () => {
+    const api = client(service.url);
+    const P = "acme/kafka-svc";
+    const T = Date.UTC(2026, 10, 2);
+    await api.json("/call/end", { end: { project_id: P, id: "k1", ended_at: iso(T + 500), summary: {}, output: 42 } });
+    await api.json("/call/upsert_batch", { batch: [
+      { mode: "start", req: { start: { project_id: P, id: "k1", op_name: "op", trace_id: "t", started_at: iso(T), attributes: {}, inputs: { a: 1 } } } },
+      { mode: "start", req: { start: { project_id: P, id: "k2", op_name: "op", trace_id: "t", parent_id: "k1", started_at: iso(T + 1), attributes: {}, inputs: {} } } },
+    ] });
+    const calls = await until(async () => {
+      const rows = await api.lines<{ id: string; output: unknown }>("/calls/stream_query", { project_id: P });
+      return rows.length === 2 && rows[0]!.output === 42 ? rows : null;
+    });
+    expect(calls.map((c) => c.id)).toEqual(["k1", "k2"]);
+  });
+});

@@ -1,0 +1,73 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { inject } from "vitest";
+import { loadConfig } from "../../services/config.js";
+import { startService, type RunningService } from "../../services/service.js";
+
+export const KEY_ACME = "acme-key-0123456789abcdef";
+export const KEY_OTHER = "other-key-0123456789abcdef";
+export const KEY_ADMIN = "admin-key-0123456789abcdef";
+
+export const AUTH_KEYS = JSON.stringify([
+  { key: KEY_ACME, username: "alice", entities: ["acme"] },
+  { key: KEY_OTHER, username: "bob", entities: ["other"] },
+  { key: KEY_ADMIN, username: "root", entities: ["*"] },
+]);
+
+export function basic(key: string): string {
+  return `Basic ${Buffer.from(`api:${key}`).toString("base64")}`;
+}
+
+/** A whole service (ingest, worker, query) in this process, on its own fresh database. */
+export async function startTestService(env: Record<string, string> = {}): Promise<RunningService & { url: string; database: string }> {
+  const database = `s_${randomBytes(6).toString("hex")}`;
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    CLICKHOUSE_URL: inject("clickhouseUrl"),
+    CLICKHOUSE_DATABASE: database,
+    DATA_DIR: mkdtempSync(join(tmpdir(), "tracehouse-svc-")),
+    AUTH_KEYS,
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const service = await startService(config, pino({ level: "silent" }));
+  return { ...service, url: service.url!, database };
+}
+
+export interface Client {
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
+  json<T = unknown>(path: string, body: unknown): Promise<T>;
+  lines<T = unknown>(path: string, body: unknown): Promise<T[]>;
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
+}
+
+export function client(baseUrl: string, key: string = KEY_ACME): Client {
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${baseUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: basic(key), ...headers },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+  return {
+    post,
+    get: (path, headers = {}) => fetch(`${baseUrl}${path}`, { headers: { authorization: basic(key), ...headers } }),
+    async json<T>(path: string, body: unknown) {
+      const res = await post(path, body);
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${text}`);
+      return JSON.parse(text) as T;
+    },
+    async lines<T>(path: string, body: unknown) {
+      const res = await post(path, body);
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${text}`);
+      return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as T);
+    },
+  };
+}
+
+export const iso = (ms: number, micros = 0) => new Date(ms).toISOString().replace("Z", `${String(micros).padStart(3, "0")}Z`);
