@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
 import type { Logger } from "pino";
 import { QueueFullError, RetryableError } from "../errors.js";
 import { StoreUnavailableError } from "../store/clickhouse.js";
@@ -34,7 +34,7 @@ export class KafkaEventPublisher implements EventPublisher {
   private inFlightEvents = 0;
 
   constructor(private readonly settings: KafkaSettings, private readonly maxInFlightEvents: number) {
-    this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true });
+    this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
   async publish(events: readonly TraceEvent[]): Promise<void> {
@@ -104,12 +104,15 @@ export class KafkaEventConsumer implements EventConsumer {
     const kafka = kafkaClient(settings);
     this.consumer = kafka.consumer({
       groupId: settings.groupId,
+      // A crashed worker's partitions move to the others after this long.
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1_000,
       maxWaitTimeInMs: options.maxWaitMs,
       minBytes: 1,
       maxBytesPerPartition: 16 * 1024 * 1024,
       allowAutoTopicCreation: true,
     });
-    this.deadLetters = kafka.producer({ allowAutoTopicCreation: true });
+    this.deadLetters = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
   async start(handler: BatchHandler): Promise<void> {
@@ -119,7 +122,7 @@ export class KafkaEventConsumer implements EventConsumer {
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+      eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
         if (batch.messages.length === 0) return;
         const events: TraceEvent[] = [];
         const poison: KafkaMessage[] = [];
@@ -131,6 +134,7 @@ export class KafkaEventConsumer implements EventConsumer {
         await this.deliver(handler, events, heartbeat, () => isRunning() && !isStale());
         if (poison.length > 0) await this.toDeadLetter(poison.map((m) => ({ key: m.key, value: m.value })));
         const last = batch.messages[batch.messages.length - 1]!;
+        resolveOffset(last.offset);
         await this.consumer.commitOffsets([
           { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() },
         ]);

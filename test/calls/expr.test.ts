@@ -46,9 +46,9 @@ describe("compileQuery: exact SQL and parameters", () => {
 
   it("$eq with null is IS NULL; a JSON leaf also matches the JSON null", () => {
     expect(compile({ $eq: [field("ended_at"), lit(null)] })).toEqual({ sql: "(ended_at IS NULL)", params: {} });
-    expect(compile({ $eq: [lit(null), field("output")] })).toEqual({
+    expect(compile({ $eq: [lit(null), field("output.x")] })).toEqual({
       sql: `(${leaf(0)} IS NULL OR ${leaf(0)} = 'null')`,
-      params: { pb_0: str("output") },
+      params: { pb_0: str("output.x") },
     });
   });
 
@@ -149,9 +149,9 @@ describe("compileQuery: exact SQL and parameters", () => {
       sql: `ifNull(toInt64OrNull(${leaf(0)}) = {pb_1:Float64}, 0)`,
       params: { pb_0: str("inputs.n"), pb_1: f64(3) },
     });
-    expect(compile({ $not: [{ $convert: { input: field("output"), to: "exists" } }] })).toEqual({
+    expect(compile({ $not: [{ $convert: { input: field("output.x"), to: "exists" } }] })).toEqual({
       sql: `(NOT (${leaf(0)} IS NOT NULL))`,
-      params: { pb_0: str("output") },
+      params: { pb_0: str("output.x") },
     });
     expect(compile({ $and: [{ $convert: { input: field("inputs.flag"), to: "bool" } }, field("inputs.other")] })).toEqual({
       sql:
@@ -233,7 +233,11 @@ describe("call fields", () => {
       kind: "string",
       nullable: false,
     });
-    expect(resolveCallField("output", pb)).toEqual({ sql: leaf(0), kind: "json_leaf", nullable: true });
+    expect(resolveCallField("output", pb)).toEqual({
+      sql: "if(indexOf(json_paths, {pb_0:String}) = 0, output, json_values[indexOf(json_paths, {pb_0:String})])",
+      kind: "json_leaf",
+      nullable: true,
+    });
     expect(resolveCallField("attributes.gen_ai.system", pb).kind).toBe("json_leaf");
     expect(pb.params).toEqual({ pb_0: str("output"), pb_1: str("attributes.gen_ai.system") });
     expect(() => resolveCallField("storage_size_bytes", pb)).toThrow(InvalidFieldError);

@@ -1,5 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { decodeJsonRequest, OtlpDecodeError, type OtlpSpan } from "../../services/ingest/otlp/decode.js";
+import { MAX_VALUE_DEPTH } from "../../services/ingest/otlp/json.js";
 import { PARENT_ID, SPAN_ID, TRACE_ID } from "./support.js";
 
 function requestWith(span: Record<string, unknown>): string {
@@ -162,6 +163,17 @@ describe("decodeJsonRequest", () => {
   it("ignores snake_case keys, which are not OTLP/JSON", () => {
     const span = onlySpan(requestWith({ span_id: SPAN_ID, start_time_unix_nano: "5", name: "n" }));
     expect([span.spanId, span.startTimeUnixNano, span.name]).toEqual(["", 0n, "n"]);
+  });
+
+  it(`accepts attribute values nested ${MAX_VALUE_DEPTH} levels deep and rejects deeper ones`, () => {
+    const nested = (levels: number): Record<string, unknown> =>
+      levels === 1 ? { stringValue: "x" } : { arrayValue: { values: [nested(levels - 1)] } };
+    const unwrap = (value: unknown, levels: number): unknown => (levels === 1 ? value : unwrap((value as unknown[])[0], levels - 1));
+    const span = onlySpan(requestWith({ attributes: [{ key: "deep", value: nested(MAX_VALUE_DEPTH) }] }));
+    expect(unwrap(span.attributes["deep"], MAX_VALUE_DEPTH)).toBe("x");
+    expect(decodeError(requestWith({ attributes: [{ key: "deep", value: nested(MAX_VALUE_DEPTH + 1) }] }))).toMatch(
+      /\.attributes\[0\]\.value(\.arrayValue\.values\[0\]){100}: nested deeper than 100 levels$/,
+    );
   });
 
   it.each([

@@ -218,6 +218,26 @@ describe("decodeProtobufRequest", () => {
     expect(Object.getPrototypeOf(attributes)).toBe(Object.prototype);
   });
 
+  it("throws OtlpDecodeError for values nested past protobufjs's recursion limit", () => {
+    const field = (number: number, payload: Buffer): Buffer => {
+      const length: number[] = [];
+      for (let n = payload.length; ; n >>>= 7) {
+        if (n < 0x80) {
+          length.push(n);
+          break;
+        }
+        length.push((n & 0x7f) | 0x80);
+      }
+      return Buffer.concat([Buffer.from([(number << 3) | 2, ...length]), payload]);
+    };
+    let value = field(1, Buffer.from("x")); // AnyValue.string_value
+    for (let i = 0; i < 200; i++) value = field(5, field(1, value)); // AnyValue.array_value.values[0]
+    const keyValue = Buffer.concat([field(1, Buffer.from("k")), field(2, value)]);
+    const body = field(1, field(2, field(2, field(9, keyValue)))); // resource_spans.scope_spans.spans.attributes
+    expect(() => decodeProtobufRequest(body)).toThrow(OtlpDecodeError);
+    expect(() => decodeProtobufRequest(body)).toThrow("maximum nesting depth exceeded");
+  });
+
   it.each([
     ["a length prefix past the end", Buffer.from([0x0a, 0x05, 0x01])],
     ["an invalid wire type", Buffer.from([0x0f])],

@@ -38,8 +38,9 @@ async function recordSpans(): Promise<ReadableSpan[]> {
   child.setStatus({ code: SpanStatusCode.ERROR, message: "rate limited" });
   child.end([1_700_000_000, 400_000_004]);
   root.end([1_700_000_001, 999_999_999]);
+  const spans = exporter.getFinishedSpans();
   await provider.shutdown();
-  return exporter.getFinishedSpans();
+  return spans;
 }
 
 function checkBatch(batch: OtlpSpanBatch): void {
@@ -96,6 +97,7 @@ describe("bodies from the OpenTelemetry JS serializers", () => {
     const spans = await recordSpans();
     const fromProtobuf = decodeProtobufRequest(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!));
     const fromJson = decodeJsonRequest(Buffer.from(JsonTraceSerializer.serializeRequest(spans)!));
+    checkBatch(fromProtobuf);
     expect(fromJson).toEqual(fromProtobuf);
   });
 });

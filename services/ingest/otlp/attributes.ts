@@ -68,6 +68,9 @@ export const RUN_STEP_KEY = "wandb.run_step";
 
 export const UNKNOWN_MODEL = "unknown";
 
+/** Parsed JSON-looking strings nested deeper than this stay strings (deeper JSON cannot be written back safely). */
+export const MAX_PARSED_DEPTH = 100;
+
 /** One span's attributes, flat as received and nested by their dots. */
 export interface SpanAttributes {
   readonly flat: OtlpAttributes;
@@ -96,16 +99,25 @@ export function asNumber(value: JsonValue | undefined): number | undefined {
   return undefined;
 }
 
-/** A string that starts with `{` or `[` and parses as JSON becomes that JSON. */
+/** A string that starts with `{` or `[` and parses as JSON (at most `MAX_PARSED_DEPTH` deep) becomes that JSON. */
 export function parseJsonLooking(value: JsonValue): JsonValue {
   if (typeof value !== "string") return value;
   const start = value.trimStart()[0];
   if (start !== "{" && start !== "[") return value;
+  let parsed: JsonValue;
   try {
-    return JSON.parse(value) as JsonValue;
+    parsed = JSON.parse(value) as JsonValue;
   } catch {
     return value;
   }
+  return depthAtMost(parsed, MAX_PARSED_DEPTH) ? parsed : value;
+}
+
+function depthAtMost(value: JsonValue, limit: number): boolean {
+  if (typeof value !== "object" || value === null) return true;
+  if (limit === 0) return false;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  return children.every((child) => depthAtMost(child, limit - 1));
 }
 
 /** Call inputs are always an object: anything else is wrapped as `{value: <it>}`. */

@@ -28,6 +28,8 @@ const UINT64_MAX = (1n << 64n) - 1n;
 const UINT32_MAX = 0xffffffff;
 const HEX_ID = /^(?:[0-9a-fA-F]{2})*$/;
 const DECIMAL = /^-?\d+$/;
+/** Nesting limit for attribute values (arrays and kvlists), as protobufjs's recursion limit. */
+export const MAX_VALUE_DEPTH = 100;
 
 /** Decodes an OTLP/JSON `ExportTraceServiceRequest`. */
 export function batchFromJson(body: Buffer | string): OtlpSpanBatch {
@@ -117,21 +119,20 @@ function link(value: unknown, path: string): OtlpLink {
 }
 
 /** A `repeated KeyValue` field. */
-function attributes(o: JsonRecord, key: string, path: string): OtlpAttributes {
-  return keyValues(list(o, key, path), `${path}.${key}`);
-}
-
-function keyValues(items: readonly unknown[], path: string): OtlpAttributes {
+function attributes(o: JsonRecord, key: string, path: string, depth = 0): OtlpAttributes {
+  const items = list(o, key, path);
   return Object.fromEntries(
     items.map((item, i) => {
-      const kv = record(item, `${path}[${i}]`);
-      return [text(kv, "key", `${path}[${i}]`), anyValue(kv["value"], `${path}[${i}].value`)];
+      const at = `${path}.${key}[${i}]`;
+      const kv = record(item, at);
+      return [text(kv, "key", at), anyValue(kv["value"], `${at}.value`, depth + 1)];
     }),
   );
 }
 
-function anyValue(value: unknown, path: string): JsonValue {
+function anyValue(value: unknown, path: string, depth: number): JsonValue {
   if (value === undefined || value === null) return null;
+  if (depth > MAX_VALUE_DEPTH) throw new OtlpDecodeError(`${path}: nested deeper than ${MAX_VALUE_DEPTH} levels`);
   const v = record(value, path);
   if (isSet(v["stringValue"])) return text(v, "stringValue", path);
   if (isSet(v["boolValue"])) {
@@ -142,9 +143,9 @@ function anyValue(value: unknown, path: string): JsonValue {
   if (isSet(v["doubleValue"])) return double(v["doubleValue"], `${path}.doubleValue`);
   if (isSet(v["arrayValue"])) {
     const array = record(v["arrayValue"], `${path}.arrayValue`);
-    return list(array, "values", `${path}.arrayValue`).map((item, i) => anyValue(item, `${path}.arrayValue.values[${i}]`));
+    return list(array, "values", `${path}.arrayValue`).map((item, i) => anyValue(item, `${path}.arrayValue.values[${i}]`, depth + 1));
   }
-  if (isSet(v["kvlistValue"])) return attributes(record(v["kvlistValue"], `${path}.kvlistValue`), "values", `${path}.kvlistValue`);
+  if (isSet(v["kvlistValue"])) return attributes(record(v["kvlistValue"], `${path}.kvlistValue`), "values", `${path}.kvlistValue`, depth);
   if (isSet(v["bytesValue"])) return Buffer.from(text(v, "bytesValue", path), "base64").toString("base64");
   return null;
 }

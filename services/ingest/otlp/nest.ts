@@ -15,6 +15,9 @@ export function setOwn(target: JsonObject, key: string, value: JsonValue): void 
   else target[key] = value;
 }
 
+/** Dotted keys are nested at most this deep; the rest of a deeper key stays one literal key. */
+export const MAX_KEY_DEPTH = 32;
+
 function ownValue(target: JsonObject, key: string): JsonValue | undefined {
   return Object.hasOwn(target, key) ? target[key] : undefined;
 }
@@ -24,6 +27,7 @@ function ownValue(target: JsonObject, key: string): JsonValue | undefined {
  * always comes before its extensions; when a path runs into a value that was not made
  * here (`"a.b": 1` and `"a.b.c": 2`), the rest of the key is kept as it is at that level
  * (`{a: {b: 1, "b.c": 2}}`). No value is lost or overwritten. Values are shared, not copied.
+ * Nesting stops at `MAX_KEY_DEPTH` levels.
  */
 export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
   const root: JsonObject = {};
@@ -32,7 +36,7 @@ export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
     const parts = key.split(".");
     let node = root;
     let depth = 0;
-    for (; depth < parts.length - 1; depth++) {
+    for (; depth < Math.min(parts.length - 1, MAX_KEY_DEPTH); depth++) {
       const part = parts[depth] ?? "";
       const next = ownValue(node, part);
       if (next === undefined) {

@@ -5,7 +5,8 @@ import { resolveCallField, type CallFieldKind } from "./fields.js";
 /**
  * Compiles a `query` expression to one SQL boolean over the FINAL row of `calls`, for a
  * WHERE clause. Field SQL comes only from fields.ts; every literal is bound through the
- * ParamBuilder. Rendering is pure apart from adding parameters, left to right.
+ * ParamBuilder. Rendering is pure apart from adding parameters, in a fixed order (field
+ * paths as operands are compiled, left to right; then literals as they are compared).
  *
  * Semantics (two-valued: every operation yields 0 or 1, never NULL, so `$not` of a
  * comparison on an absent leaf is true):
@@ -25,8 +26,10 @@ import { resolveCallField, type CallFieldKind } from "./fields.js";
  * - `$convert`: double → toFloat64OrNull, int → toInt64OrNull (text) / toInt64 (numbers),
  *   string → toString, bool → `true`/`1` is 1, `false`/`0` is 0, other text NULL,
  *   exists → IS NOT NULL. A datetime converts to seconds (double, int) or exists only.
- * - An operand in a boolean position (`$and`, `$or`, `$not`, `$expr`) is read as a bool
- *   (as `$convert` to bool); NULL counts as false.
+ * - An operand in a boolean position (`$and`, `$or`, `$not`) is read as a bool (as
+ *   `$convert` to bool; a literal is true when `true`, a non-zero number, "true" or "1",
+ *   bound as 1 or 0); NULL counts as false.
+ * - Literal against literal: bound both sides; they must be of one type.
  */
 
 export class InvalidQueryError extends Error {}
@@ -207,7 +210,7 @@ function literalsCompared(symbol: "=" | ">" | ">=", a: Literal, b: Literal, pb: 
   if (typeof a === "number" && typeof b === "number") return `(${pb.float(a)} ${symbol} ${pb.float(b)})`;
   if (typeof a === "string" && typeof b === "string") return `(${pb.str(a)} ${symbol} ${pb.str(b)})`;
   if (symbol === "=" && typeof a === "boolean" && typeof b === "boolean") return `(${pb.int(a ? 1 : 0)} = ${pb.int(b ? 1 : 0)})`;
-  throw new InvalidQueryError(`cannot compare a ${describe(a)} literal with a ${describe(b)} literal`);
+  throw new InvalidQueryError(`cannot compare two literals of types ${describe(a)} and ${describe(b)}`);
 }
 
 // ---- datetimes ---------------------------------------------------------------------

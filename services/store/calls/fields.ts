@@ -96,7 +96,19 @@ export function resolveCallField(path: string, pb: ParamBuilder): CallField {
   for (const segment of segments.slice(1)) {
     if (!SEGMENT.test(segment)) throw new InvalidFieldError(`invalid key ${JSON.stringify(segment)} in field path ${path}`);
   }
+  if (segments.length === 1) return { sql: wholePartSql(root, pb), kind: "json_leaf", nullable: true };
   return { sql: jsonLeafSql(path, pb), kind: "json_leaf", nullable: true };
+}
+
+/**
+ * A bare part name (`output`, `inputs`, ...): its leaf when the part is a scalar or empty,
+ * else the part's stored JSON text (NULL when the call has none, e.g. no output yet). So
+ * `output` is NULL only for a call without output, and `$contains` on it searches the text.
+ */
+function wholePartSql(part: string, pb: ParamBuilder): string {
+  const p = pb.str(part);
+  // `part` is one of JSON_PARTS, which are column names.
+  return `if(indexOf(json_paths, ${p}) = 0, ${part}, json_values[indexOf(json_paths, ${p})])`;
 }
 
 /** The leaf at an exact flattened path; NULL when the call has no such leaf. */

@@ -1,0 +1,17 @@
+import { ExportTraceServiceRequest } from "./services/ingest/otlp/protobuf.js";
+import { decodeProtobufRequest, decodeJsonRequest } from "./services/ingest/otlp/decode.js";
+import { mapSpans } from "./services/ingest/otlp/mapSpan.js";
+const kv = (key: string, v: Record<string, unknown>) => ({ key, value: v });
+const spans = Array.from({ length: 10000 }, (_, i) => ({
+  trace_id: Buffer.alloc(16, 1), span_id: Buffer.from((i + 1).toString(16).padStart(16, "0"), "hex"), name: "chat", kind: 3,
+  start_time_unix_nano: "1700000000123456789", end_time_unix_nano: "1700000001123456789",
+  attributes: [kv("gen_ai.request.model", { string_value: "gpt-4o" }), kv("gen_ai.usage.input_tokens", { int_value: 10 }), kv("gen_ai.usage.output_tokens", { int_value: 5 }),
+    kv("input.value", { string_value: JSON.stringify({ messages: [{ role: "user", content: "x".repeat(300) }] }) }), kv("output.value", { string_value: "y".repeat(300) }),
+    ...Array.from({ length: 15 }, (_, j) => kv(`app.attr.${j}`, { string_value: "value" + j }))],
+}));
+const body = Buffer.from(ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject({ resource_spans: [{ resource: { attributes: [kv("service.name", { string_value: "s" })] }, scope_spans: [{ spans }] }] })).finish());
+for (let r = 0; r < 3; r++) {
+  let t = performance.now(); const b = decodeProtobufRequest(body); const td = performance.now() - t;
+  t = performance.now(); const m = mapSpans(b, { project_id: "e/p", wb_user_id: "u", maxSpanBytes: 1 << 20 }); const tm = performance.now() - t;
+  console.log(`body ${body.length} B, decode ${td.toFixed(0)} ms, map ${tm.toFixed(0)} ms, events ${m.events.length}`);
+}

@@ -1,0 +1,82 @@
+import { describe, it, expect } from "vitest";
+import { decodeJsonRequest } from "../../services/ingest/otlp/decode.js";
+import { MAX_REJECTION_REASONS, mapSpans } from "../../services/ingest/otlp/mapSpan.js";
+import type { OtlpSpan } from "../../services/ingest/otlp/decode.js";
+import { batchOf, CTX, END_NS, makeSpan, SPAN_ID, START_NS } from "./support.js";
+
+function rejectionOf(span: OtlpSpan): string[] {
+  const result = mapSpans(batchOf([span]), CTX);
+  expect([result.events.length, result.rejected]).toEqual([0, 1]);
+  return result.errors;
+}
+
+describe("mapSpans: rejected spans", () => {
+  it.each([
+    ["an all-zero trace id", { traceId: "00000000000000000000000000000000" }, "invalid trace id"],
+    ["a short trace id", { traceId: "0af7651916cd43dd" }, "invalid trace id"],
+    ["a missing trace id", { traceId: "" }, "invalid trace id"],
+    ["an all-zero span id", { spanId: "0000000000000000" }, "invalid span id"],
+    ["a 16-byte span id", { spanId: "0af7651916cd43dd8448eb211c80319c" }, "invalid span id"],
+    ["a bad parent id", { parentSpanId: "abcd" }, "invalid parent span id"],
+    ["an end before the start", { endTimeUnixNano: START_NS - 1n }, "ends before it starts"],
+    ["an end past exact microseconds", { endTimeUnixNano: 2n ** 64n - 1n }, "end time out of range"],
+  ] as const)("rejects %s", (_name, overrides, reason) => {
+    const span = makeSpan({ name: "llm", ...overrides });
+    expect(rejectionOf(span)).toEqual([`span "llm" (${span.spanId || "no span id"}): ${reason}`]);
+  });
+
+  it("rejects a JSON span whose ids are base64 rather than hex", () => {
+    const body = JSON.stringify({
+      resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "CvdlGRbNQ92ESOshHIAxnA==", spanId: "t61rcWkgMzE=", name: "b64" }] }] }],
+    });
+    expect(mapSpans(decodeJsonRequest(body), CTX)).toEqual({ events: [], rejected: 1, errors: ['span "b64" (t61rcWkgMzE=): invalid trace id'] });
+  });
+
+  it("rejects a span whose two events exceed maxSpanBytes, and accepts it at exactly the limit", () => {
+    const span = makeSpan({ attributes: { "input.value": "x".repeat(500) } });
+    const accepted = mapSpans(batchOf([span]), CTX);
+    const size = accepted.events.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
+    expect(mapSpans(batchOf([span]), { ...CTX, maxSpanBytes: size }).rejected).toBe(0);
+    expect(mapSpans(batchOf([span]), { ...CTX, maxSpanBytes: size - 1 })).toEqual({
+      events: [],
+      rejected: 1,
+      errors: [`span "chat gpt-4o" (${SPAN_ID}): ${size} bytes, over the limit of ${size - 1}`],
+    });
+  });
+
+  it("counts UTF-8 bytes, not characters", () => {
+    const ascii = makeSpan({ attributes: { "input.value": "a".repeat(300) } });
+    const wide = makeSpan({ attributes: { "input.value": "é".repeat(300) } });
+    const size = (s: OtlpSpan) => mapSpans(batchOf([s]), CTX).events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)), 0);
+    // The value is written three times: inputs, attributes.otel.attributes, otel_dump.attributes.
+    expect(size(wide) - size(ascii)).toBe(3 * 300);
+    expect(mapSpans(batchOf([wide]), { ...CTX, maxSpanBytes: size(ascii) }).rejected).toBe(1);
+  });
+
+  it("rejects spans one by one and keeps the others", () => {
+    const spans = [
+      makeSpan({ spanId: "1111111111111111" }),
+      makeSpan({ spanId: "2222222222222222", traceId: "" }),
+      makeSpan({ spanId: "3333333333333333" }),
+      makeSpan({ spanId: "4444444444444444", endTimeUnixNano: 0n }),
+    ];
+    const result = mapSpans(batchOf(spans), CTX);
+    expect(result.events.map((e) => e.id)).toEqual(["1111111111111111", "1111111111111111", "3333333333333333", "3333333333333333"]);
+    expect(result.rejected).toBe(2);
+    expect(result.errors).toEqual([
+      'span "chat gpt-4o" (2222222222222222): invalid trace id',
+      'span "chat gpt-4o" (4444444444444444): ends before it starts',
+    ]);
+  });
+
+  it(`keeps at most ${MAX_REJECTION_REASONS} reasons but counts every rejection`, () => {
+    const spans = Array.from({ length: 25 }, () => makeSpan({ traceId: "", endTimeUnixNano: END_NS }));
+    const result = mapSpans(batchOf(spans), CTX);
+    expect([result.rejected, result.errors.length]).toEqual([25, 10]);
+  });
+
+  it("shortens long names and ids in reasons", () => {
+    const span = makeSpan({ name: "n".repeat(100), spanId: "z".repeat(100) });
+    expect(rejectionOf(span)).toEqual([`span "${"n".repeat(64)}" (${"z".repeat(64)}): invalid span id`]);
+  });
+});
