@@ -6,6 +6,11 @@ import type { Config } from "./config.js";
 import { HttpApi } from "./http/app.js";
 import { mountCallIngest } from "./ingest/callsRoutes.js";
 import { mountCallQueries } from "./query/callsRoutes.js";
+import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
+import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
+import { mountThreadQueries } from "./query/threadsRoutes.js";
+import { mountUsageRoutes } from "./query/usageRoutes.js";
+import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
 import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
@@ -69,7 +74,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let consumer: EventConsumer | null = null;
   if (runsWorker) {
     consumer = embedded ?? new KafkaEventConsumer(kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, log });
-    const writer = new CallBatchWriter(new CallsWriteRepository(store));
+    const writer = new CallBatchWriter(new CallsWriteRepository(store), [new ThreadAggregatesWriter(store)]);
     await consumer.start((events) => writer.write(events));
   }
 
@@ -81,7 +86,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const reads = new CallsReadRepository(store);
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
     if (publisher) mountCallIngest(api, publisher, reads);
-    if (runsQuery) mountCallQueries(api, { reads });
+    if (runsQuery) {
+      mountCallQueries(api, { reads, enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) } });
+      mountThreadQueries(api, { store });
+      mountCostRoutes(api, { store });
+      mountFeedbackRoutes(api, { store });
+      mountUsageRoutes(api, { store });
+    }
     mountDocs(api);
     api.installErrorHandler();
     server = await new Promise<Server>((done) => {

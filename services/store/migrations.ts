@@ -1,4 +1,7 @@
 import type { ClickHouseStore } from "./clickhouse.js";
+import { COSTS_MIGRATION } from "./costs/schema.js";
+import { FEEDBACK_MIGRATION } from "./feedback/schema.js";
+import { THREADS_MIGRATION } from "./threads/schema.js";
 
 /**
  * Versioned schema migrations. Every statement is idempotent (IF NOT EXISTS), so running
@@ -13,8 +16,7 @@ export interface Migration {
 
 const MONTH_OF_STARTED_AT = "toYYYYMM(toDateTime(intDiv(started_at, 1000000)))";
 
-export const MIGRATIONS: readonly Migration[] = [
-  {
+const CALLS_MIGRATION: Migration = {
     version: 1,
     name: "calls",
     statements: [
@@ -88,8 +90,10 @@ export const MIGRATIONS: readonly Migration[] = [
              countState() AS row_count
       FROM calls GROUP BY project_id`,
     ],
-  },
-];
+};
+
+/** Every module's migration, in version order. */
+export const MIGRATIONS: readonly Migration[] = [CALLS_MIGRATION, THREADS_MIGRATION, COSTS_MIGRATION, FEEDBACK_MIGRATION];
 
 export async function migrate(store: ClickHouseStore, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   await store.command("migrate_bootstrap", {
