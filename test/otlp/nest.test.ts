@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { lookup, MAX_KEY_DEPTH, nestDottedKeys } from "../../services/ingest/otlp/nest.js";
+import { dottedKey, lookup, MAX_KEY_DEPTH, nestDottedKeys } from "../../services/ingest/otlp/nest.js";
 
 describe("nestDottedKeys", () => {
   it("nests dotted keys", () => {
@@ -39,15 +39,15 @@ describe("lookup", () => {
   const nested = nestDottedKeys(flat);
 
   it("finds a flat key first, then a nested family", () => {
-    expect(lookup(flat, nested, "input.value")).toBe("v");
-    expect(lookup(flat, nested, "gen_ai.prompt")).toEqual({ "0": { content: "hi" } });
-    expect(lookup(flat, nested, "a.b.c")).toBe(2);
+    expect(lookup(flat, nested, dottedKey("input.value"))).toBe("v");
+    expect(lookup(flat, nested, dottedKey("gen_ai.prompt"))).toEqual({ "0": { content: "hi" } });
+    expect(lookup(flat, nested, dottedKey("a.b.c"))).toBe(2);
   });
 
   it("treats missing keys and null values as absent", () => {
-    expect(lookup(flat, nested, "missing.key")).toBeUndefined();
-    expect(lookup(flat, nested, "n")).toBeUndefined();
-    expect(lookup(flat, nested, "input.value.deeper")).toBeUndefined();
-    expect(lookup(flat, nested, "toString")).toBeUndefined();
+    expect(lookup(flat, nested, dottedKey("missing.key"))).toBeUndefined();
+    expect(lookup(flat, nested, dottedKey("n"))).toBeUndefined();
+    expect(lookup(flat, nested, dottedKey("input.value.deeper"))).toBeUndefined();
+    expect(lookup(flat, nested, dottedKey("toString"))).toBeUndefined();
   });
 });

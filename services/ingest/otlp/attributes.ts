@@ -6,7 +6,7 @@
  */
 import type { JsonObject, JsonValue } from "../../queue/events.js";
 import type { OtlpAttributes } from "./batch.js";
-import { isObject, lookup, setOwn } from "./nest.js";
+import { dottedKey, isObject, lookup, setOwn, type DottedKey } from "./nest.js";
 
 export const INPUT_KEYS = [
   "ai.prompt",
@@ -71,13 +71,27 @@ export const UNKNOWN_MODEL = "unknown";
 /** Parsed JSON-looking strings nested deeper than this stay strings (deeper JSON cannot be written back safely). */
 export const MAX_PARSED_DEPTH = 100;
 
+/* The tables with their keys split once. */
+const INPUT_PATHS = INPUT_KEYS.map(dottedKey);
+const OUTPUT_PATHS = OUTPUT_KEYS.map(dottedKey);
+const USAGE_PATHS = Object.entries(USAGE_KEYS).map(([field, keys]) => [field, keys.map(dottedKey)] as const);
+const FAMILY_PATHS = Object.entries(FAMILY_KEYS).map(([family, keys]) => [family, keys.map(dottedKey)] as const);
+const MODEL_PATHS = FAMILY_KEYS.model.map(dottedKey);
+const THREAD_ID_PATHS = THREAD_ID_KEYS.map(dottedKey);
+const REQUEST_PARAMETERS = dottedKey(REQUEST_PARAMETERS_KEY);
+const INVOCATION_PARAMETERS = dottedKey(INVOCATION_PARAMETERS_KEY);
+const DISPLAY_NAME = dottedKey(DISPLAY_NAME_KEY);
+const IS_TURN = dottedKey(IS_TURN_KEY);
+const RUN_ID = dottedKey(RUN_ID_KEY);
+const RUN_STEP = dottedKey(RUN_STEP_KEY);
+
 /** One span's attributes, flat as received and nested by their dots. */
 export interface SpanAttributes {
   readonly flat: OtlpAttributes;
   readonly nested: JsonObject;
 }
 
-export function firstPresent(attrs: SpanAttributes, keys: readonly string[]): JsonValue | undefined {
+function firstPresent(attrs: SpanAttributes, keys: readonly DottedKey[]): JsonValue | undefined {
   for (const key of keys) {
     const value = lookup(attrs.flat, attrs.nested, key);
     if (value !== undefined) return value;
@@ -122,25 +136,25 @@ function depthAtMost(value: JsonValue, limit: number): boolean {
 
 /** Call inputs are always an object: anything else is wrapped as `{value: <it>}`. */
 export function callInputs(attrs: SpanAttributes): JsonObject {
-  const found = firstPresent(attrs, INPUT_KEYS);
+  const found = firstPresent(attrs, INPUT_PATHS);
   if (found === undefined) return {};
   const value = parseJsonLooking(found);
   return isObject(value) ? value : { value };
 }
 
 export function callOutput(attrs: SpanAttributes): JsonValue {
-  const found = firstPresent(attrs, OUTPUT_KEYS);
+  const found = firstPresent(attrs, OUTPUT_PATHS);
   return found === undefined ? null : parseJsonLooking(found);
 }
 
 export function modelName(attrs: SpanAttributes): string | undefined {
-  return asText(firstPresent(attrs, FAMILY_KEYS.model));
+  return asText(firstPresent(attrs, MODEL_PATHS));
 }
 
 /** `{<model or "unknown">: {<usage field>: n}}`, or null when the span reports no usage. */
 export function callUsage(attrs: SpanAttributes): JsonObject | null {
   const usage: JsonObject = {};
-  for (const [field, keys] of Object.entries(USAGE_KEYS)) {
+  for (const [field, keys] of USAGE_PATHS) {
     for (const key of keys) {
       const n = asNumber(lookup(attrs.flat, attrs.nested, key));
       if (n !== undefined) {
@@ -158,7 +172,7 @@ export function callUsage(attrs: SpanAttributes): JsonObject | null {
 /** The mapped attribute families; absent ones are left out. */
 export function mappedFamilies(attrs: SpanAttributes): JsonObject {
   const families: JsonObject = {};
-  for (const [family, keys] of Object.entries(FAMILY_KEYS)) {
+  for (const [family, keys] of FAMILY_PATHS) {
     const value = asText(firstPresent(attrs, keys));
     if (value !== undefined) families[family] = value;
   }
@@ -169,13 +183,13 @@ export function mappedFamilies(attrs: SpanAttributes): JsonObject {
 
 function modelParameters(attrs: SpanAttributes): JsonObject {
   const parameters: JsonObject = {};
-  const invocation = lookup(attrs.flat, attrs.nested, INVOCATION_PARAMETERS_KEY);
+  const invocation = lookup(attrs.flat, attrs.nested, INVOCATION_PARAMETERS);
   if (invocation !== undefined) {
     const parsed = parseJsonLooking(invocation);
     if (isObject(parsed)) copyInto(parameters, parsed);
     else parameters["invocation_parameters"] = parsed;
   }
-  const request = lookup(attrs.flat, attrs.nested, REQUEST_PARAMETERS_KEY);
+  const request = lookup(attrs.flat, attrs.nested, REQUEST_PARAMETERS);
   if (isObject(request)) {
     const { model: _model, ...rest } = request;
     copyInto(parameters, rest);
@@ -188,23 +202,23 @@ function copyInto(target: JsonObject, source: JsonObject): void {
 }
 
 export function threadId(attrs: SpanAttributes): string | null {
-  return asText(firstPresent(attrs, THREAD_ID_KEYS)) ?? null;
+  return asText(firstPresent(attrs, THREAD_ID_PATHS)) ?? null;
 }
 
 export function displayName(attrs: SpanAttributes): string | null {
-  return asText(lookup(attrs.flat, attrs.nested, DISPLAY_NAME_KEY)) ?? null;
+  return asText(lookup(attrs.flat, attrs.nested, DISPLAY_NAME)) ?? null;
 }
 
 export function isTurn(attrs: SpanAttributes): boolean {
-  const value = lookup(attrs.flat, attrs.nested, IS_TURN_KEY);
+  const value = lookup(attrs.flat, attrs.nested, IS_TURN);
   return value === true || value === "true";
 }
 
 export function runId(attrs: SpanAttributes): string | null {
-  return asText(lookup(attrs.flat, attrs.nested, RUN_ID_KEY)) ?? null;
+  return asText(lookup(attrs.flat, attrs.nested, RUN_ID)) ?? null;
 }
 
 export function runStep(attrs: SpanAttributes): number | null {
-  const n = asNumber(lookup(attrs.flat, attrs.nested, RUN_STEP_KEY));
+  const n = asNumber(lookup(attrs.flat, attrs.nested, RUN_STEP));
   return n !== undefined && Number.isSafeInteger(n) ? n : null;
 }

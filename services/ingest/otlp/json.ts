@@ -6,7 +6,7 @@
  * `null` reads as the field's default. A value of the wrong type is an `OtlpDecodeError`
  * naming its path.
  */
-import type { JsonValue } from "../../queue/events.js";
+import type { JsonObject, JsonValue } from "../../queue/events.js";
 import {
   doubleValue,
   int64Value,
@@ -21,6 +21,7 @@ import {
   type OtlpSpanBatch,
 } from "./batch.js";
 import { OtlpDecodeError } from "./decodeError.js";
+import { setOwn } from "./nest.js";
 
 type JsonRecord = Readonly<Record<string, unknown>>;
 
@@ -121,13 +122,13 @@ function link(value: unknown, path: string): OtlpLink {
 /** A `repeated KeyValue` field. */
 function attributes(o: JsonRecord, key: string, path: string, depth = 0): OtlpAttributes {
   const items = list(o, key, path);
-  return Object.fromEntries(
-    items.map((item, i) => {
-      const at = `${path}.${key}[${i}]`;
-      const kv = record(item, at);
-      return [text(kv, "key", at), anyValue(kv["value"], `${at}.value`, depth + 1)];
-    }),
-  );
+  const out: JsonObject = {};
+  items.forEach((item, i) => {
+    const at = `${path}.${key}[${i}]`;
+    const kv = record(item, at);
+    setOwn(out, text(kv, "key", at), anyValue(kv["value"], `${at}.value`, depth + 1));
+  });
+  return out;
 }
 
 function anyValue(value: unknown, path: string, depth: number): JsonValue {

@@ -47,7 +47,7 @@ export interface MapSpansContext {
 export interface MappedSpans {
   readonly events: Array<CallStartEvent | CallEndEvent>;
   readonly rejected: number;
-  /** Reasons for the first rejections, at most `MAX_REJECTION_REASONS`. */
+  /** Reasons for the first rejections, at most `MAX_REJECTION_REASONS` (bounded; `rejected` counts all). */
   readonly errors: string[];
 }
 

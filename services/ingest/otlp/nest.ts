@@ -33,6 +33,10 @@ export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
   const root: JsonObject = {};
   const made = new Set<JsonObject>([root]);
   for (const key of Object.keys(flat).sort()) {
+    if (!key.includes(".")) {
+      setOwn(root, key, flat[key] ?? null);
+      continue;
+    }
     const parts = key.split(".");
     let node = root;
     let depth = 0;
@@ -55,15 +59,25 @@ export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
   return root;
 }
 
+/** An attribute key with its dots split once, for repeated lookups. */
+export interface DottedKey {
+  readonly key: string;
+  readonly path: readonly string[];
+}
+
+export function dottedKey(key: string): DottedKey {
+  return { key, path: key.split(".") };
+}
+
 /**
  * The value at a dotted key: the flat attribute itself when present, else what the nested
  * form holds at that path (e.g. `gen_ai.prompt` → `{"0": {role, content}}` built from
  * `gen_ai.prompt.0.role` …). Null values count as absent.
  */
-export function lookup(flat: OtlpAttributes, nested: JsonObject, key: string): JsonValue | undefined {
-  if (Object.hasOwn(flat, key)) return flat[key] ?? undefined;
+export function lookup(flat: OtlpAttributes, nested: JsonObject, key: DottedKey): JsonValue | undefined {
+  if (Object.hasOwn(flat, key.key)) return flat[key.key] ?? undefined;
   let node: JsonValue | undefined = nested;
-  for (const part of key.split(".")) {
+  for (const part of key.path) {
     if (!isObject(node)) return undefined;
     node = ownValue(node, part);
   }

@@ -5,7 +5,7 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import protobuf from "protobufjs";
-import type { JsonValue } from "../../queue/events.js";
+import type { JsonObject, JsonValue } from "../../queue/events.js";
 import {
   doubleValue,
   int64Value,
@@ -18,6 +18,7 @@ import {
   type OtlpSpanBatch,
 } from "./batch.js";
 import { OtlpDecodeError } from "./decodeError.js";
+import { setOwn } from "./nest.js";
 
 const PROTO_DIR = fileURLToPath(new URL("../../../proto/", import.meta.url));
 const PROTO_FILES = ["opentelemetry/proto/collector/trace/v1/trace_service.proto", "google/rpc/status.proto"];
@@ -190,7 +191,9 @@ function link(l: PbLink): OtlpLink {
 }
 
 function attributes(list: readonly PbKeyValue[]): OtlpAttributes {
-  return Object.fromEntries(list.map((kv) => [kv.key, anyValue(kv.value)]));
+  const out: JsonObject = {};
+  for (const kv of list) setOwn(out, kv.key, anyValue(kv.value));
+  return out;
 }
 
 function anyValue(v: PbAnyValue | null): JsonValue {
