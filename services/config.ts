@@ -17,7 +17,7 @@ export const DEFAULTS = {
   BATCH_MAX_EVENTS: 10_000,
   BATCH_MAX_WAIT_MS: 1_000,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
-  QUERY_MAX_LIMIT: 10_000,
+  WORKER_LANES: 2,
 } as const;
 
 const Role = z.enum(["all", "ingest", "worker", "query"]);
@@ -57,6 +57,7 @@ const EnvSchema = z.object({
   OTLP_MAX_SPAN_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_SPAN_BYTES),
   BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS),
   BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
+  WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),
   QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
   TRUSTED_PROXIES: list.default([]),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -5,6 +5,7 @@ import { KeyRing, localKeys } from "./auth/keys.js";
 import type { Config } from "./config.js";
 import { HttpApi } from "./http/app.js";
 import { mountCallIngest } from "./ingest/callsRoutes.js";
+import { mountOtlpIngest } from "./ingest/otlp/routes.js";
 import { mountCallQueries } from "./query/callsRoutes.js";
 import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
@@ -64,7 +65,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   if (config.ROLE !== "all" && !config.KAFKA_BROKERS) throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate roles talk through Kafka`);
   const { store, local } = await openStore(config, log);
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
-  const embedded = useKafka ? null : new InProcessQueue({ maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxBatchEvents: config.BATCH_MAX_EVENTS });
+  const embedded = useKafka ? null : new InProcessQueue({ maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
 
   const runsIngest = config.ROLE === "all" || config.ROLE === "ingest";
   const runsWorker = config.ROLE === "all" || config.ROLE === "worker";
@@ -86,6 +87,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const reads = new CallsReadRepository(store);
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
     if (publisher) mountCallIngest(api, publisher, reads);
+    if (publisher) mountOtlpIngest(api, publisher, { maxBodyBytes: config.OTLP_MAX_BODY_BYTES, maxSpanBytes: config.OTLP_MAX_SPAN_BYTES });
     if (runsQuery) {
       mountCallQueries(api, { reads, enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) } });
       mountThreadQueries(api, { store });

@@ -1,7 +1,7 @@
 import { Gauge } from "prom-client";
 import { QueueFullError, RetryableError } from "../errors.js";
 import { StoreUnavailableError } from "../store/clickhouse.js";
-import type { TraceEvent } from "./events.js";
+import { eventKey, type TraceEvent } from "./events.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
 
 interface Waiting {
@@ -13,53 +13,31 @@ interface Waiting {
 const pendingGauge = new Gauge({ name: "inprocess_queue_pending_events", help: "Events waiting for the embedded worker" });
 
 /**
- * The embedded queue: a group commit. Requests that arrive while a batch is being written
- * wait together and go out as the next batch; each publisher is answered only after its
- * events were written. Bounded: beyond `maxPendingEvents` publishing fails at once.
+ * One ordered lane of the embedded queue: a group commit. Requests that arrive while a
+ * batch is being written wait together and go out as the next batch.
  */
-export class InProcessQueue implements EventPublisher, EventConsumer {
+class GroupCommitLane {
   private waiting: Waiting[] = [];
-  private pendingEvents = 0;
-  private handler: BatchHandler | null = null;
   private inFlight: Promise<void> | null = null;
-  private closed = false;
+  private handler: BatchHandler | null = null;
 
-  constructor(private readonly options: { maxPendingEvents: number; maxBatchEvents: number }) {}
+  constructor(private readonly maxBatchEvents: number, private readonly onDone: (count: number) => void) {}
 
-  publish(events: readonly TraceEvent[]): Promise<void> {
-    if (this.closed) return Promise.reject(new RetryableError("shutting down", 5));
-    if (events.length === 0) return Promise.resolve();
-    if (this.pendingEvents + events.length > this.options.maxPendingEvents) {
-      return Promise.reject(new QueueFullError("ingest buffer full", 1));
-    }
-    return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ events, resolve, reject });
-      this.pendingEvents += events.length;
-      pendingGauge.set(this.pendingEvents);
-      this.kick();
-    });
+  push(entry: Waiting): void {
+    this.waiting.push(entry);
+    this.kick();
   }
 
-  async healthy(): Promise<boolean> {
-    return !this.closed;
-  }
-
-  async start(handler: BatchHandler): Promise<void> {
+  start(handler: BatchHandler): void {
     this.handler = handler;
     this.kick();
   }
 
-  /** Stops intake, then waits until everything accepted has been written. */
-  async shutdown(): Promise<void> {
-    this.closed = true;
+  async drain(): Promise<void> {
     while (this.inFlight || (this.waiting.length > 0 && this.handler)) {
       this.kick();
       await this.inFlight;
     }
-  }
-
-  async close(): Promise<void> {
-    await this.shutdown();
   }
 
   private kick(): void {
@@ -67,8 +45,7 @@ export class InProcessQueue implements EventPublisher, EventConsumer {
     const batch = this.takeBatch();
     const count = batch.reduce((n, w) => n + w.events.length, 0);
     this.inFlight = this.run(this.handler, batch).finally(() => {
-      this.pendingEvents -= count;
-      pendingGauge.set(this.pendingEvents);
+      this.onDone(count);
       this.inFlight = null;
       this.kick();
     });
@@ -79,7 +56,7 @@ export class InProcessQueue implements EventPublisher, EventConsumer {
     let count = 0;
     while (this.waiting.length > 0) {
       const next = this.waiting[0]!;
-      if (batch.length > 0 && count + next.events.length > this.options.maxBatchEvents) break;
+      if (batch.length > 0 && count + next.events.length > this.maxBatchEvents) break;
       batch.push(this.waiting.shift()!);
       count += next.events.length;
     }
@@ -87,9 +64,8 @@ export class InProcessQueue implements EventPublisher, EventConsumer {
   }
 
   private async run(handler: BatchHandler, batch: Waiting[]): Promise<void> {
-    const events = batch.flatMap((w) => w.events);
     try {
-      await handler(events);
+      await handler(batch.flatMap((w) => w.events));
       for (const w of batch) w.resolve();
     } catch (err) {
       if (err instanceof StoreUnavailableError || batch.length === 1) {
@@ -101,5 +77,69 @@ export class InProcessQueue implements EventPublisher, EventConsumer {
         for (const w of batch) await this.run(handler, [w]);
       }
     }
+  }
+}
+
+function laneOf(key: string, lanes: number): number {
+  let h = 0;
+  for (let i = 0; i < key.length; i++) h = (h * 31 + key.charCodeAt(i)) | 0;
+  return Math.abs(h) % lanes;
+}
+
+/**
+ * The embedded queue. Events are spread over a few lanes by call key (like Kafka
+ * partitions: the parts of one call stay in order in one lane), so one lane's batch is
+ * prepared while another's insert runs. A publisher is answered only after all of its
+ * events were written. Bounded: beyond `maxPendingEvents` publishing fails at once.
+ */
+export class InProcessQueue implements EventPublisher, EventConsumer {
+  private readonly lanes: GroupCommitLane[];
+  private pendingEvents = 0;
+  private closed = false;
+
+  constructor(private readonly options: { maxPendingEvents: number; maxBatchEvents: number; lanes?: number }) {
+    const done = (count: number) => {
+      this.pendingEvents -= count;
+      pendingGauge.set(this.pendingEvents);
+    };
+    this.lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => new GroupCommitLane(options.maxBatchEvents, done));
+  }
+
+  publish(events: readonly TraceEvent[]): Promise<void> {
+    if (this.closed) return Promise.reject(new RetryableError("shutting down", 5));
+    if (events.length === 0) return Promise.resolve();
+    if (this.pendingEvents + events.length > this.options.maxPendingEvents) {
+      return Promise.reject(new QueueFullError("ingest buffer full", 1));
+    }
+    this.pendingEvents += events.length;
+    pendingGauge.set(this.pendingEvents);
+    const perLane = new Map<number, TraceEvent[]>();
+    for (const event of events) {
+      const lane = laneOf(eventKey(event), this.lanes.length);
+      const list = perLane.get(lane);
+      if (list) list.push(event);
+      else perLane.set(lane, [event]);
+    }
+    return Promise.all(
+      [...perLane].map(([lane, laneEvents]) => new Promise<void>((resolve, reject) => this.lanes[lane]!.push({ events: laneEvents, resolve, reject }))),
+    ).then(() => undefined);
+  }
+
+  async healthy(): Promise<boolean> {
+    return !this.closed;
+  }
+
+  async start(handler: BatchHandler): Promise<void> {
+    for (const lane of this.lanes) lane.start(handler);
+  }
+
+  /** Stops intake, then waits until everything accepted has been written. */
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.lanes.map((lane) => lane.drain()));
+  }
+
+  async close(): Promise<void> {
+    await this.shutdown();
   }
 }

@@ -9,10 +9,41 @@ export interface CallsDerivedWriter {
   write(calls: readonly CallSnapshot[], deletes: readonly CallsDeleteEvent[]): Promise<void>;
 }
 
+interface Grouped {
+  readonly withStart: CallPartEvent[][];
+  readonly withoutStart: CallPartEvent[][];
+  readonly deletes: CallsDeleteEvent[];
+}
+
+function group(events: readonly TraceEvent[]): Grouped {
+  const parts = new Map<string, CallPartEvent[]>();
+  const deletes: CallsDeleteEvent[] = [];
+  for (const event of events) {
+    if (event.kind === "calls_delete") {
+      deletes.push(event);
+      continue;
+    }
+    const key = callKey(event);
+    const list = parts.get(key);
+    if (list) list.push(event);
+    else parts.set(key, [event]);
+  }
+  const withStart: CallPartEvent[][] = [];
+  const withoutStart: CallPartEvent[][] = [];
+  for (const list of parts.values()) (list.some((p) => p.kind === "call_start") ? withStart : withoutStart).push(list);
+  return { withStart, withoutStart, deletes };
+}
+
+/** Start first, then parts parked earlier, then the batch's own ends and updates. */
+function startFirst(list: readonly CallPartEvent[], parked: readonly CallPartEvent[] = []): CallPartEvent[] {
+  return [...list.filter((p) => p.kind === "call_start"), ...parked, ...list.filter((p) => p.kind !== "call_start")];
+}
+
 /**
- * Turns one batch of events into storage writes. Parts are grouped per call; calls whose
- * start is in the batch pick up parts parked earlier, the others are read back from
- * ClickHouse; every touched call is written once, as a whole new version.
+ * Turns one batch of events into storage writes. Parts are grouped per call; calls without
+ * their start in the batch are read back from ClickHouse first. Calls whose start is in the
+ * batch are written at once while parts parked before their start are looked up alongside;
+ * the rare call that had some is written again, as a higher version, before the batch ends.
  */
 export class CallBatchWriter {
   constructor(
@@ -21,55 +52,37 @@ export class CallBatchWriter {
   ) {}
 
   async write(events: readonly TraceEvent[]): Promise<void> {
-    const parts = new Map<string, CallPartEvent[]>();
-    const deletes: CallsDeleteEvent[] = [];
-    for (const event of events) {
-      if (event.kind === "calls_delete") {
-        deletes.push(event);
-        continue;
-      }
-      const key = callKey(event);
-      const list = parts.get(key) ?? [];
-      list.push(event);
-      parts.set(key, list);
-    }
-    const merged = await this.merge(parts);
-    const now = nowMicros();
-    await Promise.all([
-      this.repo.insertSnapshots(merged.snapshots.map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, now) }))),
-      this.repo.insertIndex(merged.started),
-      this.repo.insertOrphans(merged.orphans, now),
-      this.repo.insertDeletions(deletes),
-    ]);
-    for (const writer of this.derived) await writer.write(merged.snapshots, deletes);
-  }
-
-  private async merge(parts: Map<string, CallPartEvent[]>) {
-    const withStart: CallPartEvent[][] = [];
-    const withoutStart: CallPartEvent[][] = [];
-    for (const list of parts.values()) (list.some((p) => p.kind === "call_start") ? withStart : withoutStart).push(list);
-    const [orphans, existing] = await Promise.all([
-      this.repo.findOrphans(withStart.map((l) => l[0]!)),
-      this.repo.findSnapshots(withoutStart.map((l) => l[0]!)),
-    ]);
-    const snapshots: CallSnapshot[] = [];
-    const started: CallSnapshot[] = [];
+    const { withStart, withoutStart, deletes } = group(events);
+    const existing = await this.repo.findSnapshots(withoutStart.map((l) => l[0]!));
+    const started = withStart.map((list) => mergeCallParts(null, startFirst(list)).snapshot!);
+    const continued: CallSnapshot[] = [];
     const parked: OrphanPart[] = [];
-    for (const list of withStart) {
-      const key = callKey(list[0]!);
-      const start = list.filter((p) => p.kind === "call_start");
-      const rest = list.filter((p) => p.kind !== "call_start");
-      const result = mergeCallParts(null, [...start, ...(orphans.get(key) ?? []), ...rest]);
-      if (result.snapshot) {
-        snapshots.push(result.snapshot);
-        started.push(result.snapshot);
-      }
-    }
     for (const list of withoutStart) {
       const result = mergeCallParts(existing.get(callKey(list[0]!)) ?? null, list);
-      if (result.snapshot) snapshots.push(result.snapshot);
+      if (result.snapshot) continued.push(result.snapshot);
       parked.push(...result.orphans);
     }
-    return { snapshots, started, orphans: parked };
+    const now = nowMicros();
+    const [orphans] = await Promise.all([
+      this.repo.findOrphans(withStart.map((l) => l[0]!)),
+      this.repo.insertSnapshots([...started, ...continued].map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, now) }))),
+      this.repo.insertIndex(started),
+      this.repo.insertOrphans(parked, now),
+      this.repo.insertDeletions(deletes),
+    ]);
+    const final = await this.applyParked(withStart, started, orphans);
+    for (const writer of this.derived) await writer.write([...final, ...continued], deletes);
+  }
+
+  private async applyParked(withStart: CallPartEvent[][], started: CallSnapshot[], orphans: Map<string, CallPartEvent[]>): Promise<CallSnapshot[]> {
+    if (orphans.size === 0) return started;
+    const final = withStart.map((list, i) => {
+      const parkedParts = orphans.get(callKey(list[0]!));
+      return parkedParts ? mergeCallParts(null, startFirst(list, parkedParts)).snapshot! : started[i]!;
+    });
+    const later = nowMicros() + 1;
+    const rewritten = final.filter((s, i) => s !== started[i]);
+    await this.repo.insertSnapshots(rewritten.map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, later) })));
+    return final;
   }
 }

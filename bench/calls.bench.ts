@@ -1,0 +1,204 @@
+/**
+ * Calls pipeline benchmarks (issue: calls pipeline). Prints:
+ * - ingest throughput: upsert_batch of 500 parts, 8 concurrent clients, acknowledged and
+ *   queryable, with the ratio to clickhouse-client inserting the same rows from a file;
+ * - single /call/start at 500 requests/s: p50/p99 acknowledgement latency, embedded and Kafka;
+ * - reads over 1,000,000 calls in one project, with the ratio to the bare SQL;
+ * - the service's peak RSS while ingesting.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockKafka } from "../test/support/mockKafka.js";
+import { startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
+import { BENCH_AUTH, clickhouseClientMs, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+
+const CLIENTS = 8;
+const PARTS_PER_REQUEST = 500;
+const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
+const QUERY_CALLS = Number(process.env.BENCH_QUERY_CALLS ?? 1_000_000);
+const T0 = Date.UTC(2026, 9, 1);
+
+const post = (url: string, path: string, body: string) =>
+  fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: BENCH_AUTH }, body });
+
+const iso = (micros: number) => new Date(Math.floor(micros / 1000)).toISOString().replace("Z", `${String(micros % 1000).padStart(3, "0")}Z`);
+
+function batchBody(project: string, request: number): string {
+  const items: string[] = [];
+  for (let i = 0; i < PARTS_PER_REQUEST / 2; i++) {
+    const id = `r${request}-${i}`;
+    const at = T0 * 1000 + request * 1_000_000 + i * 1000;
+    items.push(
+      `{"mode":"start","req":{"start":{"project_id":"${project}","id":"${id}","op_name":"weave:///bench/ingest/op/step${i % 20}:v1","trace_id":"t${request}","parent_id":${i === 0 ? "null" : `"r${request}-0"`},"started_at":"${iso(at)}","attributes":{"env":"bench"},"inputs":{"question":"what is ${i} plus ${request}?","n":${i}}}}}`,
+      `{"mode":"end","req":{"end":{"project_id":"${project}","id":"${id}","ended_at":"${iso(at + 250_000)}","output":{"answer":${i + request}},"summary":{"usage":{"gpt-4o-mini":{"prompt_tokens":12,"completion_tokens":5,"requests":1}}}}}}`,
+    );
+  }
+  return `{"batch":[${items.join(",")}]}`;
+}
+
+async function countCalls(url: string, project: string): Promise<number> {
+  const res = await post(url, "/calls/query_stats", JSON.stringify({ project_id: project }));
+  return ((await res.json()) as { count: number }).count;
+}
+
+async function ingest(service: ServiceProcess, project: string) {
+  let next = 0;
+  let peakRss = rssMb(service.pid);
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(service.pid))), 100);
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < INGEST_REQUESTS) {
+        const n = next++;
+        for (;;) {
+          const res = await post(service.url, "/call/upsert_batch", batchBody(project, n));
+          await res.arrayBuffer();
+          if (res.status === 200) break;
+          if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    }),
+  );
+  const acked = performance.now();
+  const calls = (INGEST_REQUESTS * PARTS_PER_REQUEST) / 2;
+  while ((await countCalls(service.url, project)) < calls) await new Promise((r) => setTimeout(r, 50));
+  const queryable = performance.now();
+  clearInterval(sampler);
+  return { parts: calls * 2, ackSeconds: (acked - started) / 1000, queryableSeconds: (queryable - started) / 1000, peakRss };
+}
+
+function clickhouseClientInsertRate(ch: LocalClickHouse, database: string, project: string): number {
+  const dir = mkdtempSync(join(tmpdir(), "bench-rows-"));
+  const file = join(dir, "rows.json");
+  const cli = ["--port", String(ch.tcpPort), "--database", database];
+  const dump = spawnSync("clickhouse-client", [...cli, "-q", `SELECT * FROM calls WHERE project_id = '${project}' FORMAT JSONEachRow`], { maxBuffer: 4 << 30 });
+  writeFileSync(file, dump.stdout);
+  spawnSync("clickhouse-client", [...cli, "-q", "CREATE TABLE calls_copy AS calls"]);
+  const rows = dump.stdout.toString().split("\n").filter(Boolean).length;
+  const t = performance.now();
+  const r = spawnSync("bash", ["-c", `clickhouse-client --port ${ch.tcpPort} --database ${database} -q "INSERT INTO calls_copy FORMAT JSONEachRow" < ${file}`]);
+  const seconds = (performance.now() - t) / 1000;
+  if (r.status !== 0) throw new Error(r.stderr.toString());
+  rmSync(dir, { recursive: true, force: true });
+  return rows / seconds;
+}
+
+async function startLatency(service: ServiceProcess, project: string, rate: number, seconds: number) {
+  const latencies: number[] = [];
+  const total = rate * seconds;
+  const begin = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = begin + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const body = JSON.stringify({ start: { project_id: project, id: `lat-${i}`, op_name: "op", trace_id: `t${i}`, started_at: iso(T0 * 1000 + i), attributes: {}, inputs: { i } } });
+    const sent = performance.now();
+    pending.push(post(service.url, "/call/start", body).then(async (res) => {
+      await res.arrayBuffer();
+      if (res.status === 200) latencies.push(performance.now() - sent);
+    }));
+  }
+  await Promise.all(pending);
+  return { ...stats(latencies), ok: latencies.length, total };
+}
+
+async function seedQueryCalls(ch: LocalClickHouse, database: string, project: string): Promise<void> {
+  const sql = `INSERT INTO calls (project_id, id, trace_id, parent_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, json_paths, json_values, storage_size_bytes, version)
+    SELECT '${project}', concat('q', toString(number)), concat('t', toString(intDiv(number, 10))),
+      if(number % 10 = 0, NULL, concat('q', toString(number - number % 10))),
+      concat('weave:///bench/query/op/step', toString(number % 20), ':v1'),
+      ${T0 * 1000} + number * 1000, ${T0 * 1000} + number * 1000 + 500000,
+      '{"env":"bench"}', concat('{"n":', toString(number), ',"category":"c', toString(number % 50), '","question":"what is the answer to question ', toString(number), '?"}'),
+      '{"answer":42}', '{"usage":{"gpt-4o-mini":{"prompt_tokens":12,"completion_tokens":5,"requests":1}}}', 'bench',
+      ['attributes.env', 'inputs.n', 'inputs.category', 'inputs.question', 'output.answer', 'summary.usage.gpt-4o-mini.prompt_tokens', 'summary.usage.gpt-4o-mini.completion_tokens', 'summary.usage.gpt-4o-mini.requests'],
+      ['bench', toString(number), concat('c', toString(number % 50)), concat('what is the answer to question ', toString(number), '?'), '42', '12', '5', '1'],
+      200, 2000000000000000
+    FROM numbers(${QUERY_CALLS})`;
+  const r = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", database, "-q", sql]);
+  if (r.status !== 0) throw new Error(r.stderr.toString());
+  spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", database, "-q", "OPTIMIZE TABLE calls FINAL"]);
+}
+
+async function queries(service: ServiceProcess, ch: LocalClickHouse, database: string, project: string) {
+  const desc = [{ field: "started_at", direction: "desc" }];
+  const cases: { name: string; body: object; sql: string; path?: string }[] = [
+    {
+      name: "first page, started_at desc",
+      body: { project_id: project, limit: 100, sort_by: desc },
+      sql: `SELECT * FROM calls FINAL WHERE project_id = '${project}' ORDER BY started_at DESC LIMIT 100`,
+    },
+    {
+      name: "same, op_names filter",
+      body: { project_id: project, limit: 100, sort_by: desc, filter: { op_names: ["weave:///bench/query/op/step7:v1"] } },
+      sql: `SELECT * FROM calls FINAL WHERE project_id = '${project}' AND op_name = 'weave:///bench/query/op/step7:v1' ORDER BY started_at DESC LIMIT 100`,
+    },
+    {
+      name: "same, $expr on inputs.category",
+      body: { project_id: project, limit: 100, sort_by: desc, query: { $expr: { $eq: [{ $getField: "inputs.category" }, { $literal: "c7" }] } } },
+      sql: `SELECT * FROM calls FINAL WHERE project_id = '${project}' AND json_values[indexOf(json_paths, 'inputs.category')] = 'c7' ORDER BY started_at DESC LIMIT 100`,
+    },
+    {
+      name: "query_stats count",
+      path: "/calls/query_stats",
+      body: { project_id: project },
+      sql: `SELECT count() FROM calls FINAL WHERE project_id = '${project}'`,
+    },
+  ];
+  const rows = [];
+  for (const c of cases) {
+    const ours = stats(await timeIt(20, async () => {
+      const res = await post(service.url, c.path ?? "/calls/stream_query", JSON.stringify(c.body));
+      if (res.status !== 200) throw new Error(`${c.name}: ${res.status} ${await res.text()}`);
+      await res.text();
+    }));
+    const bare = stats(clickhouseClientMs(ch.tcpPort, database, c.sql, 10));
+    rows.push({ query: c.name, "p50 ms": ours.p50, "p99 ms": ours.p99, "bare SQL p50 ms": bare.p50, ratio: ours.p50 / bare.p50 });
+  }
+  return rows;
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "bench-calls-"));
+  const ch = await startLocalClickHouse(dir);
+  const kafka = await startMockKafka();
+  const database = "bench";
+  try {
+    const embedded = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
+    const ingestResult = await ingest(embedded, "bench/ingest");
+    const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, "bench/ingest");
+    const ourCallsPerSecond = ingestResult.parts / 2 / ingestResult.queryableSeconds;
+    printTable("Ingest: upsert_batch, 500 parts/request, 8 clients (embedded mode)", [{
+      parts: ingestResult.parts,
+      "acked parts/s": ingestResult.parts / ingestResult.ackSeconds,
+      "queryable parts/s": ingestResult.parts / ingestResult.queryableSeconds,
+      "clickhouse-client rows/s": clientRowsPerSecond,
+      "ratio (our calls/s ÷ client rows/s)": ourCallsPerSecond / clientRowsPerSecond,
+      "peak RSS MB": ingestResult.peakRss,
+    }]);
+    const embeddedLatency = await startLatency(embedded, "bench/latency", 500, 6);
+    await embedded.stop();
+
+    const viaKafka = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir, KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC: "bench-latency", BATCH_MAX_WAIT_MS: "200" });
+    const kafkaLatency = await startLatency(viaKafka, "bench/latency-kafka", 500, 6);
+    await viaKafka.stop();
+    printTable("Single /call/start at 500 requests/s for 6 s: acknowledgement latency", [
+      { mode: "embedded (acked = in ClickHouse)", "p50 ms": embeddedLatency.p50, "p99 ms": embeddedLatency.p99, ok: embeddedLatency.ok, sent: embeddedLatency.total },
+      { mode: "Kafka (acked = acks=all)", "p50 ms": kafkaLatency.p50, "p99 ms": kafkaLatency.p99, ok: kafkaLatency.ok, sent: kafkaLatency.total },
+    ]);
+
+    await seedQueryCalls(ch, database, "bench/query");
+    const reader = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
+    printTable(`Reads over ${QUERY_CALLS.toLocaleString("en")} calls in one project (20 runs, HTTP end to end)`, await queries(reader, ch, database, "bench/query"));
+    await reader.stop();
+  } finally {
+    await kafka.stop();
+    await ch.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

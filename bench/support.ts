@@ -1,0 +1,96 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { freePort } from "../services/store/localServer.js";
+
+/** Shared pieces of the benchmarks: a service process, timing statistics, printing. */
+export const BENCH_KEY = "bench-key-0123456789abcdef";
+export const BENCH_AUTH = `Basic ${Buffer.from(`api:${BENCH_KEY}`).toString("base64")}`;
+
+export interface ServiceProcess {
+  readonly url: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]),
+      ...env,
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      // starting
+    }
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error("service did not start");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((done) => {
+        child.once("exit", () => done());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+export function percentile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+export function stats(samples: readonly number[]): { p50: number; p99: number; mean: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
+}
+
+export async function timeIt(runs: number, fn: () => Promise<unknown>): Promise<number[]> {
+  await fn();
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+/** Runs a query through clickhouse-client and returns the server-reported elapsed ms. */
+export function clickhouseClientMs(tcpPort: number, database: string, sql: string, runs: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const r = spawnSync("clickhouse-client", ["--port", String(tcpPort), "--database", database, "--time", "--format", "Null", "-q", sql], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`clickhouse-client failed: ${r.stderr}`);
+    if (i > 0) out.push(Number(r.stderr.trim().split("\n").pop()) * 1000);
+  }
+  return out;
+}
+
+export function printTable(title: string, rows: Record<string, string | number>[]): void {
+  console.log(`\n## ${title}`);
+  if (rows.length === 0) return;
+  const keys = Object.keys(rows[0]!);
+  const fmt = (v: string | number) => (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(1)) : v);
+  const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => fmt(r[k] ?? "").length)));
+  console.log(keys.map((k, i) => k.padEnd(widths[i]!)).join("  "));
+  for (const r of rows) console.log(keys.map((k, i) => fmt(r[k] ?? "").padEnd(widths[i]!)).join("  "));
+}
