@@ -62,7 +62,9 @@ function resolveKeys(config: Config, log: Logger): { ring: KeyRing; printed: str
 
 /** Wires the roles this process runs. Each dependency is made here and passed down. */
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
-  if (config.ROLE !== "all" && !config.KAFKA_BROKERS) throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate roles talk through Kafka`);
+  if ((config.ROLE === "ingest" || config.ROLE === "worker") && !config.KAFKA_BROKERS) {
+    throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate roles talk through Kafka`);
+  }
   const { store, local } = await openStore(config, log);
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
   const embedded = useKafka ? null : new InProcessQueue({ maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, DEFAULTS, loadConfig } from "../services/config.js";
+
+describe("configuration", () => {
+  it("fills every default from named constants", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ ROLE: "all", PORT: DEFAULTS.PORT, DATA_DIR: "./data", BATCH_MAX_EVENTS: DEFAULTS.BATCH_MAX_EVENTS, WORKER_LANES: 2 });
+    expect(config.CLICKHOUSE_URL).toBeUndefined();
+    expect(config.KAFKA_BROKERS).toBeUndefined();
+  });
+
+  it("coerces numbers and splits lists", () => {
+    const config = loadConfig({ PORT: "9000", KAFKA_BROKERS: "a:9092, b:9092", TRUSTED_PROXIES: "10.0.0.1" });
+    expect(config.PORT).toBe(9000);
+    expect(config.KAFKA_BROKERS).toEqual(["a:9092", "b:9092"]);
+    expect(config.TRUSTED_PROXIES).toEqual(["10.0.0.1"]);
+  });
+
+  it("names the variable that is wrong", () => {
+    expect(() => loadConfig({ PORT: "eighty" })).toThrow(/PORT/);
+    expect(() => loadConfig({ ROLE: "everything" })).toThrow(/ROLE/);
+    expect(() => loadConfig({ CLICKHOUSE_URL: "not a url" })).toThrow(/CLICKHOUSE_URL/);
+    expect(() => loadConfig({ CLICKHOUSE_DATABASE: "drop table" })).toThrow(/CLICKHOUSE_DATABASE/);
+  });
+
+  it("parses AUTH_KEYS as a JSON array of keys and rejects short keys or bad JSON", () => {
+    const config = loadConfig({ AUTH_KEYS: JSON.stringify([{ key: "k".repeat(20), username: "u", entities: ["acme"] }]) });
+    expect(config.AUTH_KEYS).toEqual([{ key: "k".repeat(20), username: "u", entities: ["acme"] }]);
+    expect(() => loadConfig({ AUTH_KEYS: "[{" })).toThrow(ConfigError);
+    expect(() => loadConfig({ AUTH_KEYS: JSON.stringify([{ key: "short", username: "u", entities: ["a"] }]) })).toThrow(/AUTH_KEYS/);
+  });
+});
