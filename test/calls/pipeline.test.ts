@@ -250,3 +250,10 @@ describe("service endpoints", () => {
     expect(page).toContain("/calls/stream_query");
   });
 });
+
+describe("forwarded addresses", () => {
+  it("ignores X-Forwarded-For from a peer that is not a trusted proxy", async () => {
+    const res = await api.get("/geolocate", { "x-forwarded-for": "8.8.8.8" });
+    expect(((await res.json()) as { ip: string }).ip).toBe("127.0.0.1");
+  });
+});
