@@ -17,6 +17,17 @@ export interface HttpOptions {
 
 const ANONYMOUS: Principal = { username: "anonymous", entities: new Set() };
 
+/**
+ * Writes an operation's own error body (e.g. OTLP's `google.rpc.Status`) for an answer
+ * whose status and headers `errorAnswer` already chose.
+ */
+export type ErrorRenderer = (answer: ErrorAnswer, err: unknown, req: Request, res: Response) => void;
+
+export interface MountOptions {
+  /** Errors of this operation (auth included) are answered with this body instead of `detail`. */
+  readonly renderError?: ErrorRenderer;
+}
+
 function parseBasicAuth(header: string | undefined): string | null {
   if (!header) return null;
   const [scheme, value] = header.split(" ", 2);
@@ -47,7 +58,7 @@ export class HttpApi {
   }
 
   /** Mounts one operation: auth, body parse, zod validation, handler, JSON answer. */
-  mount<Req extends z.ZodType, Res extends z.ZodType>(op: Operation<Req, Res>, handler: Handler<Req, Res>): void {
+  mount<Req extends z.ZodType, Res extends z.ZodType>(op: Operation<Req, Res>, handler: Handler<Req, Res>, options: MountOptions = {}): void {
     this.operations.push(op as unknown as Operation);
     const parsers = op.rawBody || op.method === "get" || op.method === "delete" ? [] : [this.jsonBody()];
     this.app[op.method](op.path, ...parsers, async (req: Request, res: Response, next: NextFunction) => {
@@ -66,7 +77,8 @@ export class HttpApi {
         const result = await handler(input as z.output<Req>, ctx);
         if (!res.headersSent && result !== undefined) res.status(200).json(result);
       } catch (err) {
-        next(err);
+        if (options.renderError) this.answerError(err, req, res, options.renderError);
+        else next(err);
       }
     });
   }
@@ -91,19 +103,24 @@ export class HttpApi {
   /** Must be installed after every route: maps typed errors to answers. */
   installErrorHandler(): void {
     this.app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-      const answer = errorAnswer(err);
-      if (answer.status >= 500) this.options.log.error({ err, path: req.path }, "request failed");
-      if (res.headersSent) {
-        res.end();
-        return;
-      }
-      for (const [k, v] of Object.entries(answer.headers ?? {})) res.setHeader(k, v);
-      res.status(answer.status).json(answer.body);
+      this.answerError(err, req, res, (answer) => res.json(answer.body));
     });
+  }
+
+  private answerError(err: unknown, req: Request, res: Response, render: ErrorRenderer): void {
+    const answer = errorAnswer(err);
+    if (answer.status >= 500) this.options.log.error({ err, path: req.path }, "request failed");
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    for (const [k, v] of Object.entries(answer.headers ?? {})) res.setHeader(k, v);
+    res.status(answer.status);
+    render(answer, err, req, res);
   }
 }
 
-interface ErrorAnswer {
+export interface ErrorAnswer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;

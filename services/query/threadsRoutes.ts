@@ -1,5 +1,34 @@
+import { ThreadSchema, ThreadsQueryReq } from "../contract/threads.js";
 import type { HttpApi } from "../http/app.js";
+import { operation } from "../http/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
+import { toThreadView, type ThreadRow } from "../store/threads/threadRows.js";
+import { ThreadsReadRepository } from "../store/threads/threadsRead.js";
+import { writeStream } from "./jsonLines.js";
+
+const TAG = "Threads";
+
+export const threadsStreamQueryOp = operation({
+  id: "threads_stream_query",
+  method: "post",
+  path: "/threads/stream_query",
+  summary: "Query threads (figures over their turn calls), streamed as JSON lines",
+  tag: TAG,
+  request: ThreadsQueryReq,
+  response: ThreadSchema,
+  streamed: true,
+});
+
+async function* views(rows: AsyncIterable<ThreadRow>) {
+  for await (const row of rows) yield toThreadView(row);
+}
 
 /** POST /threads/stream_query. */
-export function mountThreadQueries(_api: HttpApi, _deps: { store: ClickHouseStore }): void {}
+export function mountThreadQueries(api: HttpApi, deps: { store: ClickHouseStore }): void {
+  const reads = new ThreadsReadRepository(deps.store);
+  api.mount(threadsStreamQueryOp, async (req, ctx) => {
+    ctx.project(req.project_id);
+    const rows = reads.stream({ projectId: req.project_id, filter: req.filter, sortBy: req.sort_by, limit: req.limit, offset: req.offset });
+    await writeStream(ctx.res, ctx.req.headers.accept, views(rows));
+  });
+}

@@ -1,5 +1,58 @@
+import { CallStatsReq, CallStatsRes, CallsUsageReq, DEFAULT_USAGE_LIMIT, TraceUsageReq, UsageRes } from "../contract/usage.js";
 import type { HttpApi } from "../http/app.js";
+import { operation } from "../http/operation.js";
+import { microsToIso } from "../store/calls/callRows.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
+import { CostsRepository } from "../store/costs/costsRepository.js";
+import { DEFAULT_CALL_METRICS, DEFAULT_USAGE_METRICS, StatsRepository } from "../store/usage/statsRead.js";
+import { resolveStatsWindow } from "../store/usage/statsWindow.js";
+import { UsageRepository } from "../store/usage/usageRead.js";
+
+const TAG = "Calls";
+
+export const callsUsageOp = operation({ id: "calls_usage", method: "post", path: "/calls/usage", summary: "Usage per model of calls, their descendants included", tag: TAG, request: CallsUsageReq, response: UsageRes });
+export const traceUsageOp = operation({ id: "trace_usage", method: "post", path: "/trace/usage", summary: "Usage per model of the calls a filter matches, their descendants included", tag: TAG, request: TraceUsageReq, response: UsageRes });
+export const callsStatsOp = operation({ id: "calls_stats", method: "post", path: "/calls/stats", summary: "Call and usage statistics in time buckets", tag: TAG, request: CallStatsReq, response: CallStatsRes });
 
 /** POST /calls/usage, /trace/usage, /calls/stats. */
-export function mountUsageRoutes(_api: HttpApi, _deps: { store: ClickHouseStore }): void {}
+export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {
+  const costs = new CostsRepository(deps.store);
+  const usage = new UsageRepository(deps.store, costs);
+  const stats = new StatsRepository(deps.store);
+
+  api.mount(callsUsageOp, async (req, ctx) => {
+    ctx.project(req.project_id);
+    return usage.callsUsage({ projectId: req.project_id, callIds: req.call_ids, includeCosts: !!req.include_costs, limit: req.limit ?? DEFAULT_USAGE_LIMIT });
+  });
+
+  api.mount(traceUsageOp, async (req, ctx) => {
+    ctx.project(req.project_id);
+    return usage.traceUsage({
+      projectId: req.project_id,
+      filter: req.filter,
+      query: req.query,
+      includeCosts: !!req.include_costs,
+      limit: req.limit ?? DEFAULT_USAGE_LIMIT,
+    });
+  });
+
+  api.mount(callsStatsOp, async (req, ctx) => {
+    ctx.project(req.project_id);
+    const window = resolveStatsWindow(req, Date.now() * 1000);
+    const usageMetrics = req.usage_metrics ?? DEFAULT_USAGE_METRICS;
+    const callMetrics = req.call_metrics ?? DEFAULT_CALL_METRICS;
+    if (usageMetrics.some((m) => m.metric.endsWith("_cost"))) await costs.syncDefaults();
+    const [usage_buckets, call_buckets] = await Promise.all([
+      stats.usageBuckets(req.project_id, req.filter, window, usageMetrics),
+      stats.callBuckets(req.project_id, req.filter, window, callMetrics),
+    ]);
+    return {
+      start: microsToIso(window.startMicros),
+      end: microsToIso(window.endMicros),
+      granularity: window.granularitySeconds,
+      timezone: window.timezone,
+      usage_buckets,
+      call_buckets,
+    };
+  });
+}

@@ -216,7 +216,7 @@ describe("a multi-span agent trace with GenAI attributes", () => {
     // NodeTracerProvider (sdk-trace-node) with a BatchSpanProcessor: one export for the whole trace.
     const provider = new NodeTracerProvider({
       resource: resourceFromAttributes({ "service.name": "travel-agent" }),
-      spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: 512, scheduledDelayMillis: 60_000 })],
+      spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: 512, scheduledDelayMillis: 50 })],
     });
     const tracer: Tracer = provider.getTracer("agent.framework", "0.9.0");
     const T = 1_767_312_000;

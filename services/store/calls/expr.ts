@@ -1,6 +1,6 @@
 import type { ContainsOperation, ConvertTarget, JsonValue, Operand, Operation, Query } from "../../contract/queryExpr.js";
 import type { ParamBuilder } from "../sql.js";
-import { resolveCallField, type CallFieldKind } from "./fields.js";
+import { resolveCallField, type CallField, type CallFieldKind } from "./fields.js";
 
 /**
  * Compiles a `query` expression to one SQL boolean over the FINAL row of `calls`, for a
@@ -52,41 +52,44 @@ interface LiteralTerm {
 }
 type Term = SqlTerm | LiteralTerm;
 
-export function compileQuery(query: Query, pb: ParamBuilder): string {
-  return compileOperation(query.$expr, pb, 0);
+/** Resolves a `$getField` path to its SQL: the call fields by default, another whitelist for other tables. */
+export type FieldResolver = (path: string, pb: ParamBuilder) => CallField;
+
+export function compileQuery(query: Query, pb: ParamBuilder, resolve: FieldResolver = resolveCallField): string {
+  return compileOperation(query.$expr, pb, 0, resolve);
 }
 
-function compileOperation(op: Operation, pb: ParamBuilder, depth: number): string {
+function compileOperation(op: Operation, pb: ParamBuilder, depth: number, resolve: FieldResolver): string {
   if (depth > MAX_DEPTH) throw new InvalidQueryError(`query nested deeper than ${MAX_DEPTH} levels`);
   const next = depth + 1;
-  if ("$and" in op) return junction("AND", op.$and, pb, next);
-  if ("$or" in op) return junction("OR", op.$or, pb, next);
+  if ("$and" in op) return junction("AND", op.$and, pb, next, resolve);
+  if ("$or" in op) return junction("OR", op.$or, pb, next, resolve);
   if ("$not" in op) {
     const [inner] = op.$not;
     if (op.$not.length !== 1 || inner === undefined) throw new InvalidQueryError("$not takes exactly one operand");
-    return `(NOT ${asBool(compileOperand(inner, pb, next), pb)})`;
+    return `(NOT ${asBool(compileOperand(inner, pb, next, resolve), pb)})`;
   }
   if ("$eq" in op) {
     const [a, b] = pair("$eq", op.$eq);
-    return equal(compileOperand(a, pb, next), compileOperand(b, pb, next), pb);
+    return equal(compileOperand(a, pb, next, resolve), compileOperand(b, pb, next, resolve), pb);
   }
   if ("$gt" in op) {
     const [a, b] = pair("$gt", op.$gt);
-    return order(">", compileOperand(a, pb, next), compileOperand(b, pb, next), pb);
+    return order(">", compileOperand(a, pb, next, resolve), compileOperand(b, pb, next, resolve), pb);
   }
   if ("$gte" in op) {
     const [a, b] = pair("$gte", op.$gte);
-    return order(">=", compileOperand(a, pb, next), compileOperand(b, pb, next), pb);
+    return order(">=", compileOperand(a, pb, next, resolve), compileOperand(b, pb, next, resolve), pb);
   }
   if ("$in" in op) {
     const [needle, list] = op.$in;
     if (op.$in.length !== 2 || !Array.isArray(list)) throw new InvalidQueryError("$in takes [operand, [operands...]]");
-    const term = compileOperand(needle, pb, next);
+    const term = compileOperand(needle, pb, next, resolve);
     if (list.length === 0) return "0";
-    const parts = list.map((item) => equal(term, compileOperand(item, pb, next), pb));
+    const parts = list.map((item) => equal(term, compileOperand(item, pb, next, resolve), pb));
     return parts.length === 1 ? (parts[0] as string) : `(${parts.join(" OR ")})`;
   }
-  if ("$contains" in op) return contains(op.$contains, pb, next);
+  if ("$contains" in op) return contains(op.$contains, pb, next, resolve);
   throw new InvalidQueryError(`unknown operation: ${Object.keys(op).join(", ")}`);
 }
 
@@ -96,21 +99,21 @@ function pair(name: string, operands: readonly Operand[]): [Operand, Operand] {
   return [a, b];
 }
 
-function junction(word: "AND" | "OR", operands: readonly Operand[], pb: ParamBuilder, depth: number): string {
+function junction(word: "AND" | "OR", operands: readonly Operand[], pb: ParamBuilder, depth: number, resolve: FieldResolver): string {
   if (operands.length === 0) throw new InvalidQueryError(`$${word.toLowerCase()} needs at least one operand`);
-  const parts = operands.map((operand) => asBool(compileOperand(operand, pb, depth), pb));
+  const parts = operands.map((operand) => asBool(compileOperand(operand, pb, depth, resolve), pb));
   return parts.length === 1 ? (parts[0] as string) : `(${parts.join(` ${word} `)})`;
 }
 
-function compileOperand(operand: Operand, pb: ParamBuilder, depth: number): Term {
+function compileOperand(operand: Operand, pb: ParamBuilder, depth: number, resolve: FieldResolver): Term {
   if (depth > MAX_DEPTH) throw new InvalidQueryError(`query nested deeper than ${MAX_DEPTH} levels`);
   if ("$literal" in operand) return { tag: "literal", value: operand.$literal };
   if ("$getField" in operand) {
-    const field = resolveCallField(operand.$getField, pb);
+    const field = resolve(operand.$getField, pb);
     return { tag: "sql", sql: field.sql, kind: field.kind, nullable: field.nullable };
   }
-  if ("$convert" in operand) return convert(compileOperand(operand.$convert.input, pb, depth + 1), operand.$convert.to, pb);
-  return { tag: "sql", sql: compileOperation(operand, pb, depth), kind: "bool", nullable: false };
+  if ("$convert" in operand) return convert(compileOperand(operand.$convert.input, pb, depth + 1, resolve), operand.$convert.to, pb);
+  return { tag: "sql", sql: compileOperation(operand, pb, depth, resolve), kind: "bool", nullable: false };
 }
 
 // ---- comparisons -------------------------------------------------------------------
@@ -264,9 +267,9 @@ function parseIsoMicros(text: string): number {
 
 // ---- contains, convert, bool -------------------------------------------------------
 
-function contains(spec: ContainsOperation["$contains"], pb: ParamBuilder, depth: number): string {
-  const input = textOf(compileOperand(spec.input, pb, depth), pb, "input");
-  const substr = textOf(compileOperand(spec.substr, pb, depth), pb, "substr");
+function contains(spec: ContainsOperation["$contains"], pb: ParamBuilder, depth: number, resolve: FieldResolver): string {
+  const input = textOf(compileOperand(spec.input, pb, depth, resolve), pb, "input");
+  const substr = textOf(compileOperand(spec.substr, pb, depth, resolve), pb, "substr");
   const fn = spec.case_insensitive === true ? "positionCaseInsensitiveUTF8" : "positionUTF8";
   return definite(`${fn}(${input.sql}, ${substr.sql}) > 0`, input.nullable || substr.nullable);
 }

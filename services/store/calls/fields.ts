@@ -1,5 +1,7 @@
 import type { ParamBuilder } from "../sql.js";
+import { isCostsField, resolveCostsField } from "../costs/costFields.js";
 import { JSON_PARTS, MAX_JSON_DEPTH } from "./flatten.js";
+import { resolveCallFeedbackField } from "../feedback/callFields.js";
 
 /**
  * The whitelist of call fields that filters and sorts may name. Each definition renders
@@ -82,6 +84,10 @@ export function resolveCallField(path: string, pb: ParamBuilder): CallField {
   if (column) return { sql: path, kind: column.kind, nullable: column.nullable };
   const computed = Object.hasOwn(COMPUTED, path) ? COMPUTED[path] : undefined;
   if (computed) return computed(pb);
+  // `summary.weave.costs_total` and `summary.weave.costs.<model>.<figure>`: see costs/costFields.ts.
+  if (isCostsField(path)) return resolveCostsField(path, pb);
+  // `feedback.[<type>].<field>`: from the call's feedback (feedback/callFields.ts).
+  if (path.startsWith("feedback.")) return resolveCallFeedbackField(path, pb);
 
   if (path.length > MAX_PATH_CHARS) throw new InvalidFieldError(`field path longer than ${MAX_PATH_CHARS} characters`);
   const segments = path.split(".");

@@ -1,0 +1,113 @@
+/**
+ * `POST /otel/v1/traces`: OTLP/HTTP trace export (protobuf or JSON, identity, gzip or
+ * deflate). Spans become call parts on the same queue as the Weave calls API; the answer
+ * is given only after the queue made them durable. Every answer, errors included, is in
+ * the request's content type: `ExportTraceServiceResponse` on success, `google.rpc.Status`
+ * otherwise (never the `detail` shape of the rest of the API).
+ */
+import type { Request, Response } from "express";
+import { ExportTraceServiceResponse } from "../../contract/otlp.js";
+import { ProjectId } from "../../contract/common.js";
+import { ClientError } from "../../errors.js";
+import type { ErrorAnswer, HttpApi } from "../../http/app.js";
+import { operation } from "../../http/operation.js";
+import type { EventPublisher } from "../../queue/queue.js";
+import { readBody, requestEncoding, requestFormat } from "./body.js";
+import { decodeJsonRequest, decodeProtobufRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "./decode.js";
+import { mapSpans, type MappedSpans } from "./mapSpan.js";
+
+export interface OtlpLimits {
+  /** Limit on the body after decompression (and on the bytes received). */
+  readonly maxBodyBytes: number;
+  /** Limit on one span's call parts, as JSON. */
+  readonly maxSpanBytes: number;
+}
+
+export const PROJECT_HEADER = "project_id";
+
+export const otlpTracesOp = operation({
+  id: "otel_export_traces",
+  method: "post",
+  path: "/otel/v1/traces",
+  summary: "OTLP/HTTP trace export: spans become calls (project named by the `project_id` header)",
+  tag: "OpenTelemetry",
+  response: ExportTraceServiceResponse,
+  rawBody: "application/x-protobuf or application/json (ExportTraceServiceRequest), optionally gzip or deflate",
+});
+
+const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
+
+/** gRPC status codes for the `code` of a `google.rpc.Status` body, by HTTP status. */
+const GRPC_CODES: Record<number, number> = {
+  400: 3, // INVALID_ARGUMENT
+  401: 16, // UNAUTHENTICATED
+  403: 7, // PERMISSION_DENIED
+  404: 5, // NOT_FOUND
+  413: 3, // INVALID_ARGUMENT: too large, do not retry
+  415: 12, // UNIMPLEMENTED
+  429: 8, // RESOURCE_EXHAUSTED
+  503: 14, // UNAVAILABLE
+};
+const GRPC_INTERNAL = 13;
+
+/** Shown in a partial success after the listed reasons when more spans were rejected. */
+function partialSuccess(mapped: MappedSpans): PartialSuccess | undefined {
+  if (mapped.rejected === 0) return undefined;
+  const more = mapped.rejected - mapped.errors.length;
+  const reasons = mapped.errors.join("; ") + (more > 0 ? `; and ${more} more` : "");
+  return { rejected_spans: mapped.rejected, error_message: `${mapped.rejected} spans rejected: ${reasons}` };
+}
+
+/** Errors are answered in the request's format when it names one, else in JSON. */
+function answerFormat(req: Request): OtlpFormat {
+  return requestFormat(req.headers["content-type"]) ?? "json";
+}
+
+function send(res: Response, format: OtlpFormat, body: Buffer | string): void {
+  res.setHeader("Content-Type", CONTENT_TYPES[format]);
+  res.end(body);
+}
+
+function renderStatus(answer: ErrorAnswer, err: unknown, req: Request, res: Response): void {
+  const detail = (answer.body as { detail?: unknown } | null)?.detail;
+  const message = typeof detail === "string" ? detail : answer.status < 500 && err instanceof Error ? err.message : "internal error";
+  const format = answerFormat(req);
+  send(res, format, encodeStatus(format, GRPC_CODES[answer.status] ?? GRPC_INTERNAL, message));
+}
+
+function projectHeader(req: Request): string {
+  const raw = req.headers[PROJECT_HEADER];
+  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  if (!value) throw new ClientError(400, `the ${PROJECT_HEADER} header is required: ${PROJECT_HEADER}: <entity>/<project>`);
+  if (!ProjectId.safeParse(value).success) throw new ClientError(400, `the ${PROJECT_HEADER} header must be <entity>/<project>, got ${JSON.stringify(value.slice(0, 200))}`);
+  return value;
+}
+
+function decode(format: OtlpFormat, body: Buffer): OtlpSpanBatch {
+  if (body.length === 0) return { resources: [] };
+  return format === "protobuf" ? decodeProtobufRequest(body) : decodeJsonRequest(body);
+}
+
+export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher, limits: OtlpLimits): void {
+  api.mount(
+    otlpTracesOp,
+    async (_input, ctx) => {
+      const { req, res } = ctx;
+      const projectId = ctx.project(projectHeader(req));
+      const format = requestFormat(req.headers["content-type"]);
+      if (!format) {
+        throw new ClientError(415, `unsupported content type ${JSON.stringify(req.headers["content-type"] ?? "")}: send application/x-protobuf or application/json`);
+      }
+      const encoding = requestEncoding(req.headers["content-encoding"]);
+      if (!encoding) {
+        throw new ClientError(415, `unsupported content encoding ${JSON.stringify(req.headers["content-encoding"])}: send gzip, deflate or identity`);
+      }
+      const body = await readBody(req, encoding, limits.maxBodyBytes);
+      const mapped = mapSpans(decode(format, body), { project_id: projectId, wb_user_id: ctx.principal.username, maxSpanBytes: limits.maxSpanBytes });
+      if (mapped.events.length > 0) await publisher.publish(mapped.events);
+      res.status(200);
+      send(res, format, encodeExportResponse(format, partialSuccess(mapped)));
+    },
+    { renderError: renderStatus },
+  );
+}

@@ -1,0 +1,152 @@
+import type { CallsFilter } from "../../contract/calls.js";
+import type { Query } from "../../contract/queryExpr.js";
+import { ClientError } from "../../errors.js";
+import { whereClause } from "../calls/callsQuery.js";
+import type { ClickHouseStore } from "../clickhouse.js";
+import type { CostsRepository } from "../costs/costsRepository.js";
+import { usageOfSummary, type PriceBook } from "../costs/pricing.js";
+import { ParamBuilder, type BuiltQuery } from "../sql.js";
+import { rollUpUsage, type CallUsage, type UsageCall, type UsageRollup } from "./usageRollup.js";
+
+/** At most this many trace ids go into one read (the SQL text stays small). */
+const TRACES_PER_READ = 1000;
+
+export interface UsageRequest {
+  readonly projectId: string;
+  readonly includeCosts: boolean;
+  /** The most calls read at once: a batch of whole traces. */
+  readonly limit: number;
+}
+
+/** A trace holds more calls than the request's limit: the client must raise the limit (413). */
+export class UsageLimitError extends ClientError {
+  constructor(traceId: string, calls: number, limit: number) {
+    super(413, `trace ${traceId} holds ${calls} calls, more than the limit of ${limit}; raise limit to read it`);
+  }
+}
+
+interface TraceSpan {
+  trace_id: string;
+  lo: string | number;
+  hi: string | number;
+  calls: string | number;
+}
+
+interface UsageRowJson {
+  id: string;
+  parent_id: string | null;
+  started_at: string | number;
+  ended_at: string | number | null;
+  summary: string | null;
+}
+
+/**
+ * Reads for `/calls/usage` and `/trace/usage`.
+ *
+ * Plan: (1) the traces that hold the wanted calls, with their started_at span and size,
+ * from `call_index` (keyed by project and id: the trace filter reads the project's index,
+ * a few columns); (2) per batch of whole traces of at most `limit` calls together, the
+ * calls of those traces from `calls FINAL`, narrowed by the batch's started_at span (the
+ * sort key) and the trace ids, deleted calls left out; (3) the roll-up in memory
+ * (usageRollup.ts). A trace larger than `limit` is refused (413) rather than cut.
+ */
+export class UsageRepository {
+  constructor(private readonly store: ClickHouseStore, private readonly costs: CostsRepository) {}
+
+  async callsUsage(req: UsageRequest & { readonly callIds: readonly string[] }): Promise<UsageRollup> {
+    const ids = [...new Set(req.callIds)];
+    const empty = Object.fromEntries(ids.map((id) => [id, {} as CallUsage]));
+    if (ids.length === 0) return { call_usage: {}, unfinished_call_ids: [] };
+    const pb = new ParamBuilder();
+    const project = pb.str(req.projectId);
+    const traces = `(SELECT trace_id FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})`;
+    const result = await this.rollUp(req, await this.traceSpans({ sql: spansSql(project, traces), params: pb.params }), ids);
+    return { call_usage: { ...empty, ...result.call_usage }, unfinished_call_ids: result.unfinished_call_ids };
+  }
+
+  async traceUsage(req: UsageRequest & { readonly filter?: CallsFilter | null; readonly query?: Query | null }): Promise<UsageRollup> {
+    const spec = { projectId: req.projectId, filter: req.filter, query: req.query };
+    const pb = new ParamBuilder();
+    const matched = await this.store.rows<{ id: string }>("usage_trace_matches", {
+      sql: `SELECT id FROM calls FINAL WHERE ${whereClause(spec, pb)} ORDER BY started_at, id LIMIT ${pb.count(req.limit + 1)}`,
+      params: pb.params,
+    });
+    if (matched.length > req.limit) {
+      throw new ClientError(413, `more than ${req.limit} calls match; narrow the filter or raise limit`);
+    }
+    if (matched.length === 0) return { call_usage: {}, unfinished_call_ids: [] };
+    const spans = new ParamBuilder();
+    const project = spans.str(req.projectId);
+    const traces = `(SELECT trace_id FROM calls FINAL WHERE ${whereClause(spec, spans)})`;
+    return this.rollUp(req, await this.traceSpans({ sql: spansSql(project, traces), params: spans.params }), matched.map((m) => m.id));
+  }
+
+  private async traceSpans(query: BuiltQuery): Promise<{ traceId: string; lo: number; hi: number; calls: number }[]> {
+    const rows = await this.store.rows<TraceSpan>("usage_trace_spans", query);
+    return rows.map((r) => ({ traceId: r.trace_id, lo: Number(r.lo), hi: Number(r.hi), calls: Number(r.calls) })).sort((a, b) => a.lo - b.lo);
+  }
+
+  /** Batches whole traces up to `limit` calls, reads and rolls each batch up. */
+  private async rollUp(req: UsageRequest, spans: { traceId: string; lo: number; hi: number; calls: number }[], roots: readonly string[]): Promise<UsageRollup> {
+    const batches: (typeof spans)[] = [];
+    let current: typeof spans = [];
+    let size = 0;
+    for (const span of spans) {
+      if (span.calls > req.limit) throw new UsageLimitError(span.traceId, span.calls, req.limit);
+      if (current.length > 0 && (size + span.calls > req.limit || current.length >= TRACES_PER_READ)) {
+        batches.push(current);
+        current = [];
+        size = 0;
+      }
+      current.push(span);
+      size += span.calls;
+    }
+    if (current.length > 0) batches.push(current);
+
+    const call_usage: Record<string, CallUsage> = {};
+    const unfinished: string[] = [];
+    for (const batch of batches) {
+      const calls = await this.readCalls(req.projectId, batch);
+      const book = req.includeCosts ? await this.priceBook(req.projectId, calls) : null;
+      const part = rollUpUsage(calls, roots, book);
+      Object.assign(call_usage, part.call_usage);
+      unfinished.push(...part.unfinished_call_ids);
+    }
+    return { call_usage, unfinished_call_ids: unfinished.sort() };
+  }
+
+  private async readCalls(projectId: string, batch: readonly { traceId: string; lo: number; hi: number }[]): Promise<UsageCall[]> {
+    const pb = new ParamBuilder();
+    const project = pb.str(projectId);
+    const lo = Math.min(...batch.map((b) => b.lo));
+    const hi = Math.max(...batch.map((b) => b.hi));
+    const rows = await this.store.rows<UsageRowJson>("usage_read_calls", {
+      sql: `SELECT id, parent_id, started_at, ended_at, summary FROM calls FINAL
+            WHERE project_id = ${project}
+              AND started_at >= ${pb.int(lo)} AND started_at <= ${pb.int(hi)}
+              AND trace_id IN ${pb.inStrings(batch.map((b) => b.traceId))}
+              AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
+      params: pb.params,
+    });
+    return rows.map((r) => ({
+      id: r.id,
+      parent_id: r.parent_id,
+      started_at: Number(r.started_at),
+      ended_at: r.ended_at === null ? null : Number(r.ended_at),
+      summary: r.summary === null || r.summary === "" ? null : (JSON.parse(r.summary) as unknown),
+    }));
+  }
+
+  private async priceBook(projectId: string, calls: readonly UsageCall[]): Promise<PriceBook> {
+    const models = new Set<string>();
+    for (const c of calls) for (const model of usageOfSummary(c.summary).keys()) models.add(model);
+    return this.costs.priceBook(projectId, [...models]);
+  }
+}
+
+/** Each trace of `traces` (a subquery): its started_at span and number of calls, from the index. */
+function spansSql(project: string, traces: string): string {
+  return `SELECT trace_id, min(started_at) AS lo, max(started_at) AS hi, uniqExact(id) AS calls
+          FROM call_index WHERE project_id = ${project} AND trace_id IN ${traces}
+          GROUP BY trace_id`;
+}
