@@ -113,6 +113,7 @@ export const CallStatsReq = z
       .number()
       .int()
       .min(1)
+      .max(MAX_STATS_RANGE_DAYS * 86_400)
       .nullish()
       .openapi({
         description:

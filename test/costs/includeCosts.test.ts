@@ -126,6 +126,11 @@ describe("include_costs", () => {
     expect(priced!.summary.usage).toEqual(CALLS.find((c) => c.id === "between")!.usage);
   });
 
+  it("leaves calls alone when the asked columns exclude the summary", async () => {
+    const [call] = await stream({ filter: { call_ids: ["between"] }, include_costs: true, columns: ["inputs"] });
+    expect(call!.summary).toBeUndefined();
+  });
+
   it("works on /call/read", async () => {
     const { call } = await api.json<{ call: Call }>("/call/read", { project_id: P, id: "after", include_costs: true });
     expect(call.summary.weave.costs).toEqual(expect.objectContaining({ "gpt-4o": expect.objectContaining(expectedCosts(CALLS.find((c) => c.id === "after")!)["gpt-4o"]) }));

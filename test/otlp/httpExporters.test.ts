@@ -369,8 +369,10 @@ describe("traces across exports", () => {
   });
 
   it("refuses an exporter without the project header or key, and reports the failure", async () => {
-    const noProject = exporterFor(VARIANTS[0]!, { Authorization: basic(KEY_ACME) });
-    const noKey = exporterFor(VARIANTS[2]!, { project_id: P });
+    // Uncompressed: with gzip, the exporter may leave its request body unsent after an
+    // early error answer, which holds the connection open until the keep-alive timeout.
+    const noProject = exporterFor(VARIANTS[1]!, { Authorization: basic(KEY_ACME) });
+    const noKey = exporterFor(VARIANTS[3]!, { project_id: P });
     const memory = new InMemorySpanExporter();
     const provider = providerWith(memory);
     provider.getTracer("x").startSpan("lost").end();

@@ -97,6 +97,11 @@ describe("thread aggregates kept by the worker", () => {
       start(P, "y1", "ty", "y1", T0 + 20_000),
     ]);
     await w.write([del(P, ["x1-n"])]);
+    const [marks] = await store.rows<{ n: string }>("test_marks", {
+      sql: "SELECT count() AS n FROM thread_turns WHERE project_id = {pb_0:String} AND deleted = 1",
+      params: { pb_0: { type: "String", value: P } },
+    });
+    expect(Number(marks!.n)).toBe(0);
     expect((await threads(P)).map((t) => [t.thread_id, t.turn_count, t.p50_turn_duration_ms])).toEqual([["tx", 2, 4], ["ty", 1, null]]);
     await w.write([del(P, ["x2"]), del(P, ["y1"])]);
     expect(await threads(P)).toEqual([{

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { THREAD_SORT_FIELDS, type ThreadSortBy, type ThreadSortField } from "../../services/contract/threads.js";
+import { queryDuration } from "../../services/store/clickhouse.js";
 import { client, KEY_OTHER, startTestService, type Client } from "../support/service.js";
 
 const P = "acme/threads";
@@ -48,8 +49,9 @@ function generate(random: () => number): Gen[] {
   const pick = (n: number) => Math.floor(random() * n);
   for (let i = 0; i < 26; i++) {
     const thread = `th-${String.fromCharCode(97 + ((i * 7) % 26))}${i}`;
-    // Thread 1 has one turn; threads 0, 3 and 4 keep turns after the deletions below.
-    const turns = i === 1 ? 1 : [0, 3, 4].includes(i) ? 3 + pick(8) : 1 + pick(10);
+    // Thread 1 has one turn; threads 0, 3 and 4 keep turns after the deletions below;
+    // thread 8 has enough turns for p99 to differ from the maximum and from p95.
+    const turns = i === 1 ? 1 : i === 8 ? 150 : [0, 3, 4].includes(i) ? 3 + pick(8) : 1 + pick(10);
     const base = T0 + i * 37_000_000 + pick(1_000_000);
     for (let j = 0; j < turns; j++) {
       const id = `${thread}-t${j}`;
@@ -58,7 +60,7 @@ function generate(random: () => number): Gen[] {
       const unfinished = i === 0 || (i !== 1 && random() < 0.15);
       const end = unfinished ? null : i === 2 ? start + 400_000 : start + 1 + pick(20_000_000);
       calls.push({ id, thread, turn: id, parent: null, start, end });
-      for (let m = 0, nested = pick(4); m < nested; m++) {
+      for (let m = 0, nested = i === 8 ? 0 : pick(4); m < nested; m++) {
         const nestedStart = start + 1 + pick(1000);
         calls.push({ id: `${id}-n${m}`, thread, turn: id, parent: id, start: nestedStart, end: random() < 0.8 ? nestedStart + pick(60_000_000) : null });
       }
@@ -210,6 +212,11 @@ describe("POST /threads/stream_query", () => {
         expect(pages, `${field} ${direction}`).toEqual(sorted(all, sortBy).map(view));
       }
     }
+    // Early pages went through the windowed read, the last ones through the whole read.
+    const reads = (await queryDuration.get()).values.filter((v) => v.metricName === "clickhouse_query_seconds_count");
+    const count = (operation: string) => reads.find((v) => v.labels.operation === operation)?.value ?? 0;
+    expect(count("threads_page_window")).toBeGreaterThan(0);
+    expect(count("threads_page")).toBeGreaterThan(0);
     const mixed: ThreadSortBy[] = [{ field: "turn_count", direction: "desc" }, { field: "p50_turn_duration_ms", direction: "asc" }];
     expect(await query({ sort_by: mixed, limit: 9, offset: 3 })).toEqual(sorted(all, mixed).slice(3, 12).map(view));
   });

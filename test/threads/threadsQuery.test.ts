@@ -57,11 +57,23 @@ describe("threads page query", () => {
       params: { pb_0: { type: "String", value: "acme/p" }, pb_1: { type: "UInt64", value: 199 } },
     });
     expect(threadsPageQuery(spec, { threshold: 1234.5 })).toEqual({
-      sql: `SELECT ${COLUMNS}\nFROM threads FINAL\nWHERE project_id = {pb_0:String}\n  AND turn_count > 0\n  AND thread_id IN (SELECT thread_id FROM threads WHERE project_id = {pb_0:String} AND turn_count > 0 AND p99_turn_duration_ms >= {pb_1:Float64})\n  AND p99_turn_duration_ms >= {pb_1:Float64}\nORDER BY p99_turn_duration_ms DESC, thread_id DESC\nLIMIT {pb_2:UInt64}`,
+      sql: `SELECT ${COLUMNS}
+FROM (
+  SELECT ${COLUMNS}
+  FROM threads
+  PREWHERE thread_id IN (SELECT thread_id FROM threads PREWHERE p99_turn_duration_ms >= {pb_1:Float64} WHERE project_id = {pb_0:String} AND turn_count > 0)
+  WHERE project_id = {pb_0:String}
+  ORDER BY thread_id, version DESC
+  LIMIT 1 BY thread_id
+)
+WHERE turn_count > 0
+  AND p99_turn_duration_ms >= {pb_1:Float64}
+ORDER BY p99_turn_duration_ms DESC, thread_id DESC
+LIMIT {pb_2:UInt64}`,
       params: { pb_0: { type: "String", value: "acme/p" }, pb_1: { type: "Float64", value: 1234.5 }, pb_2: { type: "UInt64", value: 50 } },
     });
     const asc = threadsPageQuery({ projectId: "acme/p", sortBy: [{ field: "start_time", direction: "asc" }], limit: 5 }, { threshold: "1793491200000001" });
-    expect(asc.sql).toContain("AND start_time <= {pb_1:Int64}");
+    expect(asc.sql).toContain("AND start_time <= {pb_1:Int64}\nORDER BY start_time ASC, thread_id ASC");
     expect(asc.params.pb_1).toEqual({ type: "Int64", value: 1793491200000001n });
   });
 });

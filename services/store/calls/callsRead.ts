@@ -68,13 +68,6 @@ export class CallsReadRepository {
     };
   }
 
-  /** One call by id, through the index (no scan), or null if missing or deleted. */
-  async read(projectId: string, id: string): Promise<CallRow | null> {
-    const rows = this.stream({ projectId, filter: { call_ids: [id] }, limit: 1, sortBy: [{ field: "id", direction: "asc" }] });
-    for await (const row of rows) return row;
-    return null;
-  }
-
   /** Total stored bytes per trace, for `include_total_storage_size`. */
   async traceStorageSizes(projectId: string, traceIds: readonly string[]): Promise<Map<string, number>> {
     if (traceIds.length === 0) return new Map();

@@ -1,7 +1,7 @@
 import type { CallField } from "../calls/fields.js";
 import { InvalidFieldError } from "../calls/fields.js";
 import type { ParamBuilder } from "../sql.js";
-import { currentPricesSql } from "./costsQuery.js";
+import { PRICES_TABLE } from "./schema.js";
 
 /**
  * Cost fields of calls for filters and sorts (`$getField`, `sort_by`), computed in SQL over
@@ -23,12 +23,21 @@ import { currentPricesSql } from "./costsQuery.js";
  * level deeper, `summary.usage.<model>.<x>.prompt_tokens`, would be read as model
  * `<model>.<x>`; clients do not write usage that way.)
  *
- * Price lookup: one scalar subquery builds the price table grouped by (project, model):
- * the keys `'<project> <model>'` (project ids hold no spaces; defaults are project `''`),
- * and per key the effective dates, prompt and completion prices sorted latest first
- * (effective date, then created_at, then id). A call takes the first entry of its
- * project's key whose date is not after its started_at, else the first of the default key.
- * The lookup per usage leaf is an indexOf over the keys and a scan of that model's dates.
+ * Price lookup: scalar subqueries build the price table grouped by (project, model): the
+ * keys `'<project> <model>'` (project ids hold no spaces; defaults are project `''`), and
+ * per key the effective dates, prompt and completion prices sorted latest first (effective
+ * date, then created_at, then id). A call takes the first entry of its project's key whose
+ * date is not after its started_at, else the first of the default key: an indexOf over the
+ * keys and a scan of that model's few dates.
+ *
+ * Two ClickHouse 18.16 constraints shape the SQL:
+ * - a scalar subquery runs once per place it is written (a few ms each), so the keys and
+ *   the entries are each written once and per-row intermediate results are bound to lambda
+ *   parameters (`arrayElement(arrayMap(x -> body, [value]), 1)` is `let x = value in
+ *   body`); the subqueries' results stay constants, never copied per row;
+ * - a table column named inside a lambda whose array arguments are themselves made by
+ *   lambdas is an "Unknown identifier", while lambda parameters resolve at any depth: so
+ *   the columns (started_at, project_id, json_paths, json_values) come in as parameters.
  */
 
 export const COSTS_TOTAL_FIELD = "summary.weave.costs_total";
@@ -41,49 +50,46 @@ export function isCostsField(path: string): boolean {
   return path === COSTS_TOTAL_FIELD || path.startsWith(PER_MODEL_PREFIX);
 }
 
-const SORTED_PRICES = `SELECT concat(project_id, ' ', llm_id) AS price_key,
+/**
+ * The price table for lookups, one row per (project, model): its key, and its effective
+ * dates and prices sorted latest first. Per price id the latest version wins (argMax) and
+ * tombstoned ids are left out, as in currentPricesSql, reading only the columns a lookup needs.
+ */
+const LOOKUP_TABLE = `SELECT concat(project_id, ' ', llm_id) AS price_key,
         arrayReverseSort((x, k) -> k, groupArray(effective_date), groupArray(sort_key)) AS price_dates,
-        arrayReverseSort((x, k) -> k, groupArray(prompt_token_cost), groupArray(sort_key)) AS price_prompt,
-        arrayReverseSort((x, k) -> k, groupArray(completion_token_cost), groupArray(sort_key)) AS price_completion
-      FROM (SELECT project_id, llm_id, effective_date, prompt_token_cost, completion_token_cost, tuple(effective_date, created_at, id) AS sort_key
-            FROM (${currentPricesSql("1")}))
-      GROUP BY project_id, llm_id`;
+        arrayReverseSort((x, k) -> k, groupArray(prompt_cost), groupArray(sort_key)) AS price_prompt,
+        arrayReverseSort((x, k) -> k, groupArray(completion_cost), groupArray(sort_key)) AS price_completion
+      FROM (SELECT project_id, llm_id, effective_date, tuple(effective_date, argMax(created_at, version), id) AS sort_key,
+                   argMax(prompt_token_cost, version) AS prompt_cost, argMax(completion_token_cost, version) AS completion_cost
+            FROM ${PRICES_TABLE}
+            GROUP BY project_id, llm_id, effective_date, id
+            HAVING argMax(deleted, version) = 0)
+      GROUP BY project_id, llm_id
+      ORDER BY price_key`;
+const KEYS = `(SELECT groupArray(price_key) FROM (${LOOKUP_TABLE}))`;
+/** Each entry carries its key, checked on use: a lookup never trusts two subqueries to agree on order. */
+const ENTRIES = `(SELECT groupArray(tuple(price_key, price_dates, price_prompt, price_completion)) FROM (${LOOKUP_TABLE}))`;
 
-/** One scalar subquery: a tuple of (keys, dates, prompt prices, completion prices). */
-const PRICES = `(SELECT groupArray(price_key), groupArray(price_dates), groupArray(price_prompt), groupArray(price_completion) FROM (${SORTED_PRICES}))`;
+/** `let names = values in body`, for per-row values (a constant passed this way would be copied per row). */
+const bind = (names: readonly string[], values: readonly string[], body: string) =>
+  `arrayElement(arrayMap((${names.join(", ")}) -> ${body}, ${values.map((v) => `[${v}]`).join(", ")}), 1)`;
 
 /**
- * `body`, evaluated with the price tuple bound to `T` and each of `columns` bound to the
- * lambda parameter named in it: `arrayMap((T, a, b) -> body, [PRICES], [colA], [colB])[1]`.
- *
- * Why the wrapper: ClickHouse runs a scalar subquery once per place it appears, so the
- * tuple is written once and read through `T`; and ClickHouse 18.16 cannot resolve a table
- * column named inside a lambda whose array arguments are themselves made by lambdas
- * ("Unknown identifier"), while lambda parameters resolve at any depth, so the columns the
- * body needs come in as parameters too.
+ * The price of `model` for a call of `project` started at `at` (SQL expressions: columns,
+ * lambda parameters or bound values): a tuple (found UInt8, prompt Float64, completion
+ * Float64), with 0 prices when none is found. Two scalar subqueries (KEYS, ENTRIES), each
+ * written once.
  */
-export function withPrices(columns: Readonly<Record<string, string>>, body: string): string {
-  const names = Object.keys(columns);
-  const args = names.map((n) => `[${columns[n]}]`);
-  return `arrayElement(arrayMap((T, ${names.join(", ")}) -> ${body}, [${PRICES}], ${args.join(", ")}), 1)`;
-}
-
-/** SQL for the price of `model` (SQL String) for a call of `project` started at `at` (µs), inside withPrices. */
-export interface PriceLookupSql {
-  /** 1 when a project or default price is in force, else 0. */
-  readonly found: string;
-  /** The prices in force; 0 when none. */
-  readonly prompt: string;
-  readonly completion: string;
-}
-
-export function priceLookupSql(model: string, at: string, project: string): PriceLookupSql {
-  const own = `indexOf(T.1, concat(${project}, ' ', ${model}))`;
-  const fallback = `indexOf(T.1, concat(' ', ${model}))`;
-  const first = (key: string) => `arrayFirstIndex(pd -> pd <= ${at}, arrayElement(T.2, ${key}))`;
-  const pick = (slot: number) =>
-    `if(${first(own)} > 0, arrayElement(arrayElement(T.${slot}, ${own}), ${first(own)}), arrayElement(arrayElement(T.${slot}, ${fallback}), ${first(fallback)}))`;
-  return { found: `(${first(own)} > 0 OR ${first(fallback)} > 0)`, prompt: pick(3), completion: pick(4) };
+export function priceLookupSql(model: string, at: string, project: string): string {
+  // kx: [the project's key, the default key]; ex: their entries; jx: the entry in force under each (0: none).
+  const keys = `[concat(lpr, ' ', lm), concat(' ', lm)]`;
+  const entries = `arrayMap(pk -> arrayElement(${ENTRIES}, indexOf(${KEYS}, pk)), kx)`;
+  const inForce = `arrayMap((pe, pk) -> if(pe.1 = pk, arrayFirstIndex(pd -> pd <= lt, pe.2), 0), ex, kx)`;
+  const own = "arrayElement(jx, 1) > 0";
+  const price = (slot: number) =>
+    `if(${own}, arrayElement(tupleElement(arrayElement(ex, 1), ${slot}), arrayElement(jx, 1)), arrayElement(tupleElement(arrayElement(ex, 2), ${slot}), arrayElement(jx, 2)))`;
+  const result = `(${own} OR arrayElement(jx, 2) > 0, ${price(3)}, ${price(4)})`;
+  return bind(["lt", "lpr", "lm"], [at, project, model], bind(["kx"], [keys], bind(["ex"], [entries], bind(["jx"], [inForce], result))));
 }
 
 // ---- usage leaves (summary.usage.<model>.<key>) --------------------------------------
@@ -101,38 +107,36 @@ const LEAF_VALUES = `arrayFilter((vv, vp) -> ${isPricedLeaf("vp")}, jv, jp)`;
 const modelsWithNumeric = (key: string, bytes: number) =>
   `arrayMap(np -> substring(np, 15, length(np) - ${15 + bytes}), arrayFilter((fp, fv) -> endsWith(fp, '.${key}') AND isNotNull(toFloat64OrNull(fv)), ${LEAF_PATHS}, ${LEAF_VALUES}))`;
 
-const ROW = { t: "started_at", pr: "project_id", jp: "json_paths", jv: "json_values" } as const;
+const ROW_NAMES = ["t", "pr", "jp", "jv"];
+const ROW_VALUES = ["started_at", "project_id", "json_paths", "json_values"];
 
 function costsTotalSql(): string {
-  const lookup = priceLookupSql(modelSql("p"), "t", "pr");
   const tokens =
-    `multiIf(${kindSql("p")} = 2 AND has(${modelsWithNumeric("prompt_tokens", 13)}, ${modelSql("p")}), 0, ` +
-    `${kindSql("p")} = 4 AND has(${modelsWithNumeric("completion_tokens", 17)}, ${modelSql("p")}), 0, toFloat64OrZero(v))`;
-  const body = `arraySum(arrayMap((p, v) -> ${tokens} * if(${kindSql("p")} <= 2, ${lookup.prompt}, ${lookup.completion}), ${LEAF_PATHS}, ${LEAF_VALUES}))`;
-  return withPrices(ROW, body);
+    `multiIf(${kindSql("p")} = 2 AND has(pm, ${modelSql("p")}), 0, ` +
+    `${kindSql("p")} = 4 AND has(cm, ${modelSql("p")}), 0, toFloat64OrZero(v))`;
+  const leafCost = bind(["price"], [priceLookupSql(modelSql("p"), "t", "pr")], `${tokens} * if(${kindSql("p")} <= 2, price.2, price.3)`);
+  const body = bind(
+    ["pm", "cm"],
+    [modelsWithNumeric("prompt_tokens", 13), modelsWithNumeric("completion_tokens", 17)],
+    `arraySum(arrayMap((p, v) -> ${leafCost}, ${LEAF_PATHS}, ${LEAF_VALUES}))`,
+  );
+  return bind(ROW_NAMES, ROW_VALUES, body);
 }
 
 function perModelSql(model: string, figure: Figure, pb: ParamBuilder): string {
-  const leaf = (key: string) => `toFloat64OrNull(arrayElement(jv, indexOf(jp, ${pb.str(`${USAGE_PREFIX}${model}.${key}`)})))`;
-  const prefix = pb.str(`${USAGE_PREFIX}${model}.`);
-  const lookup = priceLookupSql(pb.str(model), "t", "pr");
-  const present = `(arrayExists(ep -> startsWith(ep, ${prefix}), jp) AND ${lookup.found})`;
-  let value: string;
-  switch (figure) {
-    case "prompt_tokens_total_cost":
-      value = `coalesce(${leaf("prompt_tokens")}, ${leaf("input_tokens")}, 0) * ${lookup.prompt}`;
-      break;
-    case "completion_tokens_total_cost":
-      value = `coalesce(${leaf("completion_tokens")}, ${leaf("output_tokens")}, 0) * ${lookup.completion}`;
-      break;
-    case "prompt_token_cost":
-      value = lookup.prompt;
-      break;
-    case "completion_token_cost":
-      value = lookup.completion;
-      break;
-  }
-  return withPrices(ROW, `if(${present}, ${value}, NULL)`);
+  const leaf = (key: string) => `toFloat64OrNull(arrayElement(json_values, indexOf(json_paths, ${pb.str(`${USAGE_PREFIX}${model}.${key}`)})))`;
+  const present = `arrayExists(ep -> startsWith(ep, ${pb.str(`${USAGE_PREFIX}${model}.`)}), json_paths)`;
+  const prompt = `coalesce(${leaf("prompt_tokens")}, ${leaf("input_tokens")}, 0)`;
+  const completion = `coalesce(${leaf("completion_tokens")}, ${leaf("output_tokens")}, 0)`;
+  const value: Record<Figure, string> = {
+    prompt_tokens_total_cost: "tokens * price.2",
+    completion_tokens_total_cost: "tokens * price.3",
+    prompt_token_cost: "price.2",
+    completion_token_cost: "price.3",
+  };
+  const tokens = figure.startsWith("completion") ? completion : prompt;
+  const lookup = priceLookupSql(pb.str(model), "started_at", "project_id");
+  return bind(["price", "present", "tokens"], [lookup, present, tokens], `if(present AND price.1, ${value[figure]}, NULL)`);
 }
 
 /** Resolves a `summary.weave.costs...` path; called from resolveCallField. */

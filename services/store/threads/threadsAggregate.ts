@@ -54,7 +54,7 @@ SELECT
   if(done_turns > 0, maxIf(ended_at, ${done}), maxIf(started_at, ${live})) AS last_activity,
   argMinIf(turn_id, (started_at, turn_id), ${live}) AS first_turn,
   if(done_turns > 0, argMaxIf(turn_id, (ended_at, turn_id), ${done}), argMaxIf(turn_id, (started_at, turn_id), ${live})) AS last_turn,
-  quantilesExactIf(0.5, 0.95)((ended_at - started_at) / 1000, ${done}) AS durations,
+  quantilesExactIf(${levels})((ended_at - started_at) / 1000, ${done}) AS durations,
   sum(version) AS thread_version
 FROM thread_turns FINAL
 WHERE ${where.join(" AND ")}
@@ -66,14 +66,15 @@ GROUP BY project_id, thread_id
 
 /**
  * The turn calls among some deleted call ids, found through the call index (no scan of the
- * project), with the thread each belongs to.
+ * project), with the thread each belongs to. The output names differ from every column on
+ * purpose: in ClickHouse an alias shadows a column of the same name in WHERE too.
  */
 export function deletedTurnsQuery(projectId: string, ids: readonly string[]): BuiltQuery {
   const pb = new ParamBuilder();
   const project = pb.str(projectId);
   const idList = pb.inStrings(ids);
   return {
-    sql: `SELECT DISTINCT id AS turn_id, assumeNotNull(thread_id) AS thread_id, started_at
+    sql: `SELECT DISTINCT id AS deleted_turn_id, assumeNotNull(thread_id) AS deleted_thread_id, started_at AS deleted_started_at
 FROM calls
 WHERE project_id = ${project}
   AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${idList})

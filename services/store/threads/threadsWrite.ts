@@ -20,16 +20,16 @@ export class ThreadsWriteRepository {
   async deletedTurnRows(projectId: string, ids: readonly string[], nowMs: number): Promise<TurnRow[]> {
     const rows: TurnRow[] = [];
     for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-      const found = await this.store.rows<{ turn_id: string; thread_id: string; started_at: string }>(
+      const found = await this.store.rows<{ deleted_turn_id: string; deleted_thread_id: string; deleted_started_at: string }>(
         "threads_find_deleted_turns",
         deletedTurnsQuery(projectId, ids.slice(i, i + IDS_PER_QUERY)),
       );
       for (const t of found) {
         rows.push({
           project_id: projectId,
-          thread_id: t.thread_id,
-          turn_id: t.turn_id,
-          started_at: Number(t.started_at),
+          thread_id: t.deleted_thread_id,
+          turn_id: t.deleted_turn_id,
+          started_at: Number(t.deleted_started_at),
           ended_at: 0,
           finished: 0,
           deleted: 1,

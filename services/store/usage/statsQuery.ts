@@ -1,7 +1,7 @@
 import type { CallsFilter } from "../../contract/calls.js";
 import type { CallMetricSpec, UsageMetricSpec } from "../../contract/usage.js";
 import { whereClause } from "../calls/callsQuery.js";
-import { priceLookupSql, withPrices } from "../costs/costFields.js";
+import { priceLookupSql } from "../costs/costFields.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import type { StatsWindow } from "./statsWindow.js";
 
@@ -124,10 +124,8 @@ export function usageBucketsQuery(projectId: string, filter: CallsFilter | null 
   const withCosts = metrics.some((m) => m.metric.endsWith("_cost"));
   const sumOf = (k: number) => `sumIf(n, k = ${k})`;
   const numericCount = (k: number) => `countIf(k = ${k} AND isNotNull(n))`;
-  const lookup = priceLookupSql("m", "t", "pr");
-  const price = withPrices({ t: "call_started_at", pr: "call_project", m: "model" }, `(${lookup.prompt}, ${lookup.completion})`);
   const costs = withCosts
-    ? `, ${price} AS price, u_input * price.1 AS u_input_cost, u_output * price.2 AS u_output_cost, u_input_cost + u_output_cost AS u_total_cost`
+    ? `, ${priceLookupSql("model", "call_started_at", "call_project")} AS price, u_input * price.2 AS u_input_cost, u_output * price.3 AS u_output_cost, u_input_cost + u_output_cost AS u_total_cost`
     : "";
   return {
     query: {

@@ -8,7 +8,7 @@ import { usageOfSummary, type PriceBook } from "../costs/pricing.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { rollUpUsage, type CallUsage, type UsageCall, type UsageRollup } from "./usageRollup.js";
 
-/** At most this many trace ids go into one read (the SQL text stays small). */
+/** At most this many trace ids go into one read (the SQL text stays well under max_query_size). */
 const TRACES_PER_READ = 1000;
 
 export interface UsageRequest {
@@ -67,17 +67,19 @@ export class UsageRepository {
   async traceUsage(req: UsageRequest & { readonly filter?: CallsFilter | null; readonly query?: Query | null }): Promise<UsageRollup> {
     const spec = { projectId: req.projectId, filter: req.filter, query: req.query };
     const pb = new ParamBuilder();
-    const matched = await this.store.rows<{ id: string }>("usage_trace_matches", {
-      sql: `SELECT id FROM calls FINAL WHERE ${whereClause(spec, pb)} ORDER BY started_at, id LIMIT ${pb.count(req.limit + 1)}`,
+    const matched = await this.store.rows<{ id: string; trace_id: string }>("usage_trace_matches", {
+      sql: `SELECT id, trace_id FROM calls FINAL WHERE ${whereClause(spec, pb)} ORDER BY started_at, id LIMIT ${pb.count(req.limit + 1)}`,
       params: pb.params,
     });
     if (matched.length > req.limit) {
       throw new ClientError(413, `more than ${req.limit} calls match; narrow the filter or raise limit`);
     }
     if (matched.length === 0) return { call_usage: {}, unfinished_call_ids: [] };
+    // The matching calls' traces: listed when few, else the filter again as a subquery.
+    const traceIds = [...new Set(matched.map((m) => m.trace_id))];
     const spans = new ParamBuilder();
     const project = spans.str(req.projectId);
-    const traces = `(SELECT trace_id FROM calls FINAL WHERE ${whereClause(spec, spans)})`;
+    const traces = traceIds.length <= TRACES_PER_READ ? spans.inStrings(traceIds) : `(SELECT trace_id FROM calls FINAL WHERE ${whereClause(spec, spans)})`;
     return this.rollUp(req, await this.traceSpans({ sql: spansSql(project, traces), params: spans.params }), matched.map((m) => m.id));
   }
 

@@ -1,4 +1,4 @@
-import { costsOfUsage, usageOfSummary, type ModelUsage, type PriceBook } from "../costs/pricing.js";
+import { usageOfSummary, type ModelUsage, type PriceBook } from "../costs/pricing.js";
 
 /**
  * Usage of calls including all their descendants (`/calls/usage`, `/trace/usage`), over
@@ -37,12 +37,12 @@ export interface UsageRollup {
 function ownUsage(call: UsageCall, book: PriceBook | null): Map<string, AggregatedUsage> {
   const usage = usageOfSummary(call.summary);
   const out = new Map<string, AggregatedUsage>();
-  const costs = book ? costsOfUsage(usage, call.started_at, book) : null;
   for (const [model, u] of usage) {
     const entry: AggregatedUsage = { ...u };
-    if (costs) {
-      entry.prompt_tokens_total_cost = costs[model]?.prompt_tokens_total_cost ?? 0;
-      entry.completion_tokens_total_cost = costs[model]?.completion_tokens_total_cost ?? 0;
+    if (book) {
+      const price = book.priceAt(model, call.started_at);
+      entry.prompt_tokens_total_cost = price ? u.prompt_tokens * price.prompt_token_cost : 0;
+      entry.completion_tokens_total_cost = price ? u.completion_tokens * price.completion_token_cost : 0;
     }
     out.set(model, entry);
   }
