@@ -3,7 +3,7 @@ import type { SortBy } from "../../contract/common.js";
 import type { Query } from "../../contract/queryExpr.js";
 import { ParamBuilder } from "../sql.js";
 import { compileQuery } from "./expr.js";
-import { sortExpressions } from "./fields.js";
+import { resolveCallField, sortExpressions } from "./fields.js";
 
 /** What a calls read asks for, independent of HTTP. */
 export interface CallsQuerySpec {
@@ -83,15 +83,15 @@ export function whereClause(spec: CallsQuerySpec, pb: ParamBuilder, extra: reado
     `project_id = ${project}`,
     `id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
     ...(spec.filter ? filterConditions(spec.filter, pb, project) : []),
-    ...(spec.query ? [compileQuery(spec.query, pb)] : []),
+    ...(spec.query ? [compileQuery(spec.query, pb, (path, p) => resolveCallField(path, p, { projectId: spec.projectId }))] : []),
     ...extra,
   ];
   return conditions.join("\n  AND ");
 }
 
-export function orderByClause(sortBy: readonly SortBy[] | null | undefined, pb: ParamBuilder): string {
+export function orderByClause(sortBy: readonly SortBy[] | null | undefined, pb: ParamBuilder, projectId?: string): string {
   const sorts = sortBy && sortBy.length > 0 ? sortBy : DEFAULT_SORT;
-  const terms = sorts.flatMap((s) => sortExpressions(s.field, s.direction, pb));
+  const terms = sorts.flatMap((s) => sortExpressions(s.field, s.direction, pb, { projectId }));
   const last = sorts[sorts.length - 1];
   if (!sorts.some((s) => s.field === "id")) terms.push(`id ${last?.direction === "desc" ? "DESC" : "ASC"}`);
   return terms.join(", ");
@@ -113,7 +113,7 @@ export function callsPageQuery(spec: CallsQuerySpec, window: TimeWindow | null) 
   if (window?.fromMicros !== undefined) extra.push(`started_at >= ${pb.int(window.fromMicros)}`);
   if (window?.toMicros !== undefined) extra.push(`started_at <= ${pb.int(window.toMicros)}`);
   const where = whereClause(spec, pb, extra);
-  const order = orderByClause(spec.sortBy, pb);
+  const order = orderByClause(spec.sortBy, pb, spec.projectId);
   const limitClause =
     spec.limit !== null && spec.limit !== undefined
       ? `LIMIT ${spec.offset ? `${pb.count(spec.offset)}, ` : ""}${pb.count(spec.limit)}`

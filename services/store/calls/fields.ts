@@ -78,8 +78,13 @@ const JSON_ROOTS: ReadonlySet<string> = new Set(JSON_PARTS);
 const SEGMENT = /^[\p{L}\p{N}_\-$@:+/# ]+$/u;
 const MAX_PATH_CHARS = 1024;
 
+/** What a field may depend on beyond the row: the project being queried. */
+export interface FieldScope {
+  readonly projectId?: string;
+}
+
 /** Resolves a dotted field path to its definition, or throws InvalidFieldError. */
-export function resolveCallField(path: string, pb: ParamBuilder): CallField {
+export function resolveCallField(path: string, pb: ParamBuilder, scope: FieldScope = {}): CallField {
   const column = Object.hasOwn(COLUMNS, path) ? COLUMNS[path] : undefined;
   if (column) return { sql: path, kind: column.kind, nullable: column.nullable };
   const computed = Object.hasOwn(COMPUTED, path) ? COMPUTED[path] : undefined;
@@ -87,7 +92,7 @@ export function resolveCallField(path: string, pb: ParamBuilder): CallField {
   // `summary.weave.costs_total` and `summary.weave.costs.<model>.<figure>`: see costs/costFields.ts.
   if (isCostsField(path)) return resolveCostsField(path, pb);
   // `feedback.[<type>].<field>`: from the call's feedback (feedback/callFields.ts).
-  if (path.startsWith("feedback.")) return resolveCallFeedbackField(path, pb);
+  if (path.startsWith("feedback.")) return resolveCallFeedbackField(path, pb, scope.projectId);
 
   if (path.length > MAX_PATH_CHARS) throw new InvalidFieldError(`field path longer than ${MAX_PATH_CHARS} characters`);
   const segments = path.split(".");
@@ -127,11 +132,11 @@ function jsonLeafSql(path: string, pb: ParamBuilder): string {
  * ORDER BY terms for one sort field, NULLs (absent leaves, running latency) last in both
  * directions. A JSON leaf sorts numerically first (numbers before text), then as text.
  */
-export function sortExpressions(path: string, direction: SortDirection, pb: ParamBuilder): string[] {
+export function sortExpressions(path: string, direction: SortDirection, pb: ParamBuilder, scope: FieldScope = {}): string[] {
   if (direction !== "asc" && direction !== "desc") {
     throw new InvalidFieldError(`sort direction must be "asc" or "desc", got ${JSON.stringify(direction)}`);
   }
-  const field = resolveCallField(path, pb);
+  const field = resolveCallField(path, pb, scope);
   const dir = direction === "asc" ? "ASC" : "DESC";
   if (field.kind === "json_leaf") {
     return [`toFloat64OrNull(${field.sql}) ${dir} NULLS LAST`, `${field.sql} ${dir} NULLS LAST`];

@@ -29,8 +29,8 @@ import { payloadLeafSql } from "./fields.js";
  * and values; each call row looks its key up with `transform` (a hash lookup on constant
  * arrays) to get an index into the values. The arrays start with a sentinel ('' → NULL, or
  * 0 for `count`) because `transform` refuses empty arrays, and index 1 is its default.
- * The subquery cannot see the calls query's project, so it reads that feedback type in
- * every project; keys carry the project, so a call only ever sees its own project's feedback.
+ * The subquery reads the queried project's feedback only (when the caller passes it); keys
+ * carry the project as well, so a call only ever sees its own project's feedback.
  */
 
 const COLUMNS: Readonly<Record<string, { kind: CallFieldKind }>> = {
@@ -53,7 +53,7 @@ const MAX_TYPE_CHARS = 512;
 export const FEEDBACK_FIELD_HELP = "feedback.[<feedback_type>].(payload.<path> | payload | count | id | created_at | wb_user_id | creator | weave_ref | annotation_ref | runnable_ref | call_ref | trigger_ref | queue_id)";
 
 /** Resolves a `feedback.[<type>].<field>` path of the calls query language. */
-export function resolveCallFeedbackField(path: string, pb: ParamBuilder): CallField {
+export function resolveCallFeedbackField(path: string, pb: ParamBuilder, projectId?: string): CallField {
   const match = PATH.exec(path);
   const type = match?.[1];
   const rest = match?.[2];
@@ -61,6 +61,7 @@ export function resolveCallFeedbackField(path: string, pb: ParamBuilder): CallFi
   if (type.length > MAX_TYPE_CHARS || CONTROL.test(type)) throw new InvalidFieldError(`invalid feedback type in ${JSON.stringify(path)}`);
 
   const typeParam = pb.str(type);
+  const projectFilter = projectId === undefined ? "" : `project_id = ${pb.str(projectId)} AND `;
   let value: string;
   let kind: CallFieldKind;
   let absent = "NULL";
@@ -86,7 +87,7 @@ export function resolveCallFeedbackField(path: string, pb: ParamBuilder): CallFi
   const map =
     `(SELECT (arrayPushFront(groupArray(fb_key), ''), arrayPushFront(groupArray(fb_value), ${absent})) ` +
     `FROM (SELECT concat(project_id, '/', call_id) AS fb_key, ${value} AS fb_value FROM feedback FINAL ` +
-    `WHERE deleted = 0 AND call_id != '' AND feedback_type = ${typeParam} GROUP BY project_id, call_id)) AS ${alias}`;
+    `WHERE ${projectFilter}deleted = 0 AND call_id != '' AND feedback_type = ${typeParam} GROUP BY project_id, call_id)) AS ${alias}`;
   const sql = `tupleElement(${map}, 2)[transform(concat(project_id, '/', id), tupleElement(${alias}, 1), arrayEnumerate(tupleElement(${alias}, 1)), 1)]`;
   return { sql, kind, nullable: rest !== "count" };
 }
