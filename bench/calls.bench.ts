@@ -7,12 +7,12 @@
  * - the service's peak RSS while ingesting.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import { startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, clickhouseClientMs, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, clickhouseClientInsertRate, clickhouseClientMs, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
 
 const CLIENTS = 8;
 const PARTS_PER_REQUEST = 500;
@@ -68,22 +68,6 @@ async function ingest(service: ServiceProcess, project: string) {
   const queryable = performance.now();
   clearInterval(sampler);
   return { parts: calls * 2, ackSeconds: (acked - started) / 1000, queryableSeconds: (queryable - started) / 1000, peakRss };
-}
-
-function clickhouseClientInsertRate(ch: LocalClickHouse, database: string, project: string): number {
-  const dir = mkdtempSync(join(tmpdir(), "bench-rows-"));
-  const file = join(dir, "rows.json");
-  const cli = ["--port", String(ch.tcpPort), "--database", database];
-  const dump = spawnSync("clickhouse-client", [...cli, "-q", `SELECT * FROM calls WHERE project_id = '${project}' FORMAT JSONEachRow`], { maxBuffer: 4 << 30 });
-  writeFileSync(file, dump.stdout);
-  spawnSync("clickhouse-client", [...cli, "-q", "CREATE TABLE calls_copy AS calls"]);
-  const rows = dump.stdout.toString().split("\n").filter(Boolean).length;
-  const t = performance.now();
-  const r = spawnSync("bash", ["-c", `clickhouse-client --port ${ch.tcpPort} --database ${database} -q "INSERT INTO calls_copy FORMAT JSONEachRow" < ${file}`]);
-  const seconds = (performance.now() - t) / 1000;
-  if (r.status !== 0) throw new Error(r.stderr.toString());
-  rmSync(dir, { recursive: true, force: true });
-  return rows / seconds;
 }
 
 async function startLatency(service: ServiceProcess, project: string, rate: number, seconds: number) {

@@ -1,5 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { LocalClickHouse } from "../services/store/localServer.js";
 import { freePort } from "../services/store/localServer.js";
 
 /** Shared pieces of the benchmarks: a service process, timing statistics, printing. */
@@ -93,4 +96,27 @@ export function printTable(title: string, rows: Record<string, string | number>[
   const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => fmt(r[k] ?? "").length)));
   console.log(keys.map((k, i) => k.padEnd(widths[i]!)).join("  "));
   for (const r of rows) console.log(keys.map((k, i) => fmt(r[k] ?? "").padEnd(widths[i]!)).join("  "));
+}
+
+/**
+ * The reference for ingest figures: dumps the stored `calls` rows of one project to a
+ * JSONEachRow file, then times `clickhouse-client` inserting that file into an empty copy
+ * of the table. Returns rows per second.
+ */
+export function clickhouseClientInsertRate(ch: LocalClickHouse, database: string, project: string, copyTable = "calls_copy"): number {
+  const dir = mkdtempSync(join(tmpdir(), "bench-rows-"));
+  const file = join(dir, "rows.json");
+  const cli = ["--port", String(ch.tcpPort), "--database", database];
+  const dump = spawnSync("clickhouse-client", [...cli, "-q", `SELECT * FROM calls WHERE project_id = '${project}' FORMAT JSONEachRow`], { maxBuffer: 4 << 30 });
+  if (dump.status !== 0) throw new Error(dump.stderr.toString());
+  writeFileSync(file, dump.stdout);
+  spawnSync("clickhouse-client", [...cli, "-q", `DROP TABLE IF EXISTS ${copyTable}`]);
+  spawnSync("clickhouse-client", [...cli, "-q", `CREATE TABLE ${copyTable} AS calls`]);
+  const rows = dump.stdout.toString().split("\n").filter(Boolean).length;
+  const t = performance.now();
+  const r = spawnSync("bash", ["-c", `clickhouse-client --port ${ch.tcpPort} --database ${database} -q "INSERT INTO ${copyTable} FORMAT JSONEachRow" < ${file}`]);
+  const seconds = (performance.now() - t) / 1000;
+  if (r.status !== 0) throw new Error(r.stderr.toString());
+  rmSync(dir, { recursive: true, force: true });
+  return rows / seconds;
 }

@@ -60,6 +60,22 @@ function resolveKeys(config: Config, log: Logger): { ring: KeyRing; printed: str
   return { ring: new KeyRing(keys), printed: key };
 }
 
+const SHUTDOWN_GRACE_MS = 15_000;
+
+/**
+ * Stops intake: no new connections; kept-alive connections are closed as soon as their
+ * in-flight request is answered; after the grace period the rest are cut.
+ */
+async function closeServer(server: Server): Promise<void> {
+  const closing = new Promise<void>((done) => server.close(() => done()));
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  server.closeIdleConnections();
+  await closing;
+  clearInterval(sweep);
+  clearTimeout(cut);
+}
+
 /** Wires the roles this process runs. Each dependency is made here and passed down. */
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   if ((config.ROLE === "ingest" || config.ROLE === "worker") && !config.KAFKA_BROKERS) {
@@ -84,8 +100,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let server: Server | null = null;
   let url: string | null = null;
   const { ring, printed } = resolveKeys(config, log);
+  let api: HttpApi | null = null;
   if (hasHttp(config.ROLE)) {
-    const api = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES });
+    const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES });
+    api = http;
     const reads = new CallsReadRepository(store);
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
     if (publisher) mountCallIngest(api, publisher, reads);
@@ -100,7 +118,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     mountDocs(api);
     api.installErrorHandler();
     server = await new Promise<Server>((done) => {
-      const s = api.app.listen(config.PORT, config.HOST, () => done(s));
+      const s = http.app.listen(config.PORT, config.HOST, () => done(s));
     });
     server.keepAliveTimeout = 65_000;
     const address = server.address();
@@ -114,10 +132,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
     clickhouseUrl: store.url,
     apiKey: printed,
     stop: async () => {
-      if (server) {
-        const closing = new Promise<void>((done) => server!.close(() => done()));
-        server.closeIdleConnections();
-        await closing;
+      if (server && api) {
+        api.beginDrain();
+        await closeServer(server);
       }
       if (publisher && publisher !== embedded) await publisher.close();
       if (consumer) await consumer.shutdown();

@@ -24,7 +24,7 @@ export const ThreadsQueryFilter = z
   .object({
     after_datetime: Datetime.nullish().openapi({ description: "Only threads whose start_time is after this time (exclusive)" }),
     before_datetime: Datetime.nullish().openapi({ description: "Only threads whose last_updated is before this time (exclusive)" }),
-    thread_ids: z.array(z.string()).max(10_000).nullish().openapi({ description: "Only these threads; empty means no restriction" }),
+    thread_ids: z.array(z.string()).max(1000).nullish().openapi({ description: "Only these threads; empty means no restriction" }),
   })
   .openapi("ThreadsQueryFilter");
 export type ThreadsQueryFilter = z.infer<typeof ThreadsQueryFilter>;

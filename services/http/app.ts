@@ -44,10 +44,25 @@ export class HttpApi {
   readonly app: Express;
   readonly operations: Operation[] = [];
 
+  private draining = false;
+
   constructor(private readonly options: HttpOptions) {
     this.app = express();
     this.app.disable("x-powered-by");
     this.app.set("trust proxy", false);
+    // While stopping, requests that arrive on kept-alive connections are turned away
+    // (nothing accepted) and their connections closed, so the server can finish.
+    this.app.use((_req: Request, res: Response, next: NextFunction) => {
+      if (!this.draining) return next();
+      res.setHeader("Connection", "close");
+      res.setHeader("Retry-After", "1");
+      res.status(503).json({ detail: "shutting down, retry later" });
+    });
+  }
+
+  /** Stop intake: from now on every new request is answered 503 with Connection: close. */
+  beginDrain(): void {
+    this.draining = true;
   }
 
   authenticate(req: Request): Principal {

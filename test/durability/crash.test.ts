@@ -52,14 +52,17 @@ async function allIds(url: string, project: string): Promise<string[]> {
   return (await client(url).lines<{ id: string }>("/calls/stream_query", { project_id: project, columns: ["id"] })).map((c) => c.id);
 }
 
-async function crashAndRecover(extraEnv: Record<string, string>) {
+async function crashAndRecover(extraEnv: Record<string, string>, signal: NodeJS.Signals = "SIGKILL") {
   const database = `crash_${randomBytes(4).toString("hex")}`;
   const env = { CLICKHOUSE_URL: inject("clickhouseUrl"), CLICKHOUSE_DATABASE: database, DATA_DIR: mkdtempSync(join(tmpdir(), "crash-")), ...extraEnv };
   const port = await freePort();
   const first = await spawnService(env, port);
   const load = loadUntilKilled(`http://127.0.0.1:${port}`, "acme/crash", 6);
   await new Promise((r) => setTimeout(r, 1500));
-  first.kill("SIGKILL");
+  const exited = new Promise<number | null>((done) => first.once("exit", (code) => done(code)));
+  first.kill(signal);
+  const code = await exited;
+  if (signal === "SIGTERM") expect(code).toBe(0);
   await load.stop();
   expect(load.acked.length).toBeGreaterThan(0);
   const second = await spawnService(env, port);
@@ -83,6 +86,10 @@ async function crashAndRecover(extraEnv: Record<string, string>) {
 describe("durability", () => {
   it("keeps every acknowledged call exactly once across a SIGKILL (embedded mode)", async () => {
     await crashAndRecover({});
+  });
+
+  it("drains and exits 0 on SIGTERM in the middle of a load, keeping every acknowledged call", async () => {
+    await crashAndRecover({}, "SIGTERM");
   });
 
   it("keeps every acknowledged call exactly once across a SIGKILL (Kafka mode)", async () => {
