@@ -115,6 +115,12 @@ export class ParamBuilder {
     return this.add(value, "UInt64");
   }
 
+  /** `LIMIT [offset, ]limit` for a page; an offset alone pages to the end; nothing when neither. */
+  limitOffset(limit: number | null | undefined, offset: number | null | undefined): string {
+    if (limit !== null && limit !== undefined) return `LIMIT ${offset ? `${this.count(offset)}, ` : ""}${this.count(limit)}`;
+    return offset ? `LIMIT ${this.count(offset)}, ${this.count(Number.MAX_SAFE_INTEGER)}` : "";
+  }
+
   float(value: number): string {
     return this.add(value, "Float64");
   }

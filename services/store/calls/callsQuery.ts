@@ -114,12 +114,7 @@ export function callsPageQuery(spec: CallsQuerySpec, window: TimeWindow | null) 
   if (window?.toMicros !== undefined) extra.push(`started_at <= ${pb.int(window.toMicros)}`);
   const where = whereClause(spec, pb, extra);
   const order = orderByClause(spec.sortBy, pb, spec.projectId);
-  const limitClause =
-    spec.limit !== null && spec.limit !== undefined
-      ? `LIMIT ${spec.offset ? `${pb.count(spec.offset)}, ` : ""}${pb.count(spec.limit)}`
-      : spec.offset
-        ? `LIMIT ${pb.count(spec.offset)}, ${pb.count(Number.MAX_SAFE_INTEGER)}`
-        : "";
+  const limitClause = pb.limitOffset(spec.limit, spec.offset);
   return {
     sql: `SELECT ${selectedColumns(spec.columns).join(", ")}
 FROM calls FINAL

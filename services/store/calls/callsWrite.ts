@@ -93,11 +93,11 @@ export class CallsWriteRepository {
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
-    await this.store.insert(
-      "worker_insert_call_index",
-      "call_index",
-      snapshots.map((s) => ({ project_id: s.project_id, id: s.id, started_at: s.started_at, trace_id: s.trace_id, parent_id: s.parent_id })),
-    );
+    if (snapshots.length === 0) return;
+    const lines = snapshots
+      .map((s) => JSON.stringify({ project_id: s.project_id, id: s.id, started_at: s.started_at, trace_id: s.trace_id, parent_id: s.parent_id }))
+      .join("\n");
+    await this.store.insertLines("worker_insert_call_index", "call_index", lines);
   }
 
   async insertOrphans(parts: readonly CallPartEvent[], receivedAt: number): Promise<void> {

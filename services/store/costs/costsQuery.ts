@@ -52,12 +52,7 @@ export function costQuery(spec: CostQuerySpec): BuiltQuery {
   const sorts = spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_COST_SORT;
   const order = sorts.map((s) => `${costFieldSql(s.field).sql} ${s.direction === "desc" ? "DESC" : "ASC"}`);
   if (!sorts.some((s) => s.field === "id")) order.push("id ASC");
-  const limit =
-    spec.limit !== null && spec.limit !== undefined
-      ? `LIMIT ${spec.offset ? `${pb.count(spec.offset)}, ` : ""}${pb.count(spec.limit)}`
-      : spec.offset
-        ? `LIMIT ${pb.count(spec.offset)}, ${pb.count(Number.MAX_SAFE_INTEGER)}`
-        : "";
+  const limit = pb.limitOffset(spec.limit, spec.offset);
   return {
     sql: `SELECT ${PRICE_COLUMNS.join(", ")}, version FROM (${source})
 WHERE ${where}

@@ -8,17 +8,7 @@ import { PriceBook } from "./pricing.js";
 import { PRICES_TABLE } from "./schema.js";
 
 /** A new project price, as `/cost/create` gives it (effective_date in µs). */
-export interface NewPrice {
-  llm_id: string;
-  provider_id: string;
-  prompt_token_cost: number;
-  completion_token_cost: number;
-  prompt_token_cost_unit: string;
-  completion_token_cost_unit: string;
-  cache_read_input_token_cost: number;
-  cache_creation_input_token_cost: number;
-  effective_date: number;
-}
+export type NewPrice = Omit<PriceRow, "project_id" | "id" | "created_at" | "created_by">;
 
 type CurrentRowJson = PriceRowJson & { version: string | number };
 

@@ -77,9 +77,7 @@ function figureConditions(spec: ThreadsQuerySpec, pb: ParamBuilder): string[] {
 }
 
 function limitClause(spec: ThreadsQuerySpec, pb: ParamBuilder): string {
-  if (spec.limit !== null && spec.limit !== undefined) return `LIMIT ${spec.offset ? `${pb.count(spec.offset)}, ` : ""}${pb.count(spec.limit)}`;
-  if (spec.offset) return `LIMIT ${pb.count(spec.offset)}, ${pb.count(Number.MAX_SAFE_INTEGER)}`;
-  return "";
+  return pb.limitOffset(spec.limit, spec.offset);
 }
 
 /** A bound on the first sort field: the page lies among the threads on its near side. */
