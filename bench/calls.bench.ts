@@ -7,6 +7,7 @@
  * - the service's peak RSS while ingesting.
  */
 import { spawnSync } from "node:child_process";
+import autocannon from "autocannon";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,24 +71,27 @@ async function ingest(service: ServiceProcess, project: string) {
   return { parts: calls * 2, ackSeconds: (acked - started) / 1000, queryableSeconds: (queryable - started) / 1000, peakRss };
 }
 
+/** Open-loop load at a fixed rate over a bounded pool of kept-alive connections (autocannon). */
 async function startLatency(service: ServiceProcess, project: string, rate: number, seconds: number) {
-  const latencies: number[] = [];
-  const total = rate * seconds;
-  const begin = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = begin + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const body = JSON.stringify({ start: { project_id: project, id: `lat-${i}`, op_name: "op", trace_id: `t${i}`, started_at: iso(T0 * 1000 + i), attributes: {}, inputs: { i } } });
-    const sent = performance.now();
-    pending.push(post(service.url, "/call/start", body).then(async (res) => {
-      await res.arrayBuffer();
-      if (res.status === 200) latencies.push(performance.now() - sent);
-    }));
-  }
-  await Promise.all(pending);
-  return { ...stats(latencies), ok: latencies.length, total };
+  let n = 0;
+  const result = await autocannon({
+    url: `${service.url}/call/start`,
+    method: "POST",
+    connections: 64,
+    overallRate: rate,
+    duration: seconds,
+    headers: { "content-type": "application/json", authorization: BENCH_AUTH },
+    requests: [
+      {
+        setupRequest: (req) => {
+          const i = n++;
+          const body = { start: { project_id: project, id: `lat-${i}`, op_name: "op", trace_id: `t${i}`, started_at: iso(T0 * 1000 + i), attributes: {}, inputs: { i } } };
+          return { ...req, body: JSON.stringify(body) };
+        },
+      },
+    ],
+  });
+  return { p50: result.latency.p50, p99: result.latency.p99, ok: result["2xx"], total: result.requests.sent };
 }
 
 async function seedQueryCalls(ch: LocalClickHouse, database: string, project: string): Promise<void> {
@@ -140,7 +144,7 @@ async function queries(service: ServiceProcess, ch: LocalClickHouse, database: s
       await res.text();
     }));
     const bare = stats(clickhouseClientMs(ch.tcpPort, database, c.sql, 10));
-    rows.push({ query: c.name, "p50 ms": ours.p50, "p99 ms": ours.p99, "bare SQL p50 ms": bare.p50, ratio: ours.p50 / bare.p50 });
+    rows.push({ query: c.name, "p50 ms": ours.p50, "p99 ms": ours.p99, "bare SQL p50 ms": bare.p50, "ours ÷ bare": (ours.p50 / bare.p50).toFixed(3) });
   }
   return rows;
 }
@@ -160,7 +164,7 @@ async function main() {
       "acked parts/s": ingestResult.parts / ingestResult.ackSeconds,
       "queryable parts/s": ingestResult.parts / ingestResult.queryableSeconds,
       "clickhouse-client rows/s": clientRowsPerSecond,
-      "ratio (our calls/s ÷ client rows/s)": ourCallsPerSecond / clientRowsPerSecond,
+      "ratio (our calls/s ÷ client rows/s)": (ourCallsPerSecond / clientRowsPerSecond).toFixed(3),
       "peak RSS MB": ingestResult.peakRss,
     }]);
     const embeddedLatency = await startLatency(embedded, "bench/latency", 500, 6);
