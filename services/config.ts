@@ -17,7 +17,7 @@ export const DEFAULTS = {
   BATCH_MAX_EVENTS: 10_000,
   BATCH_MAX_WAIT_MS: 1_000,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
-  WORKER_LANES: 2,
+  WORKER_LANES: 1,
 } as const;
 
 const Role = z.enum(["all", "ingest", "worker", "query"]);

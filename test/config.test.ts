@@ -4,7 +4,7 @@ import { ConfigError, DEFAULTS, loadConfig } from "../services/config.js";
 describe("configuration", () => {
   it("fills every default from named constants", () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ ROLE: "all", PORT: DEFAULTS.PORT, DATA_DIR: "./data", BATCH_MAX_EVENTS: DEFAULTS.BATCH_MAX_EVENTS, WORKER_LANES: 2 });
+    expect(config).toMatchObject({ ROLE: "all", PORT: DEFAULTS.PORT, DATA_DIR: "./data", BATCH_MAX_EVENTS: DEFAULTS.BATCH_MAX_EVENTS, WORKER_LANES: 1 });
     expect(config.CLICKHOUSE_URL).toBeUndefined();
     expect(config.KAFKA_BROKERS).toBeUndefined();
   });
