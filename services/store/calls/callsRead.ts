@@ -4,7 +4,17 @@ import type { CallRow } from "./callRows.js";
 import { callsCountQuery, callsPageQuery, DEFAULT_SORT, type CallsQuerySpec, type TimeWindow } from "./callsQuery.js";
 
 export const WINDOWED_MAX_ROWS = 10_000;
-const WINDOW_GROWTH = 8;
+const MAX_WINDOW_GROWTH = 64;
+const EMPTY_WINDOW_GROWTH = 16;
+
+/**
+ * How much wider the next slice must be: scaled by how many of the wanted rows the last
+ * slice held (a selective filter needs a much wider slice), with a margin of two.
+ */
+function windowGrowth(found: number, wanted: number): number {
+  if (found === 0) return EMPTY_WINDOW_GROWTH;
+  return Math.min(MAX_WINDOW_GROWTH, Math.max(2, Math.ceil((2 * wanted) / found)));
+}
 
 interface ProjectBounds {
   min: number;
@@ -56,7 +66,7 @@ export class CallsReadRepository {
         yield* rows;
         return;
       }
-      width *= WINDOW_GROWTH;
+      width *= windowGrowth(rows.length, spec.limit ?? 1);
     }
   }
 
