@@ -12,7 +12,7 @@
  * with its own trace and span ids. Sizes: BENCH_OTLP_REQUESTS (default 400 requests).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -62,9 +62,9 @@ function id(bytes: number, ...parts: number[]): Buffer {
 
 /** One agent trace of 8 spans: an agent root, 4 LLM calls, 2 tools, 1 failing tool. */
 function traceSpans(request: number, trace: number): BenchSpan[] {
-  const traceId = id(16, request, trace, 0xbeef);
+  const traceId = id(16, request + 1, trace + 1, 0xbeef);
   const at = T0_NS + BigInt(request) * 1_000_000_000n + BigInt(trace) * 10_000_000n;
-  const root = id(8, request, trace * SPANS_PER_TRACE);
+  const root = id(8, request + 1, trace * SPANS_PER_TRACE);
   const spans: BenchSpan[] = [{
     traceId, spanId: root, parentSpanId: Buffer.alloc(0), name: "invoke_agent planner", kind: 1,
     start: at, end: at + 9_000_000n,
@@ -79,7 +79,7 @@ function traceSpans(request: number, trace: number): BenchSpan[] {
   }];
   for (let i = 1; i < SPANS_PER_TRACE; i++) {
     const start = at + BigInt(i) * 1_000_000n;
-    const base = { traceId, spanId: id(8, request, trace * SPANS_PER_TRACE + i), parentSpanId: root, start, end: start + 900_000n, status: { code: 0, message: "" } };
+    const base = { traceId, spanId: id(8, request + 1, trace * SPANS_PER_TRACE + i), parentSpanId: root, start, end: start + 900_000n, status: { code: 0, message: "" } };
     if (i <= 4) {
       spans.push({
         ...base, name: "chat gpt-4o-mini", kind: 3,
@@ -171,6 +171,23 @@ function cpuSeconds(pid: number | "self"): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Processes started by this one whose command name starts with `name` (e.g. the local clickhouse-server). */
+function childPids(name: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid && comm.startsWith(name)) found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
 /** CPU seconds used by the whole machine so far (all cores, busy time only). */
 function machineBusySeconds(): number {
   const [, ...numbers] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/);
@@ -187,12 +204,13 @@ async function countCalls(url: string): Promise<number> {
   return ((await res.json()) as { count: number }).count;
 }
 
-async function sendAll(service: ServiceProcess, bodies: Buffer[]) {
+async function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
+  const clickhouseCpu = () => (clickhousePid === null ? NaN : cpuSeconds(clickhousePid));
   let next = 0;
   let retries = 0;
   let peakRss = rssMb(service.pid);
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(service.pid))), 100);
-  const cpu0 = { service: cpuSeconds(service.pid), self: cpuSeconds("self"), machine: machineBusySeconds() };
+  const cpu0 = { service: cpuSeconds(service.pid), self: cpuSeconds("self"), clickhouse: clickhouseCpu(), machine: machineBusySeconds() };
   const started = performance.now();
   await Promise.all(
     Array.from({ length: EXPORTERS }, async () => {
@@ -224,6 +242,7 @@ async function sendAll(service: ServiceProcess, bodies: Buffer[]) {
   const cpu = {
     service: cpuSeconds(service.pid) - cpu0.service,
     bench: cpuSeconds("self") - cpu0.self,
+    clickhouse: clickhouseCpu() - cpu0.clickhouse,
     machine: machineBusySeconds() - cpu0.machine,
   };
   return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss, cpu };
@@ -279,8 +298,10 @@ async function main() {
   const ch = await startLocalClickHouse(dir);
   const database = "bench";
   try {
-    const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
-    const result = await sendAll(service, gzBodies);
+    // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
+    const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+    const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir }, profile);
+    const result = await sendAll(service, childPids("clickhouse")[0] ?? null, gzBodies);
     await service.stop();
     const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, "calls_copy_otlp");
     const queryableRate = result.total / result.queryableSeconds;
@@ -289,15 +310,18 @@ async function main() {
       "accepted spans/s": result.total / result.acceptedSeconds,
       "queryable spans/s": queryableRate,
       "clickhouse-client rows/s": clientRowsPerSecond,
-      "ratio (queryable ÷ client)": queryableRate / clientRowsPerSecond,
+      "ratio (queryable ÷ client)": (queryableRate / clientRowsPerSecond).toFixed(3),
       "429/503 retries": result.retries,
       "peak RSS MB": result.peakRss,
     }]);
     const wall = result.queryableSeconds;
-    printTable("Where the CPU went during ingest (CPU seconds; cores busy on average)", [
-      { process: "service (HTTP, decode, map, worker)", "CPU s": result.cpu.service, cores: result.cpu.service / wall, "µs per span": (result.cpu.service * 1e6) / result.total },
-      { process: "bench client (fetch)", "CPU s": result.cpu.bench, cores: result.cpu.bench / wall, "µs per span": (result.cpu.bench * 1e6) / result.total },
-      { process: "rest of machine (ClickHouse, …)", "CPU s": result.cpu.machine - result.cpu.service - result.cpu.bench, cores: (result.cpu.machine - result.cpu.service - result.cpu.bench) / wall, "µs per span": ((result.cpu.machine - result.cpu.service - result.cpu.bench) * 1e6) / result.total },
+    const other = result.cpu.machine - result.cpu.service - result.cpu.bench - result.cpu.clickhouse;
+    const cpuRow = (process: string, seconds: number) => ({ process, "CPU s": seconds, "cores busy": seconds / wall, "CPU µs per span": (seconds * 1e6) / result.total });
+    printTable(`Where the CPU went during ingest (${wall.toFixed(1)} s wall, ${cpus().length} cores)`, [
+      cpuRow("service (HTTP, decode, map, worker, ClickHouse client)", result.cpu.service),
+      cpuRow("clickhouse-server", result.cpu.clickhouse),
+      cpuRow("bench client (fetch)", result.cpu.bench),
+      cpuRow("other processes on the machine", other),
     ]);
     const sizes = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", database, "-q",
       `SELECT avg(length(attributes)), avg(length(otel_dump)), avg(length(inputs)) + avg(length(ifNull(output, ''))), avg(length(json_paths)) FROM calls WHERE project_id = '${PROJECT}' FORMAT TSV`], { encoding: "utf8" });

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LocalClickHouse } from "../services/store/localServer.js";
@@ -15,9 +15,10 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+/** The service as its own process; `nodeArgs` go to node (e.g. --cpu-prof for profiling). */
+export async function spawnService(env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ServiceProcess> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "services/main.ts"], {
     env: {
       ...process.env,
       PORT: String(port),
@@ -106,17 +107,22 @@ export function printTable(title: string, rows: Record<string, string | number>[
 export function clickhouseClientInsertRate(ch: LocalClickHouse, database: string, project: string, copyTable = "calls_copy"): number {
   const dir = mkdtempSync(join(tmpdir(), "bench-rows-"));
   const file = join(dir, "rows.json");
-  const cli = ["--port", String(ch.tcpPort), "--database", database];
-  const dump = spawnSync("clickhouse-client", [...cli, "-q", `SELECT * FROM calls WHERE project_id = '${project}' FORMAT JSONEachRow`], { maxBuffer: 4 << 30 });
-  if (dump.status !== 0) throw new Error(dump.stderr.toString());
-  writeFileSync(file, dump.stdout);
-  spawnSync("clickhouse-client", [...cli, "-q", `DROP TABLE IF EXISTS ${copyTable}`]);
-  spawnSync("clickhouse-client", [...cli, "-q", `CREATE TABLE ${copyTable} AS calls`]);
-  const rows = dump.stdout.toString().split("\n").filter(Boolean).length;
-  const t = performance.now();
-  const r = spawnSync("bash", ["-c", `clickhouse-client --port ${ch.tcpPort} --database ${database} -q "INSERT INTO ${copyTable} FORMAT JSONEachRow" < ${file}`]);
-  const seconds = (performance.now() - t) / 1000;
-  if (r.status !== 0) throw new Error(r.stderr.toString());
-  rmSync(dir, { recursive: true, force: true });
-  return rows / seconds;
+  const client = `clickhouse-client --port ${ch.tcpPort} --database ${database}`;
+  const sh = (command: string) => {
+    const r = spawnSync("bash", ["-c", command], { encoding: "utf8", maxBuffer: 1 << 20 });
+    if (r.status !== 0) throw new Error(`${command}: ${r.stderr}`);
+    return r.stdout;
+  };
+  try {
+    // Straight to a file: the dump can exceed what one string or buffer holds.
+    sh(`${client} -q "SELECT * FROM calls WHERE project_id = '${project}' FORMAT JSONEachRow" > ${file}`);
+    const rows = Number(sh(`wc -l < ${file}`).trim());
+    sh(`${client} -q "DROP TABLE IF EXISTS ${copyTable}"`);
+    sh(`${client} -q "CREATE TABLE ${copyTable} AS calls"`);
+    const t = performance.now();
+    sh(`${client} -q "INSERT INTO ${copyTable} FORMAT JSONEachRow" < ${file}`);
+    return rows / ((performance.now() - t) / 1000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { decodeJsonRequest } from "../../services/ingest/otlp/decode.js";
-import { MAX_REJECTION_REASONS, mapSpans } from "../../services/ingest/otlp/mapSpan.js";
+import { MAX_REJECTION_REASONS, mapSpans, spanBytes } from "../../services/ingest/otlp/mapSpan.js";
 import type { OtlpSpan } from "../../services/ingest/otlp/decode.js";
 import { batchOf, CTX, END_NS, makeSpan, SPAN_ID, START_NS } from "./support.js";
 
@@ -32,10 +32,10 @@ describe("mapSpans: rejected spans", () => {
     expect(mapSpans(decodeJsonRequest(body), CTX)).toEqual({ events: [], rejected: 1, errors: ['span "b64" (t61rcWkgMzE=): invalid trace id'] });
   });
 
-  it("rejects a span whose two events exceed maxSpanBytes, and accepts it at exactly the limit", () => {
+  it("rejects a span over maxSpanBytes, and accepts it at exactly the limit", () => {
     const span = makeSpan({ attributes: { "input.value": "x".repeat(500) } });
-    const accepted = mapSpans(batchOf([span]), CTX);
-    const size = accepted.events.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
+    const size = spanBytes(span);
+    expect(size).toBeGreaterThan(500);
     expect(mapSpans(batchOf([span]), { ...CTX, maxSpanBytes: size }).rejected).toBe(0);
     expect(mapSpans(batchOf([span]), { ...CTX, maxSpanBytes: size - 1 })).toEqual({
       events: [],
@@ -44,13 +44,18 @@ describe("mapSpans: rejected spans", () => {
     });
   });
 
-  it("counts UTF-8 bytes, not characters", () => {
+  it("counts the span's UTF-8 bytes: name, attribute keys and values, events, links", () => {
+    const base = spanBytes(makeSpan({ name: "", attributes: {} }));
+    expect(spanBytes(makeSpan({ name: "é", attributes: {} })) - base).toBe(2);
+    expect(spanBytes(makeSpan({ name: "", attributes: { "input.value": "a".repeat(300) } })) - base).toBe(11 + 300);
+    expect(spanBytes(makeSpan({ name: "", attributes: { "input.value": "é".repeat(300) } })) - base).toBe(11 + 600);
+    expect(spanBytes(makeSpan({ name: "", attributes: { n: 1, b: true, z: null, l: ["ab", 2], o: { k: "v" } } })) - base).toBe(1 + 8 + 1 + 8 + 1 + 8 + 1 + 2 + 8 + 1 + 1 + 1);
+    const withEvent = makeSpan({ name: "", attributes: {}, events: [{ timeUnixNano: 1n, name: "ev", attributes: { k: "vv" }, droppedAttributesCount: 0 }] });
+    expect(spanBytes(withEvent) - base).toBe(16 + 2 + 3);
     const ascii = makeSpan({ attributes: { "input.value": "a".repeat(300) } });
     const wide = makeSpan({ attributes: { "input.value": "é".repeat(300) } });
-    const size = (s: OtlpSpan) => mapSpans(batchOf([s]), CTX).events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)), 0);
-    // The value is written three times: inputs, attributes.otel.attributes, otel_dump.attributes.
-    expect(size(wide) - size(ascii)).toBe(3 * 300);
-    expect(mapSpans(batchOf([wide]), { ...CTX, maxSpanBytes: size(ascii) }).rejected).toBe(1);
+    expect(mapSpans(batchOf([wide]), { ...CTX, maxSpanBytes: spanBytes(ascii) }).rejected).toBe(1);
+    expect(mapSpans(batchOf([ascii]), { ...CTX, maxSpanBytes: spanBytes(ascii) }).rejected).toBe(0);
   });
 
   it("rejects spans one by one and keeps the others", () => {

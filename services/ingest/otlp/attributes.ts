@@ -124,7 +124,17 @@ export function parseJsonLooking(value: JsonValue): JsonValue {
   } catch {
     return value;
   }
-  return depthAtMost(parsed, MAX_PARSED_DEPTH) ? parsed : value;
+  return openingsAtMost(value, MAX_PARSED_DEPTH) || depthAtMost(parsed, MAX_PARSED_DEPTH) ? parsed : value;
+}
+
+/** Cheap bound first: JSON text with at most `limit` `{`/`[` characters cannot nest deeper. */
+function openingsAtMost(text: string, limit: number): boolean {
+  let openings = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c === 0x7b || c === 0x5b) && ++openings > limit) return false;
+  }
+  return true;
 }
 
 function depthAtMost(value: JsonValue, limit: number): boolean {

@@ -18,10 +18,12 @@
  * A span is rejected on its own (counted, with a short reason) when its trace id is not 16
  * bytes or all zeros, its span id not 8 bytes or all zeros, its parent id neither empty,
  * all zeros (= root) nor 8 bytes, it ends before it starts, its end is beyond what
- * microseconds keep exactly, or its two events, as UTF-8 JSON, exceed `maxSpanBytes`.
+ * microseconds keep exactly, or its size (`spanBytes`: about its protobuf size) exceeds
+ * `maxSpanBytes`. The size is counted on the decoded span rather than on the JSON of its
+ * events, so that no span is serialized twice (here and by the worker).
  */
-import type { CallEndEvent, CallStartEvent, JsonObject } from "../../queue/events.js";
-import type { OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
+import type { CallEndEvent, CallStartEvent, JsonObject, JsonValue } from "../../queue/events.js";
+import type { OtlpAttributes, OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
 import {
   callInputs,
@@ -97,12 +99,53 @@ export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpan
 function mapSpan(source: SpanSource, ctx: MapSpansContext): SpanResult {
   const invalid = invalidReason(source.span);
   if (invalid) return { reason: invalid };
-  const valid = { ...source, attrs: { flat: source.span.attributes, nested: nestDottedKeys(source.span.attributes) } };
-  const start = startEvent(valid, ctx);
-  const end = endEvent(valid, ctx);
-  const size = Buffer.byteLength(JSON.stringify(start)) + Buffer.byteLength(JSON.stringify(end));
+  const size = spanBytes(source.span);
   if (size > ctx.maxSpanBytes) return { reason: `${size} bytes, over the limit of ${ctx.maxSpanBytes}` };
-  return { start, end };
+  const valid: ValidSpan = {
+    resource: source.resource,
+    resourceNested: source.resourceNested,
+    group: source.group,
+    span: source.span,
+    attrs: { flat: source.span.attributes, nested: nestDottedKeys(source.span.attributes) },
+  };
+  return { start: startEvent(valid, ctx), end: endEvent(valid, ctx) };
+}
+
+/** Bytes counted for a number, boolean or null, and for each id, time and enum of a span. */
+const SCALAR_BYTES = 8;
+
+/**
+ * The size of a span's own data, close to its protobuf encoding: UTF-8 bytes of its name,
+ * trace state, status message, attribute keys and string values (and of its events' and
+ * links'), plus `SCALAR_BYTES` for every other value, id, time and enum. The resource and
+ * scope are shared by the request and not counted (the body limit bounds them).
+ */
+export function spanBytes(span: OtlpSpan): number {
+  let size = 12 * SCALAR_BYTES + utf8(span.name) + utf8(span.traceState) + utf8(span.status.message) + attributesBytes(span.attributes);
+  for (const e of span.events) size += 2 * SCALAR_BYTES + utf8(e.name) + attributesBytes(e.attributes);
+  for (const l of span.links) size += 4 * SCALAR_BYTES + utf8(l.traceState) + attributesBytes(l.attributes);
+  return size;
+}
+
+function utf8(text: string): number {
+  return text.length === 0 ? 0 : Buffer.byteLength(text, "utf8");
+}
+
+function attributesBytes(attributes: OtlpAttributes): number {
+  let size = 0;
+  for (const key in attributes) size += utf8(key) + valueBytes(attributes[key] ?? null);
+  return size;
+}
+
+function valueBytes(value: JsonValue): number {
+  if (typeof value === "string") return utf8(value);
+  if (value === null || typeof value !== "object") return SCALAR_BYTES;
+  if (Array.isArray(value)) {
+    let size = 0;
+    for (const item of value) size += valueBytes(item);
+    return size;
+  }
+  return attributesBytes(value);
 }
 
 function invalidReason(span: OtlpSpan): string | null {
@@ -137,20 +180,24 @@ function startEvent(source: ValidSpan, ctx: MapSpansContext): CallStartEvent {
     op_name: span.name,
     display_name: displayName(attrs),
     started_at: Number(micros(span.startTimeUnixNano)),
-    attributes: {
-      ...mappedFamilies(attrs),
-      otel: {
-        attributes: attrs.nested,
-        resource: source.resourceNested,
-        scope: { name: group.scope.name, version: group.scope.version },
-      },
-    },
+    attributes: callAttributes(source),
     inputs: callInputs(attrs),
     otel_dump: otelDump(source.resource, group, span),
     wb_user_id: ctx.wb_user_id,
     wb_run_id: runId(attrs),
     wb_run_step: runStep(attrs),
   };
+}
+
+/** The mapped families, then `otel` (written into the families' object: no copy). */
+function callAttributes(source: ValidSpan): JsonObject {
+  const attributes = mappedFamilies(source.attrs);
+  attributes["otel"] = {
+    attributes: source.attrs.nested,
+    resource: source.resourceNested,
+    scope: { name: source.group.scope.name, version: source.group.scope.version },
+  };
+  return attributes;
 }
 
 function endEvent(source: ValidSpan, ctx: MapSpansContext): CallEndEvent {

@@ -31,17 +31,21 @@ function ownValue(target: JsonObject, key: string): JsonValue | undefined {
  */
 export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
   const root: JsonObject = {};
-  const made = new Set<JsonObject>([root]);
-  for (const key of Object.keys(flat).sort()) {
-    if (!key.includes(".")) {
-      setOwn(root, key, flat[key] ?? null);
+  const keys = Object.keys(flat);
+  if (keys.length > 1) keys.sort();
+  let made: Set<JsonObject> | null = null;
+  for (const key of keys) {
+    const value = flat[key] ?? null;
+    let dot = key.indexOf(".");
+    if (dot < 0) {
+      setOwn(root, key, value);
       continue;
     }
-    const parts = key.split(".");
+    made ??= new Set<JsonObject>([root]);
     let node = root;
-    let depth = 0;
-    for (; depth < Math.min(parts.length - 1, MAX_KEY_DEPTH); depth++) {
-      const part = parts[depth] ?? "";
+    let from = 0;
+    for (let depth = 0; dot >= 0 && depth < MAX_KEY_DEPTH; depth++) {
+      const part = key.slice(from, dot);
       const next = ownValue(node, part);
       if (next === undefined) {
         const child: JsonObject = {};
@@ -53,8 +57,10 @@ export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
       } else {
         break;
       }
+      from = dot + 1;
+      dot = key.indexOf(".", from);
     }
-    setOwn(node, parts.slice(depth).join("."), flat[key] ?? null);
+    setOwn(node, from === 0 ? key : key.slice(from), value);
   }
   return root;
 }
