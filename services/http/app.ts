@@ -50,19 +50,21 @@ export class HttpApi {
     this.app = express();
     this.app.disable("x-powered-by");
     this.app.set("trust proxy", false);
-    // While stopping, requests that arrive on kept-alive connections are turned away
-    // (nothing accepted) and their connections closed, so the server can finish.
-    this.app.use((_req: Request, res: Response, next: NextFunction) => {
-      if (!this.draining) return next();
-      res.setHeader("Connection", "close");
-      res.setHeader("Retry-After", "1");
-      res.status(503).json({ detail: "shutting down, retry later" });
-    });
   }
 
   /** Stop intake: from now on every new request is answered 503 with Connection: close. */
   beginDrain(): void {
     this.draining = true;
+  }
+
+  /**
+   * While stopping, requests that arrive on kept-alive connections are turned away (nothing
+   * accepted, answered in the operation's own error shape) and their connections closed.
+   */
+  private refuseWhileDraining(res: Response): void {
+    if (!this.draining) return;
+    res.setHeader("Connection", "close");
+    throw new RetryableError("shutting down, retry later", 1);
   }
 
   authenticate(req: Request): Principal {
@@ -78,6 +80,7 @@ export class HttpApi {
     const parsers = op.rawBody || op.method === "get" || op.method === "delete" ? [] : [this.jsonBody()];
     this.app[op.method](op.path, ...parsers, async (req: Request, res: Response, next: NextFunction) => {
       try {
+        this.refuseWhileDraining(res);
         const principal = op.public ? ANONYMOUS : this.authenticate(req);
         const input = op.request ? this.validate(op.request, req, res) : undefined;
         const ctx: RequestContext = {
