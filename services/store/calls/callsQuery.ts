@@ -128,10 +128,11 @@ ${limitClause}`,
 export function callsCountQuery(spec: CallsQuerySpec, withStorage: boolean) {
   const pb = new ParamBuilder();
   const where = whereClause(spec, pb);
-  const cap = spec.limit !== null && spec.limit !== undefined ? `LIMIT ${pb.count(spec.limit)}` : "";
-  return {
-    sql: `SELECT count() AS count${withStorage ? ", sum(storage_size_bytes) AS total_storage_size_bytes" : ""}
-FROM (SELECT storage_size_bytes FROM calls FINAL WHERE ${where} ${cap})`,
-    params: pb.params,
-  };
+  const figures = `count() AS count${withStorage ? ", sum(storage_size_bytes) AS total_storage_size_bytes" : ""}`;
+  // Only a capped count needs the inner query; otherwise count the collapsed rows directly.
+  const from =
+    spec.limit !== null && spec.limit !== undefined
+      ? `(SELECT storage_size_bytes FROM calls FINAL WHERE ${where} LIMIT ${pb.count(spec.limit)})`
+      : `calls FINAL WHERE ${where}`;
+  return { sql: `SELECT ${figures} FROM ${from}`, params: pb.params };
 }
