@@ -18,5 +18,7 @@ fi
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "installing npm packages"
-  npm ci --no-fund --no-audit --loglevel=error
+  # `npm install` follows the lockfile; `npm ci` (npm 11) refuses it because the lockfile
+  # written on this platform omits other platforms' optional packages (rollup's builds).
+  npm install --no-fund --no-audit --loglevel=error
 fi
