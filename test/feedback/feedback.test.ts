@@ -18,8 +18,6 @@ beforeAll(async () => {
 afterAll(async () => service.stop());
 
 const create = (body: Record<string, unknown>) => api.json<Feedback>("/feedback/create", { project_id: P, ...body });
-const reaction = (call: string, emoji: string, extra: Record<string, unknown> = {}) =>
-  create({ weave_ref: ref(call), feedback_type: "wandb.reaction.1", payload: { emoji }, ...extra });
 const query = (body: Record<string, unknown>, project = P) => api.json<{ result: Feedback[] }>("/feedback/query", { project_id: project, ...body }).then((r) => r.result);
 const byRef = (weaveRef: string) => ({ $expr: { $eq: [{ $getField: "weave_ref" }, { $literal: weaveRef }] } });
 const ids = (list: { id: string }[]) => list.map((f) => f.id);
