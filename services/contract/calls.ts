@@ -181,7 +181,6 @@ export const CallSchema = z
     total_storage_size_bytes: z.number().nullish(),
     wb_username: z.string().optional(),
   })
-  .partial({ display_name: true })
   .openapi("CallSchema");
 export type CallSchema = z.infer<typeof CallSchema>;
 

@@ -17,16 +17,17 @@ export async function startMockKafka(): Promise<MockKafka> {
     let seen = "";
     const timer = setTimeout(() => reject(new Error("kcat mock broker did not start")), 15_000);
     child.once("exit", (code) => reject(new Error(`kcat exited with ${code}`)));
+    // The broker logs every request: keep draining stderr, but look only until the address shows.
+    let found = false;
     child.stderr.on("data", (chunk: Buffer) => {
-      if (seen === null) return;
-      seen += chunk.toString();
+      if (found) return;
+      seen = (seen + chunk.toString()).slice(-10_000);
       const match = /bootstrap\.servers=(127\.0\.0\.1:\d+)/.exec(seen);
       if (match?.[1]) {
+        found = true;
         clearTimeout(timer);
-        seen = "";
         resolve(match[1]);
       }
-      if (seen.length > 100_000) seen = seen.slice(-1000);
     });
   });
   return {

@@ -1,4 +1,5 @@
-import { COST_RECORD_FIELDS, type CostRecordField } from "../../contract/costs.js";
+import type { z } from "zod";
+import { COST_RECORD_FIELDS, type CostQueryOutput, type CostRecordField } from "../../contract/costs.js";
 import { microsToIso } from "../calls/callRows.js";
 import { DEFAULT_PRICE_PROJECT } from "./defaultPrices.js";
 
@@ -59,17 +60,9 @@ export const PRICE_COLUMNS = [
   "cache_creation_input_token_cost", "effective_date", "created_at", "created_by",
 ] as const satisfies readonly (keyof PriceRow)[];
 
-interface FullCostRecord {
-  id: string;
-  llm_id: string;
-  prompt_token_cost: number;
-  completion_token_cost: number;
-  prompt_token_cost_unit: string;
-  completion_token_cost_unit: string;
-  effective_date: string;
-  provider_id: string;
-}
-export type CostRecord = Partial<FullCostRecord>;
+/** The API's cost record, as the contract defines it (every field optional: `fields` picks). */
+export type CostRecord = z.output<typeof CostQueryOutput>;
+type FullCostRecord = Required<CostRecord>;
 
 /** A price row → the API's cost record, keeping only `fields` (all when empty). */
 export function toCostRecord(row: PriceRow, fields: readonly CostRecordField[]): CostRecord {
