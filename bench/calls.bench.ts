@@ -13,13 +13,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import { startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, clickhouseClientInsertRate, clickhouseClientMs, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, printCpuTable, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
 
 const CLIENTS = 8;
 const PARTS_PER_REQUEST = 500;
 const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
 const QUERY_CALLS = Number(process.env.BENCH_QUERY_CALLS ?? 1_000_000);
 const T0 = Date.UTC(2026, 9, 1);
+/** BENCH_SECTIONS=ingest: only the ingest figures (for quick runs while tuning). */
+const SECTIONS = (process.env.BENCH_SECTIONS ?? "ingest,latency,reads").split(",");
 
 const post = (url: string, path: string, body: string) =>
   fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: BENCH_AUTH }, body });
@@ -48,6 +50,7 @@ async function ingest(service: ServiceProcess, project: string) {
   let next = 0;
   let peakRss = rssMb(service.pid);
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(service.pid))), 100);
+  const meter = new CpuMeter(service.pid, childPids("clickhouse")[0] ?? null);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
@@ -68,7 +71,7 @@ async function ingest(service: ServiceProcess, project: string) {
   while ((await countCalls(service.url, project)) < calls) await new Promise((r) => setTimeout(r, 50));
   const queryable = performance.now();
   clearInterval(sampler);
-  return { parts: calls * 2, ackSeconds: (acked - started) / 1000, queryableSeconds: (queryable - started) / 1000, peakRss };
+  return { parts: calls * 2, ackSeconds: (acked - started) / 1000, queryableSeconds: (queryable - started) / 1000, peakRss, cpu: meter.read() };
 }
 
 /** Open-loop load at a fixed rate over a bounded pool of kept-alive connections (autocannon). */
@@ -167,6 +170,8 @@ async function main() {
       "ratio (our calls/s ÷ client rows/s)": (ourCallsPerSecond / clientRowsPerSecond).toFixed(3),
       "peak RSS MB": ingestResult.peakRss,
     }]);
+    printCpuTable(ingestResult.cpu, ingestResult.queryableSeconds, ingestResult.parts, "part");
+    if (!SECTIONS.includes("latency") && !SECTIONS.includes("reads")) return await embedded.stop();
     const embeddedLatency = await startLatency(embedded, "bench/latency", 500, 6);
     await embedded.stop();
 

@@ -12,7 +12,7 @@
  * with its own trace and span ids. Sizes: BENCH_OTLP_REQUESTS (default 400 requests).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -20,7 +20,7 @@ import { decodeJsonRequest, decodeProtobufRequest } from "../services/ingest/otl
 import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
 import { ExportTraceServiceRequest } from "../services/ingest/otlp/protobuf.js";
 import { startLocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, clickhouseClientInsertRate, printTable, rssMb, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, childPids, clickhouseClientInsertRate, CpuMeter, printCpuTable, printTable, rssMb, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const SPANS_PER_REQUEST = 512;
@@ -165,36 +165,6 @@ function jsonRequest(spans: BenchSpan[]): Buffer {
   }));
 }
 
-/** CPU seconds used so far by a process (user + system), from /proc. */
-function cpuSeconds(pid: number | "self"): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Processes started by this one whose command name starts with `name` (e.g. the local clickhouse-server). */
-function childPids(name: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === process.pid && comm.startsWith(name)) found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
-
-/** CPU seconds used by the whole machine so far (all cores, busy time only). */
-function machineBusySeconds(): number {
-  const [, ...numbers] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/);
-  const [user, nice, system, , , irq, softirq, steal] = numbers.map(Number) as number[];
-  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
-}
-
 async function countCalls(url: string): Promise<number> {
   const res = await fetch(`${url}/calls/query_stats`, {
     method: "POST",
@@ -205,12 +175,11 @@ async function countCalls(url: string): Promise<number> {
 }
 
 async function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
-  const clickhouseCpu = () => (clickhousePid === null ? NaN : cpuSeconds(clickhousePid));
   let next = 0;
   let retries = 0;
   let peakRss = rssMb(service.pid);
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(service.pid))), 100);
-  const cpu0 = { service: cpuSeconds(service.pid), self: cpuSeconds("self"), clickhouse: clickhouseCpu(), machine: machineBusySeconds() };
+  const meter = new CpuMeter(service.pid, clickhousePid);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: EXPORTERS }, async () => {
@@ -239,12 +208,7 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
   while ((await countCalls(service.url)) < total) await new Promise((r) => setTimeout(r, 50));
   const queryable = performance.now();
   clearInterval(sampler);
-  const cpu = {
-    service: cpuSeconds(service.pid) - cpu0.service,
-    bench: cpuSeconds("self") - cpu0.self,
-    clickhouse: clickhouseCpu() - cpu0.clickhouse,
-    machine: machineBusySeconds() - cpu0.machine,
-  };
+  const cpu = meter.read();
   return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss, cpu };
 }
 
@@ -298,9 +262,7 @@ async function main() {
   const ch = await startLocalClickHouse(dir);
   const database = "bench";
   try {
-    // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
-    const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-    const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir }, profile);
+    const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
     const result = await sendAll(service, childPids("clickhouse")[0] ?? null, gzBodies);
     await service.stop();
     const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, "calls_copy_otlp");
@@ -314,15 +276,7 @@ async function main() {
       "429/503 retries": result.retries,
       "peak RSS MB": result.peakRss,
     }]);
-    const wall = result.queryableSeconds;
-    const other = result.cpu.machine - result.cpu.service - result.cpu.bench - result.cpu.clickhouse;
-    const cpuRow = (process: string, seconds: number) => ({ process, "CPU s": seconds, "cores busy": seconds / wall, "CPU µs per span": (seconds * 1e6) / result.total });
-    printTable(`Where the CPU went during ingest (${wall.toFixed(1)} s wall, ${cpus().length} cores)`, [
-      cpuRow("service (HTTP, decode, map, worker, ClickHouse client)", result.cpu.service),
-      cpuRow("clickhouse-server", result.cpu.clickhouse),
-      cpuRow("bench client (fetch)", result.cpu.bench),
-      cpuRow("other processes on the machine", other),
-    ]);
+    printCpuTable(result.cpu, result.queryableSeconds, result.total, "span");
     const sizes = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", database, "-q",
       `SELECT avg(length(attributes)), avg(length(otel_dump)), avg(length(inputs)) + avg(length(ifNull(output, ''))), avg(length(json_paths)) FROM calls WHERE project_id = '${PROJECT}' FORMAT TSV`], { encoding: "utf8" });
     const [attributes, otelDump, io, leaves] = sizes.stdout.trim().split("\t").map(Number);

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { freePort } from "../services/store/localServer.js";
@@ -15,10 +15,14 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** The service as its own process; `nodeArgs` go to node (e.g. --cpu-prof for profiling). */
-export async function spawnService(env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ServiceProcess> {
+/**
+ * The service as its own process. BENCH_CPU_PROF=<dir>: it writes a V8 CPU profile
+ * there when it stops.
+ */
+export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "services/main.ts"], {
+  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", "services/main.ts"], {
     env: {
       ...process.env,
       PORT: String(port),
@@ -125,4 +129,86 @@ export function clickhouseClientInsertRate(ch: LocalClickHouse, database: string
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** CPU seconds used so far by a process (user + system), from /proc. */
+function cpuSeconds(pid: number | "self"): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds used by the whole machine so far (all cores, busy time only). */
+function machineBusySeconds(): number {
+  const [, ...numbers] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = numbers.map(Number) as number[];
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+}
+
+/** The live children of a process, with their command names. */
+function children(parent: number): { pid: number; comm: string }[] {
+  const found: { pid: number; comm: string }[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === parent) found.push({ pid: Number(entry), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+/** Processes started by this one whose command name starts with `name` (e.g. the local clickhouse-server). */
+export function childPids(name: string): number[] {
+  return children(process.pid).filter((c) => c.comm.startsWith(name)).map((c) => c.pid);
+}
+
+export interface CpuUse {
+  readonly service: number;
+  readonly bench: number;
+  readonly clickhouse: number;
+  readonly machine: number;
+}
+
+/** CPU seconds spent by the service, this process, ClickHouse and the machine since construction. */
+export class CpuMeter {
+  private readonly start: CpuUse;
+
+  constructor(private readonly servicePid: number, private readonly clickhousePid: number | null) {
+    this.start = this.now();
+  }
+
+  read(): CpuUse {
+    const now = this.now();
+    return {
+      service: now.service - this.start.service,
+      bench: now.bench - this.start.bench,
+      clickhouse: now.clickhouse - this.start.clickhouse,
+      machine: now.machine - this.start.machine,
+    };
+  }
+
+  private now(): CpuUse {
+    // The service may be several processes (a cluster): count its children too.
+    return {
+      service: children(this.servicePid).reduce((n, c) => n + cpuSeconds(c.pid), cpuSeconds(this.servicePid)),
+      bench: cpuSeconds("self"),
+      clickhouse: this.clickhousePid === null ? NaN : cpuSeconds(this.clickhousePid),
+      machine: machineBusySeconds(),
+    };
+  }
+}
+
+/** Prints where the CPU went: per process, cores busy and CPU µs per unit of work. */
+export function printCpuTable(cpu: CpuUse, wallSeconds: number, units: number, unit: string): void {
+  const other = cpu.machine - cpu.service - cpu.bench - cpu.clickhouse;
+  const row = (process: string, seconds: number) => ({ process, "CPU s": seconds, "cores busy": seconds / wallSeconds, [`CPU µs per ${unit}`]: (seconds * 1e6) / units });
+  printTable(`Where the CPU went (${wallSeconds.toFixed(1)} s wall, ${cpus().length} cores)`, [
+    row("service", cpu.service),
+    row("clickhouse-server", cpu.clickhouse),
+    row("bench client", cpu.bench),
+    row("other processes on the machine", other),
+  ]);
 }

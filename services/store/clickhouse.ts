@@ -4,6 +4,8 @@ import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
 import { renderSql, type BuiltQuery } from "./sql.js";
 
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 export const queryDuration = new Histogram({
   name: "clickhouse_query_seconds",
   help: "ClickHouse query time by operation",
@@ -75,11 +77,17 @@ export class ClickHouseStore {
     );
   }
 
-  /** Inserts pre-serialized JSONEachRow lines (the worker's fast path). */
-  async insertLines(operation: string, table: string, lines: string): Promise<void> {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) throw new Error(`invalid table name ${table}`);
+  /**
+   * Inserts TabSeparated rows (the worker's fast path: ClickHouse parses TSV several times
+   * faster than JSONEachRow). Each line's fields come from `sql.ts`'s `tsv*` functions, in
+   * the order of `columns`.
+   */
+  async insertTsv(operation: string, table: string, columns: readonly string[], lines: readonly string[]): Promise<void> {
+    if (lines.length === 0) return;
+    for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`invalid identifier ${name}`);
+    const body = `${lines.join("\n")}\n`;
     await this.timed(operation, async (query_id) => {
-      const result = await this.client.exec({ query: `INSERT INTO ${table} FORMAT JSONEachRow`, values: Readable.from([lines]), query_id });
+      const result = await this.client.exec({ query: `INSERT INTO ${table} (${columns.join(", ")}) FORMAT TabSeparated`, values: Readable.from([body]), query_id });
       result.stream.resume();
       await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
     });

@@ -48,14 +48,14 @@ function configXml(dir: string, httpPort: number, tcpPort: number): string {
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <timezone>UTC</timezone>
-  <mlock_executable>false</mlock_executable>
+  <mlock_executable>false</mlock_executable>${process.env.CLICKHOUSE_LOG_QUERIES ? "<query_log><database>system</database><table>query_log</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></query_log><part_log><database>system</database><table>part_log</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></part_log>" : ""}
 </yandex>
 `;
 }
 
 const USERS_XML = `<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>2</max_threads></default></profiles>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>2</max_threads>${process.env.CLICKHOUSE_LOG_QUERIES ? "<log_queries>1</log_queries>" : ""}</default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>

@@ -1,6 +1,6 @@
 import type { CallPartEvent, CallsDeleteEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
-import { ParamBuilder } from "../sql.js";
+import { ParamBuilder, tsvInt, tsvNullable, tsvString, tsvStrings } from "../sql.js";
 import { rowToSnapshot, type CallRow, type CallSnapshot } from "./callRows.js";
 import { flattenCallJson } from "./flatten.js";
 
@@ -22,25 +22,54 @@ function byProject(keys: readonly CallKey[]): Map<string, string[]> {
   return grouped;
 }
 
-function serializeCallRow(snapshot: CallSnapshot, version: number): string {
+const CALL_COLUMNS = [
+  "project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
+  "started_at", "ended_at", "exception", "attributes", "inputs", "output", "summary", "otel_dump",
+  "wb_user_id", "wb_run_id", "wb_run_step", "wb_run_step_end", "json_paths", "json_values",
+  "storage_size_bytes", "version",
+] as const;
+
+/** One `calls` row as a TabSeparated line, fields in CALL_COLUMNS order. */
+function callRowTsv(snapshot: CallSnapshot, version: number): string {
   const attributes = JSON.stringify(snapshot.attributes);
   const inputs = JSON.stringify(snapshot.inputs);
   const output = snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null);
   const summary = snapshot.summary === null ? null : JSON.stringify(snapshot.summary);
+  const otelDump = snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump);
   const flat = flattenCallJson(snapshot);
   const size = attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0);
-  return JSON.stringify({
-    ...snapshot,
-    attributes,
-    inputs,
-    output,
-    summary,
-    otel_dump: snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump),
-    json_paths: flat.json_paths,
-    json_values: flat.json_values,
-    storage_size_bytes: size,
-    version,
-  });
+  return [
+    tsvString(snapshot.project_id),
+    tsvString(snapshot.id),
+    tsvString(snapshot.trace_id),
+    tsvNullable(snapshot.parent_id),
+    tsvNullable(snapshot.thread_id),
+    tsvNullable(snapshot.turn_id),
+    tsvString(snapshot.op_name),
+    tsvNullable(snapshot.display_name),
+    tsvInt(snapshot.started_at),
+    tsvInt(snapshot.ended_at),
+    tsvNullable(snapshot.exception),
+    tsvString(attributes),
+    tsvString(inputs),
+    tsvNullable(output),
+    tsvNullable(summary),
+    tsvNullable(otelDump),
+    tsvNullable(snapshot.wb_user_id),
+    tsvNullable(snapshot.wb_run_id),
+    tsvInt(snapshot.wb_run_step),
+    tsvInt(snapshot.wb_run_step_end),
+    tsvStrings(flat.json_paths),
+    tsvStrings(flat.json_values),
+    tsvInt(size),
+    tsvInt(version),
+  ].join("\t");
+}
+
+const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
+
+function indexRowTsv(s: CallSnapshot): string {
+  return [tsvString(s.project_id), tsvString(s.id), tsvInt(s.started_at), tsvString(s.trace_id), tsvNullable(s.parent_id)].join("\t");
 }
 
 /** Storage operations of the worker's call merge. */
@@ -87,17 +116,11 @@ export class CallsWriteRepository {
   }
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
-    if (snapshots.length === 0) return;
-    const lines = snapshots.map((s) => serializeCallRow(s.snapshot, s.version)).join("\n");
-    await this.store.insertLines("worker_insert_calls", "calls", lines);
+    await this.store.insertTsv("worker_insert_calls", "calls", CALL_COLUMNS, snapshots.map((s) => callRowTsv(s.snapshot, s.version)));
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
-    if (snapshots.length === 0) return;
-    const lines = snapshots
-      .map((s) => JSON.stringify({ project_id: s.project_id, id: s.id, started_at: s.started_at, trace_id: s.trace_id, parent_id: s.parent_id }))
-      .join("\n");
-    await this.store.insertLines("worker_insert_call_index", "call_index", lines);
+    await this.store.insertTsv("worker_insert_call_index", "call_index", INDEX_COLUMNS, snapshots.map(indexRowTsv));
   }
 
   async insertOrphans(parts: readonly CallPartEvent[], receivedAt: number): Promise<void> {
