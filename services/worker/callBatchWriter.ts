@@ -41,9 +41,15 @@ function startFirst(list: readonly CallPartEvent[], parked: readonly CallPartEve
 
 /**
  * Turns one batch of events into storage writes. Parts are grouped per call; calls without
- * their start in the batch are read back from ClickHouse first. Calls whose start is in the
- * batch are written at once while parts parked before their start are looked up alongside;
- * the rare call that had some is written again, as a higher version, before the batch ends.
+ * their start in the batch are read back from ClickHouse first, and parts of calls that
+ * are still unknown are parked.
+ *
+ * Several writers may run at once (the processes of a cluster each write what they
+ * received; a Kafka rebalance can briefly hand a partition to two consumers), so the start
+ * and the end of one call can be in two batches written at the same moment. Each side writes first and reads the other side after its writes are done:
+ * the start's batch looks for parked parts of its calls, the parking batch looks again
+ * for the starts. Whatever the interleaving, at least one of them sees the other, and a
+ * call found by both is merged twice into the same result.
  */
 export class CallBatchWriter {
   constructor(
@@ -56,33 +62,50 @@ export class CallBatchWriter {
     const existing = await this.repo.findSnapshots(withoutStart.map((l) => l[0]!));
     const started = withStart.map((list) => mergeCallParts(null, startFirst(list)).snapshot!);
     const continued: CallSnapshot[] = [];
-    const parked: OrphanPart[] = [];
+    const parked: OrphanPart[][] = [];
     for (const list of withoutStart) {
       const result = mergeCallParts(existing.get(callKey(list[0]!)) ?? null, list);
       if (result.snapshot) continued.push(result.snapshot);
-      parked.push(...result.orphans);
+      if (result.orphans.length > 0) parked.push([...result.orphans]);
     }
     const now = nowMicros();
-    const [orphans] = await Promise.all([
-      this.repo.findOrphans(withStart.map((l) => l[0]!)),
+    await Promise.all([
       this.repo.insertSnapshots([...started, ...continued].map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, now) }))),
       this.repo.insertIndex(started),
-      this.repo.insertOrphans(parked, now),
+      this.repo.insertOrphans(parked.flat(), now),
       this.repo.insertDeletions(deletes),
     ]);
-    const final = await this.applyParked(withStart, started, orphans);
-    for (const writer of this.derived) await writer.write([...final, ...continued], deletes);
+    const [final, adopted] = await Promise.all([this.applyParked(withStart, started), this.adoptParked(parked)]);
+    for (const writer of this.derived) await writer.write([...final, ...continued, ...adopted], deletes);
   }
 
-  private async applyParked(withStart: CallPartEvent[][], started: CallSnapshot[], orphans: Map<string, CallPartEvent[]>): Promise<CallSnapshot[]> {
+  /** Calls started in this batch that had parts parked before: written again with them. */
+  private async applyParked(withStart: CallPartEvent[][], started: CallSnapshot[]): Promise<CallSnapshot[]> {
+    const orphans = await this.repo.findOrphans(withStart.map((l) => l[0]!));
     if (orphans.size === 0) return started;
     const final = withStart.map((list, i) => {
       const parkedParts = orphans.get(callKey(list[0]!));
       return parkedParts ? mergeCallParts(null, startFirst(list, parkedParts)).snapshot! : started[i]!;
     });
-    const later = nowMicros() + 1;
-    const rewritten = final.filter((s, i) => s !== started[i]);
-    await this.repo.insertSnapshots(rewritten.map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, later) })));
+    await this.insertLater(final.filter((s, i) => s !== started[i]));
     return final;
+  }
+
+  /** Parts parked by this batch whose start was stored meanwhile by another writer. */
+  private async adoptParked(parked: OrphanPart[][]): Promise<CallSnapshot[]> {
+    if (parked.length === 0) return [];
+    const found = await this.repo.findSnapshots(parked.map((l) => l[0]!));
+    const adopted: CallSnapshot[] = [];
+    for (const list of parked) {
+      const stored = found.get(callKey(list[0]!));
+      if (stored) adopted.push(mergeCallParts(stored, list).snapshot!);
+    }
+    await this.insertLater(adopted);
+    return adopted;
+  }
+
+  private async insertLater(snapshots: readonly CallSnapshot[]): Promise<void> {
+    const later = nowMicros() + 1;
+    await this.repo.insertSnapshots(snapshots.map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, later) })));
   }
 }
