@@ -8,12 +8,9 @@
  */
 import { spawnSync } from "node:child_process";
 import autocannon from "autocannon";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startMockKafka } from "../test/support/mockKafka.js";
-import { startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, printCpuTable, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import type { LocalClickHouse } from "../services/store/localServer.js";
+import { BENCH_AUTH, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
 
 const CLIENTS = 8;
 const PARTS_PER_REQUEST = 500;
@@ -153,8 +150,9 @@ async function queries(service: ServiceProcess, ch: LocalClickHouse, database: s
 }
 
 async function main() {
-  const dir = mkdtempSync(join(tmpdir(), "bench-calls-"));
-  const ch = await startLocalClickHouse(dir);
+  const bench = await startBenchClickHouse("calls");
+  const { ch, dir } = bench;
+  console.log(`ClickHouse data on: ${bench.filesystem}`);
   const kafka = await startMockKafka();
   const database = "bench";
   try {
@@ -189,8 +187,7 @@ async function main() {
     await reader.stop();
   } finally {
     await kafka.stop();
-    await ch.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.stop();
   }
 }
 

@@ -12,15 +12,12 @@
  * with its own trace and span ids. Sizes: BENCH_OTLP_REQUESTS (default 400 requests).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
-import { join } from "node:path";
+import { cpus } from "node:os";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
 import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
 import { ExportTraceServiceRequest } from "../services/ingest/otlp/protobuf.js";
-import { startLocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, childPids, clickhouseClientInsertRate, CpuMeter, printCpuTable, printTable, rssMb, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, childPids, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, rssMb, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const SPANS_PER_REQUEST = 512;
@@ -258,8 +255,9 @@ async function main() {
 
   printTable(`Decode cost alone (in process, ${DECODE_REQUESTS} requests × ${SPANS_PER_REQUEST} spans, median of 5 rounds)`, decodeCosts(pbBodies, jsonBodies, gzBodies.slice(0, DECODE_REQUESTS)));
 
-  const dir = mkdtempSync(join(tmpdir(), "bench-otlp-"));
-  const ch = await startLocalClickHouse(dir);
+  const bench = await startBenchClickHouse("otlp");
+  const { ch, dir } = bench;
+  console.log(`ClickHouse data on: ${bench.filesystem}`);
   const database = "bench";
   try {
     const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
@@ -282,8 +280,7 @@ async function main() {
     const [attributes, otelDump, io, leaves] = sizes.stdout.trim().split("\t").map(Number);
     printTable("Stored row, average per span", [{ "attributes chars": attributes ?? 0, "otel_dump chars": otelDump ?? 0, "inputs+output chars": io ?? 0, "json_paths leaves": leaves ?? 0 }]);
   } finally {
-    await ch.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.stop();
   }
 }
 

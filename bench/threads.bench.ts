@@ -18,19 +18,16 @@
  * page, prints the figures and the ratio, and stops the ClickHouse.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ThreadSortBy } from "../services/contract/threads.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
-import { startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
+import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { renderSql } from "../services/store/sql.js";
 import { toThreadView, type ThreadRow, type ThreadView } from "../services/store/threads/threadRows.js";
 import { ThreadsReadRepository } from "../services/store/threads/threadsRead.js";
 import { threadsPageQuery, threadsThresholdQuery, type ThreadsQuerySpec } from "../services/store/threads/threadsQuery.js";
 import { ThreadsWriteRepository } from "../services/store/threads/threadsWrite.js";
-import { BENCH_AUTH, clickhouseClientMs, printTable, spawnService, stats, timeIt } from "./support.js";
+import { BENCH_AUTH, clickhouseClientMs, printTable, spawnService, startBenchClickHouse, stats, timeIt } from "./support.js";
 
 const THREADS = 100_000;
 const TURNS = 1_000_000;
@@ -110,8 +107,9 @@ async function recomputeCosts(writes: ThreadsWriteRepository): Promise<Record<st
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "bench-threads-"));
-  const ch = await startLocalClickHouse(dir);
+  const bench = await startBenchClickHouse("threads");
+  const { ch, dir } = bench;
+  console.log(`ClickHouse data on: ${bench.filesystem}`);
   await ensureDatabase(ch.url, DATABASE);
   const store = new ClickHouseStore(ch.url, DATABASE);
   try {
@@ -184,8 +182,7 @@ async function main(): Promise<void> {
     if (rows.some((r) => r["same page"] !== "yes")) process.exitCode = 1;
   } finally {
     await store.close();
-    await ch.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.stop();
   }
 }
 

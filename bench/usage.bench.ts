@@ -9,16 +9,13 @@
  * stops both and removes the directory at the end.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pino from "pino";
 import { loadConfig } from "../services/config.js";
 import { startService, type RunningService } from "../services/service.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
-import { startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
+import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
-import { BENCH_AUTH, BENCH_KEY, printTable, stats, timeIt } from "./support.js";
+import { BENCH_AUTH, BENCH_KEY, printTable, startBenchClickHouse, stats, timeIt } from "./support.js";
 
 const BACKGROUND = Number(process.env.BENCH_BACKGROUND_CALLS ?? 100_000);
 const TRACE_CALLS = 1000;
@@ -35,8 +32,9 @@ function clickhouse(ch: LocalClickHouse, sql: string): void {
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "bench-usage-"));
-  const ch = await startLocalClickHouse(dir);
+  const bench = await startBenchClickHouse("usage");
+  const { ch, dir } = bench;
+  console.log(`ClickHouse data on: ${bench.filesystem}`);
   let service: RunningService | null = null;
   try {
     await ensureDatabase(ch.url, DATABASE);
@@ -135,8 +133,7 @@ async function main(): Promise<void> {
       .map(([op, m]) => ({ operation: op, queries: m.count, "mean ms": (m.sum / m.count) * 1000 })));
   } finally {
     if (service) await service.stop();
-    await ch.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.stop();
   }
 }
 

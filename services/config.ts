@@ -18,6 +18,7 @@ export const DEFAULTS = {
   BATCH_MAX_WAIT_MS: 1_000,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
   WORKER_LANES: 1,
+  PROCESSES: 1,
 } as const;
 
 const Role = z.enum(["all", "ingest", "worker", "query"]);
@@ -58,6 +59,7 @@ const EnvSchema = z.object({
   BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS),
   BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
   WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),
+  PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES),
   QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
   TRUSTED_PROXIES: list.default([]),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

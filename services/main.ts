@@ -1,13 +1,19 @@
+import cluster from "node:cluster";
 import pino from "pino";
+import { reportReady, startCluster } from "./cluster.js";
 import { loadConfig } from "./config.js";
 import { startService } from "./service.js";
 
-/** Entry point: reads the configuration, starts the roles, stops cleanly on SIGINT/SIGTERM. */
+/**
+ * Entry point: reads the configuration, starts the roles (or, with PROCESSES > 1, the
+ * cluster that runs them), stops cleanly on SIGINT/SIGTERM.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.LOG_LEVEL });
-  const service = await startService(config, log);
-  if (service.apiKey) {
+  const service = config.PROCESSES > 1 && cluster.isPrimary ? await startCluster(config, log) : await startService(config, log);
+  reportReady(service.url);
+  if (service.apiKey && cluster.isPrimary) {
     process.stdout.write(`\nLocal API key (HTTP Basic, username "api"): ${service.apiKey}\n`);
     process.stdout.write(`Point the Weave SDK at ${service.url} with WF_TRACE_SERVER_URL and this key.\n\n`);
   }
@@ -26,6 +32,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  // A cluster process whose primary is gone drains and exits rather than linger.
+  if (cluster.isWorker) process.on("disconnect", () => stop("primary gone"));
 }
 
 main().catch((err: unknown) => {

@@ -37,7 +37,11 @@ function kafkaSettings(config: Config): KafkaSettings {
   return { brokers: config.KAFKA_BROKERS ?? [], topic: config.KAFKA_TOPIC, groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
 }
 
-async function openStore(config: Config, log: Logger): Promise<{ store: ClickHouseStore; local: LocalClickHouse | null }> {
+/**
+ * The ClickHouse this service uses, migrated: CLICKHOUSE_URL, or a private server started
+ * under DATA_DIR (then `local` is it, to stop last).
+ */
+export async function openStore(config: Config, log: Logger): Promise<{ store: ClickHouseStore; local: LocalClickHouse | null }> {
   let url = config.CLICKHOUSE_URL;
   let local: LocalClickHouse | null = null;
   if (!url) {
@@ -52,7 +56,7 @@ async function openStore(config: Config, log: Logger): Promise<{ store: ClickHou
   return { store, local };
 }
 
-function resolveKeys(config: Config, log: Logger): { ring: KeyRing; printed: string | null } {
+export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; printed: string | null } {
   if (config.AUTH_KEYS) return { ring: new KeyRing(config.AUTH_KEYS), printed: null };
   const { keys, created } = localKeys(resolve(config.DATA_DIR));
   const key = keys[0]!.key;

@@ -1,11 +1,12 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { freePort, startLocalClickHouse } from "../../services/store/localServer.js";
-import { AUTH_KEYS, client, iso, startTestService } from "../support/service.js";
+import { AUTH_KEYS, basic, client, iso, KEY_ACME, startTestService } from "../support/service.js";
 
 /** The real entry point as its own process, so it can be killed with SIGKILL. */
 async function spawnService(env: Record<string, string>, port: number): Promise<ChildProcess> {
@@ -24,6 +25,27 @@ async function spawnService(env: Record<string, string>, port: number): Promise<
     if (Date.now() > deadline) throw new Error("service did not start");
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+function childrenOf(pid: number): number[] {
+  const out = spawnSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).stdout;
+  return out.split("\n").filter(Boolean).map(Number);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Cluster processes must exit by themselves once their primary is gone (they drain first). */
+async function waitUntilGone(pids: readonly number[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  expect(pids.filter(alive)).toEqual([]);
 }
 
 /** Sends batches of starts from several clients until stopped; returns the acknowledged ids. */
@@ -60,9 +82,11 @@ async function crashAndRecover(extraEnv: Record<string, string>, signal: NodeJS.
   const load = loadUntilKilled(`http://127.0.0.1:${port}`, "acme/crash", 6);
   await new Promise((r) => setTimeout(r, 1500));
   const exited = new Promise<number | null>((done) => first.once("exit", (code) => done(code)));
+  const clusterProcesses = childrenOf(first.pid!);
   first.kill(signal);
   const code = await exited;
   if (signal === "SIGTERM") expect(code).toBe(0);
+  await waitUntilGone(clusterProcesses);
   await load.stop();
   expect(load.acked.length).toBeGreaterThan(0);
   const second = await spawnService(env, port);
@@ -96,6 +120,51 @@ describe("durability", () => {
     const suffix = randomBytes(4).toString("hex");
     await crashAndRecover({ KAFKA_BROKERS: inject("kafkaBrokers"), KAFKA_TOPIC: `crash-${suffix}`, KAFKA_GROUP_ID: `crash-${suffix}`, BATCH_MAX_WAIT_MS: "100" });
   }, 150_000);
+
+  it("a cluster of two processes drains both on SIGTERM, exits 0 and keeps every acknowledged call", async () => {
+    await crashAndRecover({ PROCESSES: "2" }, "SIGTERM");
+  });
+
+  it("a cluster whose primary is killed leaves no process behind and loses nothing acknowledged", async () => {
+    await crashAndRecover({ PROCESSES: "2" });
+  });
+
+  it("keeps calls whole when a call's start and end reach different processes of a cluster", async () => {
+    const database = `cluster_${randomBytes(4).toString("hex")}`;
+    const port = await freePort();
+    const env = { CLICKHOUSE_URL: inject("clickhouseUrl"), CLICKHOUSE_DATABASE: database, DATA_DIR: mkdtempSync(join(tmpdir(), "cluster-")), PROCESSES: "2" };
+    const service = await spawnService(env, port);
+    const url = `http://127.0.0.1:${port}`;
+    const P = "acme/cluster";
+    const T = Date.UTC(2026, 10, 5);
+    // A new connection per request: the cluster hands connections to its processes in
+    // turn, so a round's start batch and end batch, sent at once, land on different ones.
+    const post = (body: unknown) =>
+      new Promise<number>((done, fail) => {
+        const req = httpRequest(`${url}/call/upsert_batch`, { method: "POST", agent: false, headers: { "content-type": "application/json", authorization: basic(KEY_ACME) } }, (res) => {
+          res.resume();
+          res.on("end", () => done(res.statusCode ?? 0));
+        });
+        req.on("error", fail);
+        req.end(JSON.stringify(body));
+      });
+    try {
+      const rounds = 30;
+      for (let r = 0; r < rounds; r++) {
+        const ids = Array.from({ length: 10 }, (_, i) => `r${r}-${i}`);
+        const starts = ids.map((id, i) => ({ mode: "start", req: { start: { project_id: P, id, op_name: "op", trace_id: `t${r}`, started_at: iso(T + r * 100 + i), attributes: {}, inputs: { i } } } }));
+        const ends = ids.map((id, i) => ({ mode: "end", req: { end: { project_id: P, id, ended_at: iso(T + r * 100 + i + 50), output: { r, i }, summary: {} } } }));
+        expect(await Promise.all([post({ batch: starts }), post({ batch: ends })])).toEqual([200, 200]);
+      }
+      const calls = await client(url).lines<{ id: string; ended_at: string | null; output: unknown }>("/calls/stream_query", { project_id: P, columns: ["id", "ended_at", "output"] });
+      expect(calls).toHaveLength(rounds * 10);
+      expect(calls.filter((c) => c.ended_at === null).map((c) => c.id)).toEqual([]);
+    } finally {
+      const exited = new Promise<number | null>((done) => service.once("exit", (code) => done(code)));
+      service.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    }
+  });
 
   it("answers 503 with Retry-After while ClickHouse is down, and loses nothing acknowledged", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ch-down-"));

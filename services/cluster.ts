@@ -1,0 +1,87 @@
+import cluster, { type Worker } from "node:cluster";
+import type { Logger } from "pino";
+import type { Config } from "./config.js";
+import { openStore, resolveKeys, type RunningService } from "./service.js";
+
+/** What a cluster process tells the primary once its roles run. */
+interface ReadyMessage {
+  readonly ready: true;
+  readonly url: string | null;
+}
+
+const isReady = (message: unknown): message is ReadyMessage =>
+  typeof message === "object" && message !== null && (message as { ready?: unknown }).ready === true;
+
+/** In a cluster process: tells the primary that this process serves. */
+export function reportReady(url: string | null): void {
+  if (cluster.isWorker) process.send?.({ ready: true, url } satisfies ReadyMessage);
+}
+
+/**
+ * PROCESSES > 1: the primary prepares what is shared (the local ClickHouse, the schema,
+ * the local key), then runs that many copies of the service on one port through Node's
+ * cluster module, which hands each new connection to the next process. Every process runs
+ * the roles of ROLE with its own queue and worker; in the embedded mode each one writes
+ * what it received (the worker's write-then-look protocol keeps calls whole when a call's
+ * parts reach two processes). A process that dies is replaced. Stopping sends SIGTERM to
+ * every process, waits until each has drained and exited, then stops the local ClickHouse.
+ */
+export async function startCluster(config: Config, log: Logger): Promise<RunningService> {
+  const { store, local } = await openStore(config, log);
+  await store.close();
+  const { printed } = resolveKeys(config, log);
+  const env = { CLICKHOUSE_URL: store.url };
+  let stopping = false;
+  let url: string | null = null;
+
+  const fork = (): Promise<Worker> =>
+    new Promise((done, fail) => {
+      const worker = cluster.fork(env);
+      worker.on("message", (message: unknown) => {
+        if (!isReady(message)) return;
+        url = message.url;
+        done(worker);
+      });
+      worker.once("exit", (code, signal) => {
+        fail(new Error(`cluster process exited while starting (code ${code}, signal ${signal})`));
+        if (stopping) return;
+        log.error({ pid: worker.process.pid, code, signal }, "cluster process died: starting another");
+        fork().catch((err: unknown) => log.error({ err }, "could not replace a cluster process"));
+      });
+    });
+
+  try {
+    await Promise.all(Array.from({ length: config.PROCESSES }, fork));
+  } catch (err) {
+    stopping = true;
+    await stopAll();
+    if (local) await local.stop();
+    throw err;
+  }
+  log.info({ url, processes: config.PROCESSES }, "cluster serving");
+
+  return {
+    url,
+    clickhouseUrl: store.url,
+    apiKey: printed,
+    stop: async () => {
+      stopping = true;
+      await stopAll();
+      if (local) await local.stop();
+    },
+  };
+}
+
+async function stopAll(): Promise<void> {
+  const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+  await Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise<void>((done) => {
+          if (worker.isDead()) return done();
+          worker.once("exit", () => done());
+          worker.process.kill("SIGTERM");
+        }),
+    ),
+  );
+}
