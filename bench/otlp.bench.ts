@@ -253,6 +253,7 @@ async function main() {
     }
   }
 
+  if (process.env.OTLP_DUMP) { (await import("node:fs")).writeFileSync(process.env.OTLP_DUMP, JSON.stringify(gzBodies.slice(0, 20).map((b) => b.toString("base64")))); return; }
   printTable(`Decode cost alone (in process, ${DECODE_REQUESTS} requests × ${SPANS_PER_REQUEST} spans, median of 5 rounds)`, decodeCosts(pbBodies, jsonBodies, gzBodies.slice(0, DECODE_REQUESTS)));
 
   const bench = await startBenchClickHouse("otlp");

@@ -1,6 +1,7 @@
 import type { CallPartEvent, CallsDeleteEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
-import { ParamBuilder, tsvInt, tsvNullable, tsvString, tsvStrings } from "../sql.js";
+import { RowBinaryWriter } from "../rowBinary.js";
+import { ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallRow, type CallSnapshot } from "./callRows.js";
 import { flattenCallJson } from "./flatten.js";
 
@@ -29,47 +30,44 @@ const CALL_COLUMNS = [
   "storage_size_bytes", "version",
 ] as const;
 
-/** One `calls` row as a TabSeparated line, fields in CALL_COLUMNS order. */
-function callRowTsv(snapshot: CallSnapshot, version: number): string {
+/** Appends one `calls` row, fields in CALL_COLUMNS order. */
+function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
   const attributes = JSON.stringify(snapshot.attributes);
   const inputs = JSON.stringify(snapshot.inputs);
   const output = snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null);
   const summary = snapshot.summary === null ? null : JSON.stringify(snapshot.summary);
-  const otelDump = snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump);
   const flat = flattenCallJson(snapshot);
-  const size = attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0);
-  return [
-    tsvString(snapshot.project_id),
-    tsvString(snapshot.id),
-    tsvString(snapshot.trace_id),
-    tsvNullable(snapshot.parent_id),
-    tsvNullable(snapshot.thread_id),
-    tsvNullable(snapshot.turn_id),
-    tsvString(snapshot.op_name),
-    tsvNullable(snapshot.display_name),
-    tsvInt(snapshot.started_at),
-    tsvInt(snapshot.ended_at),
-    tsvNullable(snapshot.exception),
-    tsvString(attributes),
-    tsvString(inputs),
-    tsvNullable(output),
-    tsvNullable(summary),
-    tsvNullable(otelDump),
-    tsvNullable(snapshot.wb_user_id),
-    tsvNullable(snapshot.wb_run_id),
-    tsvInt(snapshot.wb_run_step),
-    tsvInt(snapshot.wb_run_step_end),
-    tsvStrings(flat.json_paths),
-    tsvStrings(flat.json_values),
-    tsvInt(size),
-    tsvInt(version),
-  ].join("\t");
+  out
+    .string(snapshot.project_id)
+    .string(snapshot.id)
+    .string(snapshot.trace_id)
+    .nullableString(snapshot.parent_id)
+    .nullableString(snapshot.thread_id)
+    .nullableString(snapshot.turn_id)
+    .string(snapshot.op_name)
+    .nullableString(snapshot.display_name)
+    .int64(snapshot.started_at)
+    .nullableInt64(snapshot.ended_at)
+    .nullableString(snapshot.exception)
+    .string(attributes)
+    .string(inputs)
+    .nullableString(output)
+    .nullableString(summary)
+    .nullableString(snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump))
+    .nullableString(snapshot.wb_user_id)
+    .nullableString(snapshot.wb_run_id)
+    .nullableInt64(snapshot.wb_run_step)
+    .nullableInt64(snapshot.wb_run_step_end)
+    .strings(flat.json_paths)
+    .strings(flat.json_values)
+    .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
+    .int64(version);
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
 
-function indexRowTsv(s: CallSnapshot): string {
-  return [tsvString(s.project_id), tsvString(s.id), tsvInt(s.started_at), tsvString(s.trace_id), tsvNullable(s.parent_id)].join("\t");
+function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
+  out.string(s.project_id).string(s.id).int64(s.started_at).string(s.trace_id).nullableString(s.parent_id);
 }
 
 /** Storage operations of the worker's call merge. */
@@ -116,11 +114,17 @@ export class CallsWriteRepository {
   }
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
-    await this.store.insertTsv("worker_insert_calls", "calls", CALL_COLUMNS, snapshots.map((s) => callRowTsv(s.snapshot, s.version)));
+    if (snapshots.length === 0) return;
+    const out = new RowBinaryWriter();
+    for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
+    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes());
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
-    await this.store.insertTsv("worker_insert_call_index", "call_index", INDEX_COLUMNS, snapshots.map(indexRowTsv));
+    if (snapshots.length === 0) return;
+    const out = new RowBinaryWriter();
+    for (const s of snapshots) writeIndexRow(out, s);
+    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes());
   }
 
   async insertOrphans(parts: readonly CallPartEvent[], receivedAt: number): Promise<void> {

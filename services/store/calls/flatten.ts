@@ -66,6 +66,8 @@ function emit(out: FlattenedJson, path: string, value: string): void {
   out.json_values.push(cutLeaf(value));
 }
 
+const skipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol";
+
 function walk(raw: unknown, path: string, depth: number, out: FlattenedJson): void {
   if (out.json_paths.length >= MAX_LEAVES) return;
   const value = withToJson(raw);
@@ -90,24 +92,29 @@ function walk(raw: unknown, path: string, depth: number, out: FlattenedJson): vo
     for (let i = 0; i < value.length && out.json_paths.length < MAX_LEAVES; i++) {
       // JSON.stringify writes a skipped array element as null; so do we.
       const element: unknown = value[i];
-      walk(element === undefined || typeof element === "function" || typeof element === "symbol" ? null : element, `${path}.${i}`, depth + 1, out);
+      walk(skipped(element) ? null : element, `${path}.${i}`, depth + 1, out);
     }
     return;
   }
-  const entries = Object.entries(value as Record<string, unknown>).filter(
-    ([, v]) => v !== undefined && typeof v !== "function" && typeof v !== "symbol",
-  );
-  if (entries.length === 0) return emit(out, path, "{}");
-  if (depth >= MAX_JSON_DEPTH) return emit(out, path, jsonText(value));
-  for (const [key, child] of entries) {
+  const object = value as Record<string, unknown>;
+  let empty = true;
+  for (const key in object) {
+    if (!Object.prototype.hasOwnProperty.call(object, key)) continue;
+    const child = object[key];
+    if (skipped(child)) continue;
+    if (empty) {
+      if (depth >= MAX_JSON_DEPTH) return emit(out, path, jsonText(value));
+      empty = false;
+    }
     if (out.json_paths.length >= MAX_LEAVES) return;
     walk(child, `${path}.${key}`, depth + 1, out);
   }
+  if (empty) emit(out, path, "{}");
 }
 
 /** Objects that define toJSON (Date) are written as JSON.stringify would write them. */
 function withToJson(value: unknown): unknown {
-  if (typeof value === "object" && value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function") {
+  if (typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON === "function") {
     return (value as { toJSON: () => unknown }).toJSON();
   }
   return value;
