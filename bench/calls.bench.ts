@@ -17,8 +17,10 @@ const PARTS_PER_REQUEST = 500;
 const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
 const QUERY_CALLS = Number(process.env.BENCH_QUERY_CALLS ?? 1_000_000);
 const T0 = Date.UTC(2026, 9, 1);
-/** BENCH_SECTIONS=ingest: only the ingest figures (for quick runs while tuning). */
+/** BENCH_SECTIONS=ingest,latency,reads (the default): which figures to measure. */
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "ingest,latency,reads").split(",");
+/** BENCH_PROCESSES: the service's PROCESSES (1 by default, as `make start`). */
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
 
 const post = (url: string, path: string, body: string) =>
   fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: BENCH_AUTH }, body });
@@ -149,6 +151,36 @@ async function queries(service: ServiceProcess, ch: LocalClickHouse, database: s
   return rows;
 }
 
+async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, database: string): Promise<void> {
+  const embedded = await spawnService(env);
+  const ingestResult = await ingest(embedded, "bench/ingest");
+  await embedded.stop();
+  const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, "bench/ingest");
+  const ourCallsPerSecond = ingestResult.parts / 2 / ingestResult.queryableSeconds;
+  printTable(`Ingest: upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients (embedded mode, PROCESSES=${PROCESSES})`, [{
+    parts: ingestResult.parts,
+    "acked parts/s": ingestResult.parts / ingestResult.ackSeconds,
+    "queryable parts/s": ingestResult.parts / ingestResult.queryableSeconds,
+    "clickhouse-client rows/s": clientRowsPerSecond,
+    "ratio (our calls/s ÷ client rows/s)": (ourCallsPerSecond / clientRowsPerSecond).toFixed(3),
+    "peak RSS MB (all processes)": ingestResult.peakRss,
+  }]);
+  printCpuTable(ingestResult.cpu, ingestResult.queryableSeconds, ingestResult.parts, "part");
+}
+
+async function latencySection(env: Record<string, string>, brokers: string): Promise<void> {
+  const embedded = await spawnService(env);
+  const embeddedLatency = await startLatency(embedded, "bench/latency", 500, 6);
+  await embedded.stop();
+  const viaKafka = await spawnService({ ...env, KAFKA_BROKERS: brokers, KAFKA_TOPIC: "bench-latency", BATCH_MAX_WAIT_MS: "200" });
+  const kafkaLatency = await startLatency(viaKafka, "bench/latency-kafka", 500, 6);
+  await viaKafka.stop();
+  printTable("Single /call/start at 500 requests/s for 6 s: acknowledgement latency", [
+    { mode: "embedded (acked = in ClickHouse)", "p50 ms": embeddedLatency.p50, "p99 ms": embeddedLatency.p99, ok: embeddedLatency.ok, sent: embeddedLatency.total },
+    { mode: "Kafka (acked = acks=all)", "p50 ms": kafkaLatency.p50, "p99 ms": kafkaLatency.p99, ok: kafkaLatency.ok, sent: kafkaLatency.total },
+  ]);
+}
+
 async function main() {
   const bench = await startBenchClickHouse("calls");
   const { ch, dir } = bench;
@@ -156,35 +188,15 @@ async function main() {
   const kafka = await startMockKafka();
   const database = "bench";
   try {
-    const embedded = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
-    const ingestResult = await ingest(embedded, "bench/ingest");
-    const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, "bench/ingest");
-    const ourCallsPerSecond = ingestResult.parts / 2 / ingestResult.queryableSeconds;
-    printTable("Ingest: upsert_batch, 500 parts/request, 8 clients (embedded mode)", [{
-      parts: ingestResult.parts,
-      "acked parts/s": ingestResult.parts / ingestResult.ackSeconds,
-      "queryable parts/s": ingestResult.parts / ingestResult.queryableSeconds,
-      "clickhouse-client rows/s": clientRowsPerSecond,
-      "ratio (our calls/s ÷ client rows/s)": (ourCallsPerSecond / clientRowsPerSecond).toFixed(3),
-      "peak RSS MB": ingestResult.peakRss,
-    }]);
-    printCpuTable(ingestResult.cpu, ingestResult.queryableSeconds, ingestResult.parts, "part");
-    if (!SECTIONS.includes("latency") && !SECTIONS.includes("reads")) return await embedded.stop();
-    const embeddedLatency = await startLatency(embedded, "bench/latency", 500, 6);
-    await embedded.stop();
-
-    const viaKafka = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir, KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC: "bench-latency", BATCH_MAX_WAIT_MS: "200" });
-    const kafkaLatency = await startLatency(viaKafka, "bench/latency-kafka", 500, 6);
-    await viaKafka.stop();
-    printTable("Single /call/start at 500 requests/s for 6 s: acknowledgement latency", [
-      { mode: "embedded (acked = in ClickHouse)", "p50 ms": embeddedLatency.p50, "p99 ms": embeddedLatency.p99, ok: embeddedLatency.ok, sent: embeddedLatency.total },
-      { mode: "Kafka (acked = acks=all)", "p50 ms": kafkaLatency.p50, "p99 ms": kafkaLatency.p99, ok: kafkaLatency.ok, sent: kafkaLatency.total },
-    ]);
-
-    await seedQueryCalls(ch, database, "bench/query");
-    const reader = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
-    printTable(`Reads over ${QUERY_CALLS.toLocaleString("en")} calls in one project (20 runs, HTTP end to end)`, await queries(reader, ch, database, "bench/query"));
-    await reader.stop();
+    const env = { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir, PROCESSES: String(PROCESSES) };
+    if (SECTIONS.includes("ingest")) await ingestSection(env, ch, database);
+    if (SECTIONS.includes("latency")) await latencySection(env, kafka.brokers);
+    if (SECTIONS.includes("reads")) {
+      const reader = await spawnService(env); // migrates the schema first
+      await seedQueryCalls(ch, database, "bench/query");
+      printTable(`Reads over ${QUERY_CALLS.toLocaleString("en")} calls in one project (20 runs, HTTP end to end)`, await queries(reader, ch, database, "bench/query"));
+      await reader.stop();
+    }
   } finally {
     await kafka.stop();
     await bench.stop();

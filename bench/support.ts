@@ -54,10 +54,18 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   };
 }
 
+function ownRssMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0; // gone
+  }
+}
+
+/** Resident memory of a process and its children (a cluster's processes), in MB. */
 export function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
+  return children(pid).reduce((mb, c) => mb + ownRssMb(c.pid), ownRssMb(pid));
 }
 
 export function percentile(sorted: readonly number[], q: number): number {

@@ -30,8 +30,9 @@ export class KeyRing {
 }
 
 export function canReach(principal: Principal, projectId: string): boolean {
-  const entity = projectId.split("/")[0] ?? "";
-  return principal.entities.has("*") || principal.entities.has(entity);
+  if (principal.entities.has("*")) return true;
+  const slash = projectId.indexOf("/");
+  return principal.entities.has(slash < 0 ? projectId : projectId.slice(0, slash));
 }
 
 /**

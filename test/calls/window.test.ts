@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { callsCountQuery } from "../../services/store/calls/callsQuery.js";
+import { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { client, iso, startTestService, type Client } from "../support/service.js";
 
 /**
@@ -52,5 +54,38 @@ describe("windowed pages", () => {
     const page = ids(await api.lines<{ id: string }>("/calls/stream_query", { project_id: P, sort_by, query, limit: 12 }));
     expect(whole).toHaveLength(Math.ceil(N / 97));
     expect(page).toEqual(whole.slice(0, 12));
+  });
+});
+
+describe("counts split into started_at slices", () => {
+  it("equal the plain count wherever the split falls, with versions and deletions", async () => {
+    const ended = Array.from({ length: N }, (_, i) => i).filter((i) => i % 3 === 0);
+    await api.json("/call/upsert_batch", {
+      batch: ended.map((i) => ({ mode: "end", req: { end: { project_id: "acme/window-count", id: `c${i}`, ended_at: iso(Date.UTC(2026, 0, 9)), summary: {} } } })),
+    });
+    const starts = Array.from({ length: N }, (_, i) => ({
+      mode: "start",
+      req: { start: { project_id: "acme/window-count", id: `c${i}`, op_name: "op", trace_id: `t${i % 40}`, started_at: iso(Date.UTC(2026, 0, 1) + i * 60_000), attributes: {}, inputs: {} } },
+    }));
+    await api.json("/call/upsert_batch", { batch: starts });
+    await api.json("/call/upsert_batch", { batch: starts.slice(0, 200) }); // repeated starts: more versions
+    await api.json("/calls/delete", { project_id: "acme/window-count", call_ids: ["c10", "c700", "c1499"] });
+    const store = new ClickHouseStore(inject("clickhouseUrl"), service.database);
+    try {
+      const spec = { projectId: "acme/window-count" };
+      const count = async (slices: { fromMicros?: number; toMicros?: number }[]) => {
+        const [row] = await store.rows<{ count: string; total_storage_size_bytes: string }>("test_count", callsCountQuery(spec, true, slices));
+        return { count: Number(row!.count), size: Number(row!.total_storage_size_bytes) };
+      };
+      const plain = await count([]);
+      expect(plain.count).toBe(N - 3);
+      const t = (i: number) => Date.UTC(2026, 0, 1) * 1000 + i * 60_000_000;
+      for (const at of [t(0), t(1), t(700), t(749) + 1, t(N - 1), t(N + 5)]) {
+        expect(await count([{ toMicros: at - 1 }, { fromMicros: at }])).toEqual(plain);
+      }
+      expect(await count([{ toMicros: t(300) }, { fromMicros: t(300) + 1, toMicros: t(900) }, { fromMicros: t(900) + 1 }])).toEqual(plain);
+    } finally {
+      await store.close();
+    }
   });
 });

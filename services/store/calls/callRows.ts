@@ -94,27 +94,71 @@ export function microsToIso(micros: number): string {
 }
 
 const ISO_FRACTION = /\.(\d+)(?=Z|[+-]\d\d:?\d\d$)/;
-const ISO_COMMON = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:Z|([+-])(\d\d):(\d\d))$/;
 
 /** ISO 8601 (any fraction length, any offset) → microseconds, keeping full precision. */
 export function isoToMicros(text: string): number | null {
   return commonIsoToMicros(text) ?? anyIsoToMicros(text);
 }
 
+const ZERO = 48;
+
+/** The digits of text[from, from + count) as a number; -1 if any is not a digit. */
+function digits(text: string, from: number, count: number): number {
+  let n = 0;
+  for (let i = from; i < from + count; i++) {
+    const d = text.charCodeAt(i) - ZERO;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
 /**
- * The form every client sends (`2026-11-21T10:00:00.123456Z`, or with `±hh:mm`), parsed
- * without Date.parse: ingest reads two of these per call. Null when the text is of
+ * The form every client sends (`2026-11-21T10:00:00.123456Z`, or with `±hh:mm`), read
+ * character by character: ingest reads two of these per call. Null when the text is of
  * another form, or a date that needs the calendar's edge rules (day > 28, hour 24).
  */
 function commonIsoToMicros(text: string): number | null {
-  const m = ISO_COMMON.exec(text);
-  if (!m) return null;
-  const [month, day, hour, minute, second] = [Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])];
-  if (month < 1 || month > 12 || day < 1 || day > 28 || hour > 23 || minute > 59 || second > 59) return null;
-  const fraction = m[7] ? Number(m[7].slice(0, 6).padEnd(6, "0")) : 0;
-  const offsetMinutes = m[8] ? (m[8] === "-" ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10])) : 0;
-  if (offsetMinutes !== 0 && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null;
-  return (Date.UTC(Number(m[1]), month - 1, day, hour, minute, second) - offsetMinutes * 60_000) * 1000 + fraction;
+  if (text.length < 20 || text[4] !== "-" || text[7] !== "-" || text[10] !== "T" || text[13] !== ":" || text[16] !== ":") return null;
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  const hour = digits(text, 11, 2);
+  const minute = digits(text, 14, 2);
+  const second = digits(text, 17, 2);
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || day > 28 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return null;
+  let at = 19;
+  let fraction = 0;
+  if (text[at] === ".") {
+    const first = ++at;
+    while (at < text.length && text.charCodeAt(at) >= ZERO && text.charCodeAt(at) <= ZERO + 9) at++;
+    const count = at - first;
+    if (count === 0 || count > 9) return null;
+    fraction = digits(text, first, Math.min(count, 6)) * 10 ** (6 - Math.min(count, 6));
+  }
+  let offsetMinutes = 0;
+  if (text[at] === "Z" && at === text.length - 1) {
+    offsetMinutes = 0;
+  } else if ((text[at] === "+" || text[at] === "-") && at === text.length - 6 && text[at + 3] === ":") {
+    const offsetHours = digits(text, at + 1, 2);
+    const offsetMins = digits(text, at + 4, 2);
+    if (offsetHours < 0 || offsetHours > 23 || offsetMins < 0 || offsetMins > 59) return null;
+    offsetMinutes = (text[at] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  } else {
+    return null;
+  }
+  const seconds = daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60;
+  return seconds * 1_000_000 + fraction;
+}
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 function anyIsoToMicros(text: string): number | null {

@@ -97,9 +97,17 @@ export function orderByClause(sortBy: readonly SortBy[] | null | undefined, pb: 
   return terms.join(", ");
 }
 
+/** A range of started_at, both ends included. */
 export interface TimeWindow {
   readonly fromMicros?: number;
   readonly toMicros?: number;
+}
+
+function windowConditions(window: TimeWindow | null, pb: ParamBuilder): string[] {
+  const out: string[] = [];
+  if (window?.fromMicros !== undefined) out.push(`started_at >= ${pb.int(window.fromMicros)}`);
+  if (window?.toMicros !== undefined) out.push(`started_at <= ${pb.int(window.toMicros)}`);
+  return out;
 }
 
 /**
@@ -109,10 +117,7 @@ export interface TimeWindow {
  */
 export function callsPageQuery(spec: CallsQuerySpec, window: TimeWindow | null) {
   const pb = new ParamBuilder();
-  const extra: string[] = [];
-  if (window?.fromMicros !== undefined) extra.push(`started_at >= ${pb.int(window.fromMicros)}`);
-  if (window?.toMicros !== undefined) extra.push(`started_at <= ${pb.int(window.toMicros)}`);
-  const where = whereClause(spec, pb, extra);
+  const where = whereClause(spec, pb, windowConditions(window, pb));
   const order = orderByClause(spec.sortBy, pb, spec.projectId);
   const limitClause = pb.limitOffset(spec.limit, spec.offset);
   return {
@@ -125,14 +130,21 @@ ${limitClause}`,
   };
 }
 
-export function callsCountQuery(spec: CallsQuerySpec, withStorage: boolean) {
+/**
+ * The count (and total size) of the calls a query matches. A capped count reads at most
+ * `limit` collapsed rows. An uncapped one may be split into disjoint started_at slices,
+ * counted in parallel branches of a UNION ALL: FINAL collapses each slice on its own
+ * (all versions of a call share its started_at) and runs on one thread per branch.
+ */
+export function callsCountQuery(spec: CallsQuerySpec, withStorage: boolean, slices: readonly TimeWindow[] = []) {
   const pb = new ParamBuilder();
-  const where = whereClause(spec, pb);
   const figures = `count() AS count${withStorage ? ", sum(storage_size_bytes) AS total_storage_size_bytes" : ""}`;
-  // Only a capped count needs the inner query; otherwise count the collapsed rows directly.
-  const from =
-    spec.limit !== null && spec.limit !== undefined
-      ? `(SELECT storage_size_bytes FROM calls FINAL WHERE ${where} LIMIT ${pb.count(spec.limit)})`
-      : `calls FINAL WHERE ${where}`;
-  return { sql: `SELECT ${figures} FROM ${from}`, params: pb.params };
+  if (spec.limit !== null && spec.limit !== undefined) {
+    const where = whereClause(spec, pb);
+    return { sql: `SELECT ${figures} FROM (SELECT storage_size_bytes FROM calls FINAL WHERE ${where} LIMIT ${pb.count(spec.limit)})`, params: pb.params };
+  }
+  if (slices.length < 2) return { sql: `SELECT ${figures} FROM calls FINAL WHERE ${whereClause(spec, pb)}`, params: pb.params };
+  const branches = slices.map((slice) => `SELECT ${figures} FROM calls FINAL WHERE ${whereClause(spec, pb, windowConditions(slice, pb))}`);
+  const sums = `sum(count) AS count${withStorage ? ", sum(total_storage_size_bytes) AS total_storage_size_bytes" : ""}`;
+  return { sql: `SELECT ${sums} FROM (${branches.join("\nUNION ALL\n")})`, params: pb.params };
 }

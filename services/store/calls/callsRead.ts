@@ -22,11 +22,44 @@ interface ProjectBounds {
   rows: number;
 }
 
+const BOUNDS_TTL_MS = 2_000;
+const BOUNDS_CACHE_PROJECTS = 10_000;
+
+/** Below this many stored rows a count is one plain FINAL query. */
+const SPLIT_COUNT_MIN_ROWS = 200_000;
+
+/** Two halves of the project's time range (ClickHouse here runs two threads per query). */
+function countSlices(bounds: ProjectBounds | null): TimeWindow[] {
+  if (!bounds || bounds.rows < SPLIT_COUNT_MIN_ROWS || bounds.max <= bounds.min) return [];
+  const middle = Math.floor((bounds.min + bounds.max) / 2);
+  return [{ toMicros: middle }, { fromMicros: middle + 1 }];
+}
+
 /** Read side of calls: pages, counts, single calls, descendants. */
 export class CallsReadRepository {
+  private readonly boundsCache = new Map<string, { at: number; bounds: Promise<ProjectBounds | null> }>();
+
   constructor(private readonly store: ClickHouseStore) {}
 
+  /**
+   * The project's started_at range and stored row count, at most BOUNDS_TTL_MS old: they
+   * only size time windows and count slices, whose outer ends are open, so a stale range
+   * costs a wider read at worst, never a wrong answer. (A stale null would hide new calls,
+   * so a project without calls is read again each time.)
+   */
   async bounds(projectId: string): Promise<ProjectBounds | null> {
+    const now = Date.now();
+    const cached = this.boundsCache.get(projectId);
+    if (cached && now - cached.at < BOUNDS_TTL_MS) return cached.bounds;
+    if (this.boundsCache.size >= BOUNDS_CACHE_PROJECTS) this.boundsCache.clear();
+    const bounds = this.readBounds(projectId);
+    this.boundsCache.set(projectId, { at: now, bounds });
+    // An empty project is not remembered: its first calls must show at once.
+    bounds.then((b) => b ?? this.boundsCache.delete(projectId), () => this.boundsCache.delete(projectId));
+    return bounds;
+  }
+
+  private async readBounds(projectId: string): Promise<ProjectBounds | null> {
     const pb = new ParamBuilder();
     const [row] = await this.store.rows<{ min: string; max: string; rows: string }>("calls_bounds", {
       sql: `SELECT minMerge(min_started_at) AS min, maxMerge(max_started_at) AS max, countMerge(row_count) AS rows
@@ -71,7 +104,9 @@ export class CallsReadRepository {
   }
 
   async count(spec: CallsQuerySpec, withStorage: boolean): Promise<{ count: number; total_storage_size_bytes?: number }> {
-    const [row] = await this.store.rows<{ count: string; total_storage_size_bytes?: string }>("calls_count", callsCountQuery(spec, withStorage));
+    const capped = spec.limit !== null && spec.limit !== undefined;
+    const slices = capped ? [] : countSlices(await this.bounds(spec.projectId));
+    const [row] = await this.store.rows<{ count: string; total_storage_size_bytes?: string }>("calls_count", callsCountQuery(spec, withStorage, slices));
     return {
       count: Number(row?.count ?? 0),
       ...(withStorage ? { total_storage_size_bytes: Number(row?.total_storage_size_bytes ?? 0) } : {}),
