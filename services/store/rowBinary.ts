@@ -4,27 +4,38 @@
  * separators: whatever a value holds, it reads back exactly and cannot spill into the
  * next field. Integers are little-endian; Nullable values carry a 1 (null) or 0 byte first.
  */
+type Utf8Writer = (this: Buffer, value: string, offset: number) => number;
+/** Buffer's own UTF-8 writer, without `write`'s argument checks (a hot path); `write` where absent. */
+const utf8Write: Utf8Writer =
+  (Buffer.prototype as unknown as { utf8Write?: Utf8Writer }).utf8Write ??
+  function (this: Buffer, value: string, offset: number) {
+    return this.write(value, offset, "utf8");
+  };
+
+/** Bytes of the LEB128 length written ahead of a value of up to `maxBytes` bytes. */
+const lengthBytes = (maxBytes: number): number => (maxBytes < 0x80 ? 1 : maxBytes < 0x4000 ? 2 : maxBytes < 0x20_0000 ? 3 : maxBytes < 0x1000_0000 ? 4 : 5);
+
 export class RowBinaryWriter {
   private buffer: Buffer;
   private position = 0;
 
+  /** `initialBytes`: a guess of the total, so that the buffer rarely grows. */
   constructor(initialBytes = 64 * 1024) {
     this.buffer = Buffer.allocUnsafe(initialBytes);
   }
 
   string(value: string): this {
-    // Up to 42 UTF-16 units fit 127 UTF-8 bytes: one length byte, known before writing.
-    if (value.length <= 42) {
-      this.reserve(1 + value.length * 3);
-      const written = this.shortAscii(value, this.position + 1) ?? this.buffer.write(value, this.position + 1, "utf8");
-      this.buffer[this.position] = written;
-      this.position += 1 + written;
-      return this;
-    }
-    const bytes = Buffer.byteLength(value, "utf8");
-    this.reserve(10 + bytes);
-    this.varUInt(bytes);
-    this.position += this.buffer.write(value, this.position, "utf8");
+    // The length goes first but is known only once the value is written: room is kept
+    // for the longest the value could be (3 bytes per UTF-16 unit) and the length is
+    // written in that many LEB128 bytes, padded with continuation bytes when shorter (the
+    // format reads any LEB128, padded or not).
+    const maxBytes = value.length * 3;
+    const width = lengthBytes(maxBytes);
+    this.reserve(width + maxBytes);
+    const start = this.position + width;
+    const written = width === 1 ? (this.shortAscii(value, start) ?? utf8Write.call(this.buffer, value, start)) : utf8Write.call(this.buffer, value, start);
+    this.paddedVarUInt(written, width);
+    this.position = start + written;
     return this;
   }
 
@@ -74,6 +85,15 @@ export class RowBinaryWriter {
     this.reserve(1);
     this.buffer[this.position++] = value;
     return this;
+  }
+
+  private paddedVarUInt(value: number, width: number): void {
+    let rest = value;
+    for (let i = 0; i < width - 1; i++) {
+      this.buffer[this.position + i] = (rest & 0x7f) | 0x80;
+      rest = Math.floor(rest / 0x80);
+    }
+    this.buffer[this.position + width - 1] = rest;
   }
 
   private varUInt(value: number): void {

@@ -30,6 +30,8 @@ const CALL_COLUMNS = [
   "storage_size_bytes", "version",
 ] as const;
 
+const ROW_BYTES_GUESS = 2048;
+
 /** Appends one `calls` row, fields in CALL_COLUMNS order. */
 function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
   const attributes = JSON.stringify(snapshot.attributes);
@@ -115,7 +117,7 @@ export class CallsWriteRepository {
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
     if (snapshots.length === 0) return;
-    const out = new RowBinaryWriter();
+    const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
     for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
     await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes());
   }
