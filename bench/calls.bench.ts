@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
 
 const CLIENTS = 8;
 const PARTS_PER_REQUEST = 500;
@@ -19,8 +19,6 @@ const QUERY_CALLS = Number(process.env.BENCH_QUERY_CALLS ?? 1_000_000);
 const T0 = Date.UTC(2026, 9, 1);
 /** BENCH_SECTIONS=ingest,latency,reads (the default): which figures to measure. */
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "ingest,latency,reads").split(",");
-/** BENCH_PROCESSES: the service's PROCESSES (1 by default, as `make start`). */
-const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
 
 const post = (url: string, path: string, body: string) =>
   fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: BENCH_AUTH }, body });
@@ -157,7 +155,7 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
   await embedded.stop();
   const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, "bench/ingest");
   const ourCallsPerSecond = ingestResult.parts / 2 / ingestResult.queryableSeconds;
-  printTable(`Ingest: upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients (embedded mode, PROCESSES=${PROCESSES})`, [{
+  printTable(`Ingest: upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients (embedded mode, PROCESSES=${BENCH_PROCESSES})`, [{
     parts: ingestResult.parts,
     "acked parts/s": ingestResult.parts / ingestResult.ackSeconds,
     "queryable parts/s": ingestResult.parts / ingestResult.queryableSeconds,
@@ -188,7 +186,7 @@ async function main() {
   const kafka = await startMockKafka();
   const database = "bench";
   try {
-    const env = { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir, PROCESSES: String(PROCESSES) };
+    const env = { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir };
     if (SECTIONS.includes("ingest")) await ingestSection(env, ch, database);
     if (SECTIONS.includes("latency")) await latencySection(env, kafka.brokers);
     if (SECTIONS.includes("reads")) {

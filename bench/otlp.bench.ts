@@ -17,7 +17,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
 import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
 import { ExportTraceServiceRequest } from "../services/ingest/otlp/protobuf.js";
-import { BENCH_AUTH, childPids, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, rssMb, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, rssMb, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const SPANS_PER_REQUEST = 512;
@@ -253,7 +253,6 @@ async function main() {
     }
   }
 
-  if (process.env.OTLP_DUMP) { (await import("node:fs")).writeFileSync(process.env.OTLP_DUMP, JSON.stringify(gzBodies.slice(0, 20).map((b) => b.toString("base64")))); return; }
   printTable(`Decode cost alone (in process, ${DECODE_REQUESTS} requests × ${SPANS_PER_REQUEST} spans, median of 5 rounds)`, decodeCosts(pbBodies, jsonBodies, gzBodies.slice(0, DECODE_REQUESTS)));
 
   const bench = await startBenchClickHouse("otlp");
@@ -266,7 +265,7 @@ async function main() {
     await service.stop();
     const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, "calls_copy_otlp");
     const queryableRate = result.total / result.queryableSeconds;
-    printTable(`OTLP ingest end to end: ${REQUESTS} protobuf exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters (embedded queue)`, [{
+    printTable(`OTLP ingest end to end: ${REQUESTS} protobuf exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters (embedded queue, PROCESSES=${BENCH_PROCESSES})`, [{
       spans: result.total,
       "accepted spans/s": result.total / result.acceptedSeconds,
       "queryable spans/s": queryableRate,

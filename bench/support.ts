@@ -14,9 +14,12 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
+/** BENCH_PROCESSES: the service's PROCESSES (1 by default, as `make start`). */
+export const BENCH_PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
+
 /**
- * The service as its own process. BENCH_CPU_PROF=<dir>: it writes a V8 CPU profile
- * there when it stops.
+ * The service as its own process, with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>:
+ * it writes a V8 CPU profile there when it stops.
  */
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
@@ -28,6 +31,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
       HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
       AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]),
+      PROCESSES: String(BENCH_PROCESSES),
       ...env,
     },
     stdio: ["ignore", "ignore", "inherit"],
