@@ -127,7 +127,9 @@ export class HttpApi {
 
   private answerError(err: unknown, req: Request, res: Response, render: ErrorRenderer): void {
     const answer = errorAnswer(err);
-    if (answer.status >= 500) this.options.log.error({ err, path: req.path }, "request failed");
+    // An expected refusal (draining, ClickHouse away, buffer full) is a warning; a fault is an error.
+    if (err instanceof RetryableError) this.options.log.warn({ path: req.path, reason: err.message }, "request refused, client may retry");
+    else if (answer.status >= 500) this.options.log.error({ err, path: req.path }, "request failed");
     if (res.headersSent) {
       res.end();
       return;
