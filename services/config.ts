@@ -17,6 +17,7 @@ export const DEFAULTS = {
   BATCH_MAX_EVENTS: 10_000,
   BATCH_MAX_WAIT_MS: 1_000,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
+  QUEUE_MAX_PENDING_BYTES: 64 * 1024 * 1024,
   WORKER_LANES: 1,
   PROCESSES: 1,
 } as const;
@@ -61,6 +62,7 @@ const EnvSchema = z.object({
   WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),
   PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES),
   QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
+  QUEUE_MAX_PENDING_BYTES: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_BYTES),
   TRUSTED_PROXIES: list.default([]),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });

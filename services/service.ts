@@ -87,13 +87,14 @@ export async function startService(config: Config, log: Logger): Promise<Running
   }
   const { store, local } = await openStore(config, log);
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
-  const embedded = useKafka ? null : new InProcessQueue({ maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
+  const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
+  const embedded = useKafka ? null : new InProcessQueue({ ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
 
   const runsIngest = config.ROLE === "all" || config.ROLE === "ingest";
   const runsWorker = config.ROLE === "all" || config.ROLE === "worker";
   const runsQuery = config.ROLE === "all" || config.ROLE === "query";
 
-  const publisher: EventPublisher | null = runsIngest ? (embedded ?? new KafkaEventPublisher(kafkaSettings(config), config.QUEUE_MAX_PENDING_EVENTS)) : null;
+  const publisher: EventPublisher | null = runsIngest ? (embedded ?? new KafkaEventPublisher(kafkaSettings(config), limits)) : null;
   let consumer: EventConsumer | null = null;
   if (runsWorker) {
     consumer = embedded ?? new KafkaEventConsumer(kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, log });

@@ -45,6 +45,8 @@ export class HttpApi {
   readonly operations: Operation[] = [];
 
   private draining = false;
+  /** Size of each parsed JSON body, for the ingest memory bound. */
+  private readonly bodySizes = new WeakMap<object, number>();
 
   constructor(private readonly options: HttpOptions) {
     this.app = express();
@@ -87,6 +89,7 @@ export class HttpApi {
           principal,
           req,
           res,
+          bodyBytes: this.bodySizes.get(req) ?? 0,
           project: (projectId) => {
             if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
             return projectId;
@@ -102,7 +105,12 @@ export class HttpApi {
   }
 
   private jsonBody() {
-    return express.json({ limit: this.options.maxBodyBytes, type: () => true, strict: false });
+    return express.json({
+      limit: this.options.maxBodyBytes,
+      type: () => true,
+      strict: false,
+      verify: (req, _res, buf) => this.bodySizes.set(req, buf.length),
+    });
   }
 
   private validate<Req extends z.ZodType>(schema: Req, req: Request, res: Response): z.output<Req> {

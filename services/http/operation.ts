@@ -25,6 +25,8 @@ export interface RequestContext {
   readonly principal: Principal;
   readonly req: Request;
   readonly res: Response;
+  /** Bytes of the JSON body as received (0 for operations that read their body themselves). */
+  readonly bodyBytes: number;
   /** Throws ForbiddenError unless the key may reach this project. */
   project(projectId: string): string;
 }

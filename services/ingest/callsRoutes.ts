@@ -29,13 +29,13 @@ export function mountCallIngest(api: HttpApi, publisher: EventPublisher, reads: 
   api.mount(callStartOp, async ({ start }, ctx) => {
     ctx.project(start.project_id);
     const event = toStartEvent(start, ctx.principal.username);
-    await publisher.publish([event]);
+    await publisher.publish([event], ctx.bodyBytes);
     return { id: event.id, trace_id: event.trace_id };
   });
 
   api.mount(callEndOp, async ({ end }, ctx) => {
     ctx.project(end.project_id);
-    await publisher.publish([toEndEvent(end)]);
+    await publisher.publish([toEndEvent(end)], ctx.bodyBytes);
     return {};
   });
 
@@ -54,15 +54,16 @@ export function mountCallIngest(api: HttpApi, publisher: EventPublisher, reads: 
         res.push({});
       }
     }
-    await publisher.publish(events);
+    await publisher.publish(events, ctx.bodyBytes);
     return { res };
   });
 
   api.mount(callUpdateOp, async (req, ctx) => {
     ctx.project(req.project_id);
-    await publisher.publish([
-      { kind: "call_update", project_id: req.project_id, id: req.call_id, display_name: req.display_name, updated_at: nowMicros() },
-    ]);
+    await publisher.publish(
+      [{ kind: "call_update", project_id: req.project_id, id: req.call_id, display_name: req.display_name, updated_at: nowMicros() }],
+      ctx.bodyBytes,
+    );
     return {};
   });
 
@@ -70,9 +71,10 @@ export function mountCallIngest(api: HttpApi, publisher: EventPublisher, reads: 
     ctx.project(req.project_id);
     const ids = await reads.withDescendants(req.project_id, req.call_ids);
     if (ids.length > 0) {
-      await publisher.publish([
-        { kind: "calls_delete", project_id: req.project_id, ids, deleted_at: nowMicros(), wb_user_id: ctx.principal.username },
-      ]);
+      await publisher.publish(
+        [{ kind: "calls_delete", project_id: req.project_id, ids, deleted_at: nowMicros(), wb_user_id: ctx.principal.username }],
+        ctx.bodyBytes,
+      );
     }
     return { num_deleted: ids.length };
   });

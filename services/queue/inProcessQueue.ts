@@ -1,7 +1,7 @@
-import { Gauge } from "prom-client";
-import { QueueFullError, RetryableError } from "../errors.js";
+import { RetryableError } from "../errors.js";
 import { StoreUnavailableError } from "../store/clickhouse.js";
 import { eventKey, type TraceEvent } from "./events.js";
+import { PendingBound, type PendingLimits } from "./pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
 
 interface Waiting {
@@ -9,8 +9,6 @@ interface Waiting {
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
 }
-
-const pendingGauge = new Gauge({ name: "inprocess_queue_pending_events", help: "Events waiting for the embedded worker" });
 
 /**
  * One ordered lane of the embedded queue: a group commit. Requests that arrive while a
@@ -21,7 +19,7 @@ class GroupCommitLane {
   private inFlight: Promise<void> | null = null;
   private handler: BatchHandler | null = null;
 
-  constructor(private readonly maxBatchEvents: number, private readonly onDone: (count: number) => void) {}
+  constructor(private readonly maxBatchEvents: number) {}
 
   push(entry: Waiting): void {
     this.waiting.push(entry);
@@ -43,9 +41,7 @@ class GroupCommitLane {
   private kick(): void {
     if (this.inFlight || !this.handler || this.waiting.length === 0) return;
     const batch = this.takeBatch();
-    const count = batch.reduce((n, w) => n + w.events.length, 0);
     this.inFlight = this.run(this.handler, batch).finally(() => {
-      this.onDone(count);
       this.inFlight = null;
       this.kick();
     });
@@ -90,29 +86,26 @@ function laneOf(key: string, lanes: number): number {
  * The embedded queue. Events are spread over a few lanes by call key (like Kafka
  * partitions: the parts of one call stay in order in one lane), so one lane's batch is
  * prepared while another's insert runs. A publisher is answered only after all of its
- * events were written. Bounded: beyond `maxPendingEvents` publishing fails at once.
+ * events were written. Bounded (PendingBound): beyond it publishing fails at once.
  */
 export class InProcessQueue implements EventPublisher, EventConsumer {
   private readonly lanes: GroupCommitLane[];
-  private pendingEvents = 0;
+  private readonly bound: PendingBound;
   private closed = false;
 
-  constructor(private readonly options: { maxPendingEvents: number; maxBatchEvents: number; lanes?: number }) {
-    const done = (count: number) => {
-      this.pendingEvents -= count;
-      pendingGauge.set(this.pendingEvents);
-    };
-    this.lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => new GroupCommitLane(options.maxBatchEvents, done));
+  constructor(options: Partial<PendingLimits> & { maxPendingEvents: number; maxBatchEvents: number; lanes?: number }) {
+    this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes ?? Infinity });
+    this.lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => new GroupCommitLane(options.maxBatchEvents));
   }
 
-  publish(events: readonly TraceEvent[]): Promise<void> {
+  publish(events: readonly TraceEvent[], weightBytes = 0): Promise<void> {
     if (this.closed) return Promise.reject(new RetryableError("shutting down", 5));
     if (events.length === 0) return Promise.resolve();
-    if (this.pendingEvents + events.length > this.options.maxPendingEvents) {
-      return Promise.reject(new QueueFullError("ingest buffer full", 1));
+    try {
+      this.bound.admit(events.length, weightBytes);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    this.pendingEvents += events.length;
-    pendingGauge.set(this.pendingEvents);
     const perLane = new Map<number, TraceEvent[]>();
     for (const event of events) {
       const lane = laneOf(eventKey(event), this.lanes.length);
@@ -122,7 +115,13 @@ export class InProcessQueue implements EventPublisher, EventConsumer {
     }
     return Promise.all(
       [...perLane].map(([lane, laneEvents]) => new Promise<void>((resolve, reject) => this.lanes[lane]!.push({ events: laneEvents, resolve, reject }))),
-    ).then(() => undefined);
+    ).then(
+      () => this.bound.release(events.length, weightBytes),
+      (err: unknown) => {
+        this.bound.release(events.length, weightBytes);
+        throw err;
+      },
+    );
   }
 
   async healthy(): Promise<boolean> {

@@ -1,8 +1,9 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
 import type { Logger } from "pino";
-import { QueueFullError, RetryableError } from "../errors.js";
+import { RetryableError } from "../errors.js";
 import { StoreUnavailableError } from "../store/clickhouse.js";
 import { eventKey, type TraceEvent } from "./events.js";
+import { PendingBound, type PendingLimits } from "./pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
 
 /**
@@ -29,6 +30,7 @@ export const deadLetterTopic = (topic: string): string => `${topic}.dead-letter`
 
 interface PendingSend {
   readonly events: readonly TraceEvent[];
+  readonly weightBytes: number;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
 }
@@ -45,18 +47,22 @@ export class KafkaEventPublisher implements EventPublisher {
   private connected: Promise<void> | null = null;
   private waiting: PendingSend[] = [];
   private inFlight: Promise<void> | null = null;
-  private pendingEvents = 0;
+  private readonly bound: PendingBound;
 
-  constructor(private readonly settings: KafkaSettings, private readonly maxPendingEvents: number) {
+  constructor(private readonly settings: KafkaSettings, limits: PendingLimits) {
+    this.bound = new PendingBound(limits);
     this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
-  publish(events: readonly TraceEvent[]): Promise<void> {
+  publish(events: readonly TraceEvent[], weightBytes = 0): Promise<void> {
     if (events.length === 0) return Promise.resolve();
-    if (this.pendingEvents + events.length > this.maxPendingEvents) return Promise.reject(new QueueFullError("producer buffer full", 1));
-    this.pendingEvents += events.length;
+    try {
+      this.bound.admit(events.length, weightBytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ events, resolve, reject });
+      this.waiting.push({ events, weightBytes, resolve, reject });
       this.kick();
     });
   }
@@ -88,8 +94,9 @@ export class KafkaEventPublisher implements EventPublisher {
       batch.push(next);
       count += next.events.length;
     }
+    const bytes = batch.reduce((n, p) => n + p.weightBytes, 0);
     this.inFlight = this.send(batch).finally(() => {
-      this.pendingEvents -= count;
+      this.bound.release(count, bytes);
       this.inFlight = null;
       this.kick();
     });

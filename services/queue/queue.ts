@@ -4,10 +4,11 @@ import type { TraceEvent } from "./events.js";
  * The queue between ingest and worker. `publish` resolves only once the events are
  * durable: acknowledged by Kafka (acks=all), or, in the embedded queue, processed by the
  * consumer (written to ClickHouse). It rejects with QueueFullError when bounded buffers are
- * full and RetryableError when the events could not be made durable.
+ * full and RetryableError when the events could not be made durable. `weightBytes` is the
+ * size of the request the events came from: it counts toward the memory bound.
  */
 export interface EventPublisher {
-  publish(events: readonly TraceEvent[]): Promise<void>;
+  publish(events: readonly TraceEvent[], weightBytes?: number): Promise<void>;
   healthy(): Promise<boolean>;
   close(): Promise<void>;
 }

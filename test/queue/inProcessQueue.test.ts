@@ -35,6 +35,19 @@ describe("the embedded group-commit queue", () => {
     await pending;
   });
 
+  it("bounds the bytes of the requests waiting, admits a lone request of any size, and frees room once written", async () => {
+    const queue = new InProcessQueue({ maxPendingEvents: 1000, maxPendingBytes: 1000, maxBatchEvents: 10 });
+    const big = queue.publish([update("big")], 5000); // alone: admitted although over the bound
+    await expect(queue.publish([update("small")], 10)).rejects.toBeInstanceOf(QueueFullError);
+    await queue.start(async () => {});
+    await big;
+    const a = queue.publish([update("a")], 600);
+    await expect(queue.publish([update("b")], 600)).rejects.toBeInstanceOf(QueueFullError);
+    const c = queue.publish([update("c")], 400);
+    await Promise.all([a, c]);
+    await queue.publish([update("d")], 1000);
+  });
+
   it("keeps the parts of one call in order across lanes", async () => {
     const queue = new InProcessQueue({ maxPendingEvents: 1000, maxBatchEvents: 7, lanes: 3 });
     const seen = new Map<string, number[]>();

@@ -36,7 +36,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("commits a batch only after the handler stored it: an unfinished batch is redelivered to the group", async () => {
     const topic = `commit-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(settings(topic, group), 10_000);
+    const publisher = new KafkaEventPublisher(settings(topic, group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
     const events = Array.from({ length: 20 }, (_, i) => startEvent(`c${i}`));
     await publisher.publish(events);
 
@@ -63,7 +63,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("sends events the store refuses to the dead-letter topic and goes on with the rest", async () => {
     const topic = `dlq-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(settings(topic, group), 10_000);
+    const publisher = new KafkaEventPublisher(settings(topic, group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
     await publisher.publish([startEvent("good-1"), startEvent("poison"), startEvent("good-2")]);
     const stored: string[] = [];
     const consumer = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, log });

@@ -104,7 +104,7 @@ export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher, limits:
       }
       const body = await readBody(req, encoding, limits.maxBodyBytes);
       const mapped = mapSpans(decode(format, body), { project_id: projectId, wb_user_id: ctx.principal.username, maxSpanBytes: limits.maxSpanBytes });
-      if (mapped.events.length > 0) await publisher.publish(mapped.events);
+      if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
       res.status(200);
       send(res, format, encodeExportResponse(format, partialSuccess(mapped)));
     },
