@@ -29,6 +29,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * CLICKHOUSE_LOG_QUERIES=1 (diagnosis): the local server keeps `system.query_log` and
+ * `system.part_log`, to see what each query and each insert's parts and merges cost.
+ */
+const LOG_QUERIES = process.env.CLICKHOUSE_LOG_QUERIES === "1";
+const QUERY_AND_PART_LOGS = ["query_log", "part_log"]
+  .map((table) => `<${table}><database>system</database><table>${table}</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></${table}>`)
+  .join("");
+
 function configXml(dir: string, httpPort: number, tcpPort: number): string {
   return `<?xml version="1.0"?>
 <yandex>
@@ -48,14 +57,14 @@ function configXml(dir: string, httpPort: number, tcpPort: number): string {
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <timezone>UTC</timezone>
-  <mlock_executable>false</mlock_executable>${process.env.CLICKHOUSE_LOG_QUERIES ? "<query_log><database>system</database><table>query_log</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></query_log><part_log><database>system</database><table>part_log</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></part_log>" : ""}
+  <mlock_executable>false</mlock_executable>${LOG_QUERIES ? QUERY_AND_PART_LOGS : ""}
 </yandex>
 `;
 }
 
 const USERS_XML = `<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>2</max_threads>${process.env.CLICKHOUSE_LOG_QUERIES ? "<log_queries>1</log_queries>" : ""}</default></profiles>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>2</max_threads>${LOG_QUERIES ? "<log_queries>1</log_queries>" : ""}</default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>

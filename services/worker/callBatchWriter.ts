@@ -46,9 +46,9 @@ function startFirst(list: readonly CallPartEvent[], parked: readonly CallPartEve
  *
  * Several writers may run at once (the processes of a cluster each write what they
  * received; a Kafka rebalance can briefly hand a partition to two consumers), so the start
- * and the end of one call can be in two batches written at the same moment. Each side writes first and reads the other side after its writes are done:
- * the start's batch looks for parked parts of its calls, the parking batch looks again
- * for the starts. Whatever the interleaving, at least one of them sees the other, and a
+ * and the end of one call can be in two batches written at the same moment. Each side
+ * writes first and reads the other side after its writes are done: the start's batch
+ * looks for parked parts of its calls, the parking batch looks again for the starts. Whatever the interleaving, at least one of them sees the other, and a
  * call found by both is merged twice into the same result.
  */
 export class CallBatchWriter {
