@@ -95,10 +95,16 @@ export async function startLocalClickHouse(dataDir: string, ports?: { http?: num
   const tcpPort = ports?.tcp ?? (await freePort());
   writeFileSync(join(dir, "config.xml"), configXml(dir, httpPort, tcpPort));
   writeFileSync(join(dir, "users.xml"), USERS_XML);
+  // Its own process group: a Ctrl-C in the terminal reaches the service, which drains its
+  // queue into this server and only then stops it. If the service exits any other way
+  // than SIGKILL, the server is stopped with it.
   const child = spawn(CLICKHOUSE_SERVER_BIN, [`--config-file=${join(dir, "config.xml")}`], {
     stdio: ["ignore", "ignore", "ignore"],
-    detached: false,
+    detached: true,
   });
+  const stopWithUs = () => child.kill("SIGTERM");
+  process.once("exit", stopWithUs);
+  child.once("exit", () => process.removeListener("exit", stopWithUs));
   const url = `http://127.0.0.1:${httpPort}`;
   await waitForPing(url, child, 30_000);
   return {

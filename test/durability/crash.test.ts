@@ -8,11 +8,15 @@ import { describe, expect, inject, it } from "vitest";
 import { freePort, startLocalClickHouse } from "../../services/store/localServer.js";
 import { AUTH_KEYS, basic, client, iso, KEY_ACME, startTestService } from "../support/service.js";
 
-/** The real entry point as its own process, so it can be killed with SIGKILL. */
-async function spawnService(env: Record<string, string>, port: number): Promise<ChildProcess> {
+/**
+ * The real entry point as its own process, so it can be killed with SIGKILL. `asTerminal`:
+ * in a process group of its own, as a shell runs a foreground command (Ctrl-C signals the group).
+ */
+async function spawnService(env: Record<string, string>, port: number, asTerminal = false): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", AUTH_KEYS, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "ignore", "inherit"],
+    detached: asTerminal,
   });
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -165,6 +169,29 @@ describe("durability", () => {
       expect(await exited).toBe(0);
     }
   });
+
+  it("Ctrl-C on `make start` (SIGINT to the whole process group) drains into the local ClickHouse, exits 0 and keeps every acknowledged call", async () => {
+    const env = { DATA_DIR: mkdtempSync(join(tmpdir(), "ctrl-c-")), CLICKHOUSE_DATABASE: "ctrlc" };
+    const port = await freePort();
+    const first = await spawnService(env, port, true);
+    const load = loadUntilKilled(`http://127.0.0.1:${port}`, "acme/ctrl-c", 6);
+    await new Promise((r) => setTimeout(r, 1500));
+    const exited = new Promise<number | null>((done) => first.once("exit", (code) => done(code)));
+    process.kill(-first.pid!, "SIGINT");
+    expect(await exited).toBe(0);
+    await load.stop();
+    expect(load.acked.length).toBeGreaterThan(0);
+    const second = await spawnService(env, port, true);
+    try {
+      const ids = new Set(await allIds(`http://127.0.0.1:${port}`, "acme/ctrl-c"));
+      expect(load.acked.filter((id) => !ids.has(id))).toEqual([]);
+    } finally {
+      const done = new Promise((r) => second.once("exit", r));
+      process.kill(-second.pid!, "SIGINT");
+      await done;
+      rmSync(env.DATA_DIR, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it("answers 503 with Retry-After while ClickHouse is down, and loses nothing acknowledged", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ch-down-"));
