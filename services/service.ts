@@ -97,7 +97,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const publisher: EventPublisher | null = runsIngest ? (embedded ?? new KafkaEventPublisher(kafkaSettings(config), limits)) : null;
   let consumer: EventConsumer | null = null;
   if (runsWorker) {
-    consumer = embedded ?? new KafkaEventConsumer(kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, log });
+    consumer = embedded ?? new KafkaEventConsumer(kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
     const writer = new CallBatchWriter(new CallsWriteRepository(store), [new ThreadAggregatesWriter(store)]);
     await consumer.start((events) => writer.write(events));
   }

@@ -132,6 +132,8 @@ function parseMessage(message: KafkaMessage): TraceEvent | null {
   }
 }
 
+const DEFAULT_MAX_BATCH_EVENTS = 10_000;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -147,7 +149,7 @@ export class KafkaEventConsumer implements EventConsumer {
 
   constructor(
     private readonly settings: KafkaSettings,
-    private readonly options: { maxWaitMs: number; log: Logger },
+    private readonly options: { maxWaitMs: number; maxBatchEvents?: number; log: Logger },
   ) {
     const kafka = kafkaClient(settings);
     this.consumer = kafka.consumer({
@@ -171,22 +173,33 @@ export class KafkaEventConsumer implements EventConsumer {
       autoCommit: false,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-        if (batch.messages.length === 0) return;
-        const events: TraceEvent[] = [];
-        const poison: KafkaMessage[] = [];
-        for (const m of batch.messages) {
-          const event = parseMessage(m);
-          if (event) events.push(event);
-          else poison.push(m);
+        // A fetch can hold a whole backlog (tens of thousands of events). It is written in
+        // slices of maxBatchEvents, each committed once stored, with a heartbeat between
+        // slices: one long write must not outlive the group session and stall the group.
+        const size = this.options.maxBatchEvents ?? DEFAULT_MAX_BATCH_EVENTS;
+        for (let from = 0; from < batch.messages.length; from += size) {
+          if (!isRunning() || isStale()) return;
+          const slice = batch.messages.slice(from, from + size);
+          const events: TraceEvent[] = [];
+          const poison: KafkaMessage[] = [];
+          for (const m of slice) {
+            const event = parseMessage(m);
+            if (event) events.push(event);
+            else poison.push(m);
+          }
+          await this.deliver(handler, events, heartbeat, () => isRunning() && !isStale());
+          if (poison.length > 0) await this.toDeadLetter(poison.map((m) => ({ key: m.key, value: m.value })));
+          const last = slice[slice.length - 1]!;
+          resolveOffset(last.offset);
+          await this.consumer.commitOffsets([
+            { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() },
+          ]);
+          await heartbeat();
         }
-        await this.deliver(handler, events, heartbeat, () => isRunning() && !isStale());
-        if (poison.length > 0) await this.toDeadLetter(poison.map((m) => ({ key: m.key, value: m.value })));
-        const last = batch.messages[batch.messages.length - 1]!;
-        resolveOffset(last.offset);
-        await this.consumer.commitOffsets([
-          { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() },
-        ]);
       },
+    });
+    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
+      this.options.log.error({ err: payload.error.message, restart: payload.restart }, "Kafka consumer crashed");
     });
   }
 

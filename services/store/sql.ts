@@ -145,6 +145,30 @@ export class ParamBuilder {
   }
 }
 
+/**
+ * Ids named per query (`IN` lists): at most IDS_PER_QUERY ids and ID_CHARS_PER_QUERY
+ * characters of ids, so that the rendered SQL stays well below ClickHouse's
+ * max_query_size (256 KiB) even when a query names its ids twice, whatever the batch.
+ */
+export const IDS_PER_QUERY = 1000;
+const ID_CHARS_PER_QUERY = 60_000;
+
+/** `ids` in slices small enough to be named in one query. */
+export function* idChunks(ids: readonly string[]): Generator<string[]> {
+  let chunk: string[] = [];
+  let chars = 0;
+  for (const id of ids) {
+    if (chunk.length > 0 && (chunk.length >= IDS_PER_QUERY || chars + id.length > ID_CHARS_PER_QUERY)) {
+      yield chunk;
+      chunk = [];
+      chars = 0;
+    }
+    chunk.push(id);
+    chars += id.length;
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
 /** A query ready to send: SQL with placeholders, its parameters, and the operation name. */
 export interface BuiltQuery {
   readonly sql: string;

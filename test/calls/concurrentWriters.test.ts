@@ -21,6 +21,22 @@ const end = (id: string, i: number): CallEndEvent => ({
   kind: "call_end", project_id: P, id, ended_at: T0 + i + 1000, exception: null, output: { i }, summary: {}, wb_run_step_end: null,
 });
 
+describe("lookups by id", () => {
+  it("stay under ClickHouse's max_query_size for a batch of thousands of long ids", async () => {
+    const writer = new CallBatchWriter(new CallsWriteRepository(store));
+    const ids = Array.from({ length: 2500 }, (_, i) => `${"x".repeat(200)}-${i}`);
+    const inProject = <T extends object>(e: T) => ({ ...e, project_id: "acme/long-ids" });
+    await writer.write(ids.map((id, i) => inProject(start(id, i))));
+    // Ends without their starts in the batch: each call is looked up by id (2500 ids of 200+ characters).
+    await writer.write(ids.map((id, i) => inProject(end(id, i))));
+    const [row] = await store.rows<{ n: string }>("test_long_ids", {
+      sql: "SELECT count() AS n FROM calls FINAL WHERE project_id = 'acme/long-ids' AND ended_at IS NOT NULL",
+      params: {},
+    });
+    expect(Number(row!.n)).toBe(2500);
+  });
+});
+
 describe("two writers at once (two processes of a cluster)", () => {
   it("never loses an end whose start is written by the other writer at the same moment", async () => {
     const a = new CallBatchWriter(new CallsWriteRepository(store));

@@ -60,6 +60,26 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     expect([...seen].sort()).toEqual(events.map((e) => e.id).sort());
   });
 
+  it("hands a large fetch to the worker in slices of maxBatchEvents, committing each", async () => {
+    const topic = `slices-${unique()}`;
+    const group = `g-${unique()}`;
+    const publisher = new KafkaEventPublisher(settings(topic, group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const events = Array.from({ length: 95 }, (_, i) => startEvent(`s${i}`));
+    await publisher.publish(events);
+    await publisher.close();
+    const sizes: number[] = [];
+    const seen = new Set<string>();
+    const consumer = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, maxBatchEvents: 10, log });
+    await consumer.start(async (batch) => {
+      sizes.push(batch.length);
+      for (const e of batch) if (e.kind === "call_start") seen.add(e.id);
+    });
+    await until(async () => seen.size === 95);
+    await consumer.shutdown();
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(10);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(95);
+  });
+
   it("sends events the store refuses to the dead-letter topic and goes on with the rest", async () => {
     const topic = `dlq-${unique()}`;
     const group = `g-${unique()}`;

@@ -1,7 +1,7 @@
 import type { CallPartEvent, CallsDeleteEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter } from "../rowBinary.js";
-import { ParamBuilder } from "../sql.js";
+import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallRow, type CallSnapshot } from "./callRows.js";
 import { flattenCallJson } from "./flatten.js";
 
@@ -12,15 +12,15 @@ export interface CallKey {
 
 export const callKey = (k: CallKey): string => `${k.project_id}/${k.id}`;
 
-/** Groups keys by project so each lookup is one query per project. */
-function byProject(keys: readonly CallKey[]): Map<string, string[]> {
+/** Groups keys by project, in slices of IDS_PER_QUERY ids: one lookup query per slice. */
+function* byProject(keys: readonly CallKey[]): Generator<[string, string[]]> {
   const grouped = new Map<string, string[]>();
   for (const k of keys) {
-    const ids = grouped.get(k.project_id) ?? [];
-    ids.push(k.id);
-    grouped.set(k.project_id, ids);
+    const ids = grouped.get(k.project_id);
+    if (ids) ids.push(k.id);
+    else grouped.set(k.project_id, [k.id]);
   }
-  return grouped;
+  for (const [projectId, ids] of grouped) for (const chunk of idChunks(ids)) yield [projectId, chunk];
 }
 
 const CALL_COLUMNS = [
