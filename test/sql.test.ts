@@ -11,6 +11,12 @@ beforeAll(async () => {
 });
 afterAll(async () => store.close());
 
+const createRowBinaryTable = () =>
+  store.command("test_rowbinary_table", {
+    sql: "CREATE TABLE IF NOT EXISTS rowbinary_roundtrip (n Int64, s String, ns Nullable(String), a Array(String), i Int64, ni Nullable(Int64)) ENGINE = MergeTree ORDER BY n",
+    params: {},
+  });
+
 describe("the escaping path", () => {
   it("round-trips random strings exactly through the real server", async () => {
     await fc.assert(
@@ -38,10 +44,7 @@ describe("the escaping path", () => {
   });
 
   it("round-trips random rows exactly through RowBinary inserts", async () => {
-    await store.command("test_rowbinary_table", {
-      sql: "CREATE TABLE rowbinary_roundtrip (n Int64, s String, ns Nullable(String), a Array(String), i Int64, ni Nullable(Int64)) ENGINE = MergeTree ORDER BY n",
-      params: {},
-    });
+    await createRowBinaryTable();
     const row = fc.record({
       s: fc.string({ unit: "binary", maxLength: 300 }),
       ns: fc.option(fc.string({ unit: "binary" }), { nil: null }),
@@ -65,6 +68,19 @@ describe("the escaping path", () => {
       }),
       { numRuns: 80 },
     );
+  });
+
+  it("round-trips long values whose length prefix takes 3 and 4 bytes", async () => {
+    await createRowBinaryTable();
+    const values = ["é".repeat(6_000), "x".repeat(200_000) + "€", "y".repeat(1_000_000)];
+    const out = new RowBinaryWriter(16);
+    values.forEach((v, k) => out.int64(1_000_000 + k).string(v).nullableString(null).strings([v.slice(0, 10)]).int64(-k).nullableInt64(k));
+    await store.insertRowBinary("test_rowbinary_long", "rowbinary_roundtrip", ["n", "s", "ns", "a", "i", "ni"], out.bytes());
+    const back = await store.rows<{ s: string }>("test_rowbinary_long_read", {
+      sql: "SELECT s FROM rowbinary_roundtrip WHERE n >= 1000000 ORDER BY n",
+      params: {},
+    });
+    expect(back.map((b) => b.s)).toEqual(values);
   });
 
   it("never lets a quote end the literal", () => {
