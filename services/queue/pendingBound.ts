@@ -13,10 +13,10 @@ const pendingBytesGauge = new Gauge({ name: "ingest_pending_bytes", help: "Reque
 
 /**
  * The memory bound of a publisher: what was accepted and is not durable yet, counted in
- * events and in the bytes of the requests they came from (a span with its LLM
- * messages can weigh many times a call end, so a count alone does not bound memory). Beyond either limit a
- * publish is refused at once (429 with Retry-After); a request alone is always admitted,
- * so one larger than the byte limit is not refused forever.
+ * events and in the bytes of the requests they came from (a span with its LLM messages
+ * can weigh many times a call end, so a count alone does not bound memory). Beyond either
+ * limit a publish is refused at once (429 with Retry-After); a request alone is always
+ * admitted, so one larger than the byte limit is not refused forever.
  */
 export class PendingBound {
   private events = 0;
