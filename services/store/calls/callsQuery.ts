@@ -14,6 +14,8 @@ export interface CallsQuerySpec {
   readonly limit?: number | null;
   readonly offset?: number | null;
   readonly columns?: readonly string[] | null;
+  /** Set by the repository when it has just seen that the project has no deleted calls. */
+  readonly noDeletions?: boolean;
 }
 
 export const DEFAULT_SORT: readonly SortBy[] = [{ field: "started_at", direction: "asc" }];
@@ -81,7 +83,7 @@ export function whereClause(spec: CallsQuerySpec, pb: ParamBuilder, extra: reado
   const project = pb.str(spec.projectId);
   const conditions = [
     `project_id = ${project}`,
-    `id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
+    ...(spec.noDeletions ? [] : [`id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`]),
     ...(spec.filter ? filterConditions(spec.filter, pb, project) : []),
     ...(spec.query ? [compileQuery(spec.query, pb, (path, p) => resolveCallField(path, p, { projectId: spec.projectId }))] : []),
     ...extra,

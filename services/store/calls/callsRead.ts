@@ -105,12 +105,24 @@ export class CallsReadRepository {
 
   async count(spec: CallsQuerySpec, withStorage: boolean): Promise<{ count: number; total_storage_size_bytes?: number }> {
     const capped = spec.limit !== null && spec.limit !== undefined;
-    const slices = capped ? [] : countSlices(await this.bounds(spec.projectId));
-    const [row] = await this.store.rows<{ count: string; total_storage_size_bytes?: string }>("calls_count", callsCountQuery(spec, withStorage, slices));
+    const [bounds, deleted] = await Promise.all([capped ? null : this.bounds(spec.projectId), this.hasDeletions(spec.projectId)]);
+    // A count read after this check is one that happened before any later delete.
+    const counted = { ...spec, noDeletions: !deleted };
+    const [row] = await this.store.rows<{ count: string; total_storage_size_bytes?: string }>("calls_count", callsCountQuery(counted, withStorage, countSlices(bounds)));
     return {
       count: Number(row?.count ?? 0),
       ...(withStorage ? { total_storage_size_bytes: Number(row?.total_storage_size_bytes ?? 0) } : {}),
     };
+  }
+
+  /** Whether any call of the project was ever deleted (then reads must leave them out). */
+  private async hasDeletions(projectId: string): Promise<boolean> {
+    const pb = new ParamBuilder();
+    const rows = await this.store.rows<{ one: number }>("calls_has_deletions", {
+      sql: `SELECT 1 AS one FROM call_deletions WHERE project_id = ${pb.str(projectId)} LIMIT 1`,
+      params: pb.params,
+    });
+    return rows.length > 0;
   }
 
   /** Total stored bytes per trace, for `include_total_storage_size`. */
