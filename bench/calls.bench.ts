@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, rssMb, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
 
 const CLIENTS = 8;
 const PARTS_PER_REQUEST = 500;
@@ -48,8 +48,7 @@ async function ingest(service: ServiceProcess, project: string) {
   // two cores on sending, not on building bodies.
   const bodies = Array.from({ length: INGEST_REQUESTS }, (_, n) => new Uint8Array(Buffer.from(batchBody(project, n))));
   let next = 0;
-  let peakRss = rssMb(service.pid);
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(service.pid))), 100);
+  const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, childPids("clickhouse")[0] ?? null);
   const started = performance.now();
   await Promise.all(
@@ -70,7 +69,7 @@ async function ingest(service: ServiceProcess, project: string) {
   const calls = (INGEST_REQUESTS * PARTS_PER_REQUEST) / 2;
   while ((await countCalls(service.url, project)) < calls) await new Promise((r) => setTimeout(r, 50));
   const queryable = performance.now();
-  clearInterval(sampler);
+  const peakRss = rss.stop();
   return { parts: calls * 2, ackSeconds: (acked - started) / 1000, queryableSeconds: (queryable - started) / 1000, peakRss, cpu: meter.read() };
 }
 

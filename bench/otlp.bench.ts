@@ -17,7 +17,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
 import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
 import { ExportTraceServiceRequest } from "../services/ingest/otlp/protobuf.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, rssMb, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const SPANS_PER_REQUEST = 512;
@@ -174,8 +174,7 @@ async function countCalls(url: string): Promise<number> {
 async function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
   let next = 0;
   let retries = 0;
-  let peakRss = rssMb(service.pid);
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(service.pid))), 100);
+  const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, clickhousePid);
   const started = performance.now();
   await Promise.all(
@@ -204,7 +203,7 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
   const total = bodies.length * SPANS_PER_REQUEST;
   while ((await countCalls(service.url)) < total) await new Promise((r) => setTimeout(r, 50));
   const queryable = performance.now();
-  clearInterval(sampler);
+  const peakRss = rss.stop();
   const cpu = meter.read();
   return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss, cpu };
 }

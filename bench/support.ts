@@ -67,9 +67,22 @@ function ownRssMb(pid: number): number {
   }
 }
 
-/** Resident memory of a process and its children (a cluster's processes), in MB. */
-export function rssMb(pid: number): number {
-  return children(pid).reduce((mb, c) => mb + ownRssMb(c.pid), ownRssMb(pid));
+/**
+ * Samples the resident memory of a service (its process and, for a cluster, its children,
+ * listed once at the start rather than by scanning /proc at every sample) every 100 ms;
+ * `stop` answers the peak, in MB.
+ */
+export function sampleServiceRss(pid: number): { stop(): number } {
+  const pids = [pid, ...children(pid).map((c) => c.pid)];
+  const now = () => pids.reduce((mb, p) => mb + ownRssMb(p), 0);
+  let peak = now();
+  const timer = setInterval(() => (peak = Math.max(peak, now())), 100);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
 }
 
 export function percentile(sorted: readonly number[], q: number): number {

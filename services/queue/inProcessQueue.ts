@@ -1,7 +1,7 @@
 import { RetryableError } from "../errors.js";
 import { StoreUnavailableError } from "../store/clickhouse.js";
 import { eventKey, type TraceEvent } from "./events.js";
-import { PendingBound, type PendingLimits } from "./pendingBound.js";
+import { PendingBound } from "./pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
 
 interface Waiting {
@@ -93,7 +93,8 @@ export class InProcessQueue implements EventPublisher, EventConsumer {
   private readonly bound: PendingBound;
   private closed = false;
 
-  constructor(options: Partial<PendingLimits> & { maxPendingEvents: number; maxBatchEvents: number; lanes?: number }) {
+  /** `maxPendingBytes` unset: bounded by the event count alone. */
+  constructor(options: { maxPendingEvents: number; maxPendingBytes?: number; maxBatchEvents: number; lanes?: number }) {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes ?? Infinity });
     this.lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => new GroupCommitLane(options.maxBatchEvents));
   }

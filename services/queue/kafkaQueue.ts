@@ -132,8 +132,6 @@ function parseMessage(message: KafkaMessage): TraceEvent | null {
   }
 }
 
-const DEFAULT_MAX_BATCH_EVENTS = 10_000;
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -149,7 +147,7 @@ export class KafkaEventConsumer implements EventConsumer {
 
   constructor(
     private readonly settings: KafkaSettings,
-    private readonly options: { maxWaitMs: number; maxBatchEvents?: number; log: Logger },
+    private readonly options: { maxWaitMs: number; maxBatchEvents: number; log: Logger },
   ) {
     const kafka = kafkaClient(settings);
     this.consumer = kafka.consumer({
@@ -176,7 +174,7 @@ export class KafkaEventConsumer implements EventConsumer {
         // A fetch can hold a whole backlog (tens of thousands of events). It is written in
         // slices of maxBatchEvents, each committed once stored, with a heartbeat between
         // slices: one long write must not outlive the group session and stall the group.
-        const size = this.options.maxBatchEvents ?? DEFAULT_MAX_BATCH_EVENTS;
+        const size = this.options.maxBatchEvents;
         for (let from = 0; from < batch.messages.length; from += size) {
           if (!isRunning() || isStale()) return;
           const slice = batch.messages.slice(from, from + size);

@@ -150,7 +150,7 @@ export class ParamBuilder {
  * characters of ids, so that the rendered SQL stays well below ClickHouse's
  * max_query_size (256 KiB) even when a query names its ids twice, whatever the batch.
  */
-export const IDS_PER_QUERY = 1000;
+const IDS_PER_QUERY = 1000;
 const ID_CHARS_PER_QUERY = 60_000;
 
 /** `ids` in slices small enough to be named in one query. */

@@ -41,7 +41,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     await publisher.publish(events);
 
     let attemptsA = 0;
-    const a = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, log });
+    const a = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
     await a.start(async () => {
       attemptsA++;
       throw new StoreUnavailableError("store down");
@@ -50,7 +50,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     await a.shutdown();
 
     const seen = new Set<string>();
-    const b = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, log });
+    const b = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
     await b.start(async (batch) => {
       for (const e of batch) if (e.kind === "call_start") seen.add(e.id);
     });
@@ -86,7 +86,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     const publisher = new KafkaEventPublisher(settings(topic, group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
     await publisher.publish([startEvent("good-1"), startEvent("poison"), startEvent("good-2")]);
     const stored: string[] = [];
-    const consumer = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, log });
+    const consumer = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
     await consumer.start(async (batch: readonly TraceEvent[]) => {
       if (batch.some((e) => e.kind === "call_start" && e.id === "poison")) throw new Error("type mismatch");
       for (const e of batch) if (e.kind === "call_start") stored.push(e.id);
