@@ -1,5 +1,16 @@
 /**
- * Typed errors, classified by type only. Each maps to one HTTP answer in the HTTP layer.
+ * Every typed error of the service, classified by type only (never by message). Each maps
+ * to one HTTP answer in the HTTP layer (http/errorAnswer.ts):
+ *
+ * | error                         | answer                     | retried by clients |
+ * |-------------------------------|----------------------------|--------------------|
+ * | ValidationError (and below)   | 422 `{detail: [...]}`      | never              |
+ * | ClientError                   | its status (400/404/409/413/415) | never        |
+ * | UnauthorizedError             | 401                        | never              |
+ * | ForbiddenError                | 403                        | never              |
+ * | QueueFullError                | 429 + Retry-After          | yes                |
+ * | RetryableError (and below)    | 503 + Retry-After          | yes                |
+ * | StoreQueryError, anything else| 500                        | no                 |
  */
 export interface ValidationIssue {
   readonly loc: (string | number)[];
@@ -9,8 +20,8 @@ export interface ValidationIssue {
 
 /** Bad input: 422 with the `detail` shape; never retried. */
 export class ValidationError extends Error {
-  constructor(readonly detail: ValidationIssue[]) {
-    super(detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; "));
+  constructor(readonly detail: ValidationIssue[], message = detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; ")) {
+    super(message);
   }
 
   static at(loc: (string | number)[], msg: string, type = "value_error"): ValidationError {
@@ -18,10 +29,30 @@ export class ValidationError extends Error {
   }
 }
 
+/** A field a filter or sort names is not one the queried resource has. */
+export class InvalidFieldError extends ValidationError {
+  constructor(message: string, loc: (string | number)[] = ["body", "query"]) {
+    super([{ loc, msg: message, type: "value_error" }], message);
+  }
+}
+
+/** A query expression that cannot be compiled (wrong operand types, nesting, unknown operator). */
+export class InvalidQueryError extends ValidationError {
+  constructor(message: string, loc: (string | number)[] = ["body", "query"]) {
+    super([{ loc, msg: message, type: "value_error" }], message);
+  }
+}
+
 /** Any other permanent client error with a status of its own (400, 404, 409, 413, 415). */
 export class ClientError extends Error {
   constructor(readonly status: number, message: string) {
     super(message);
+  }
+}
+
+export class NotFoundError extends ClientError {
+  constructor(message: string) {
+    super(404, message);
   }
 }
 
@@ -37,3 +68,17 @@ export class RetryableError extends Error {
 
 /** Bounded buffers are full: answered at once with 429 + Retry-After, nothing kept. */
 export class QueueFullError extends RetryableError {}
+
+/** ClickHouse cannot be reached or is overloaded: a transport failure or a retryable server code. */
+export class StoreUnavailableError extends RetryableError {
+  constructor(message: string) {
+    super(message, 2);
+  }
+}
+
+/** ClickHouse refused a statement with a permanent server error code: a fault of ours, not retried. */
+export class StoreQueryError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}

@@ -1,5 +1,6 @@
-import { isoToMicros } from "../store/calls/callRows.js";
 import { z } from "./zod.js";
+import { isoToMicros } from "../times.js";
+import { isJsonObject } from "../json.js";
 
 export const ProjectId = z
   .string()
@@ -10,9 +11,6 @@ export const Datetime = z
   .string()
   .refine((s) => isoToMicros(s) !== null, "must be an ISO 8601 timestamp")
   .openapi({ example: "2026-11-21T10:00:00.123456Z" });
-
-const isJsonObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Any JSON object. A constant-time check rather than `z.record`, which walks and copies

@@ -1,5 +1,6 @@
 import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
+import type { JsonValue } from "../json.js";
 
 extendZodWithOpenApi(z);
 
@@ -11,7 +12,6 @@ extendZodWithOpenApi(z);
  * What the operators mean in SQL is written in services/store/calls/expr.ts.
  */
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 export interface LiteralOperation {
   $literal: JsonValue;

@@ -1,10 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
-import { ClientError, ForbiddenError, QueueFullError, RetryableError, UnauthorizedError, ValidationError } from "../errors.js";
-import { StoreUnavailableError } from "../store/clickhouse.js";
-import { InvalidFieldError } from "../store/calls/fields.js";
-import { InvalidQueryError } from "../store/calls/expr.js";
+import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
 import type { Handler, Operation, RequestContext } from "./operation.js";
 import { ignoredFields, toValidationError } from "./validation.js";
 import type { z } from "zod";
@@ -162,15 +159,12 @@ interface BodyParserError {
 
 export function errorAnswer(err: unknown): ErrorAnswer {
   if (err instanceof ValidationError) return { status: 422, body: { detail: err.detail } };
-  if (err instanceof InvalidFieldError || err instanceof InvalidQueryError) {
-    return { status: 422, body: { detail: [{ loc: ["body", "query"], msg: err.message, type: "value_error" }] } };
-  }
   if (err instanceof ClientError) return { status: err.status, body: { detail: err.message } };
   if (err instanceof UnauthorizedError) return { status: 401, body: { detail: err.message }, headers: { "WWW-Authenticate": 'Basic realm="tracehouse"' } };
   if (err instanceof ForbiddenError) return { status: 403, body: { detail: err.message } };
   if (err instanceof QueueFullError) return { status: 429, body: { detail: err.message }, headers: { "Retry-After": String(err.retryAfterSeconds) } };
+  if (err instanceof StoreUnavailableError) return { status: 503, body: { detail: "storage unavailable, retry later" }, headers: { "Retry-After": String(err.retryAfterSeconds) } };
   if (err instanceof RetryableError) return { status: 503, body: { detail: err.message }, headers: { "Retry-After": String(err.retryAfterSeconds) } };
-  if (err instanceof StoreUnavailableError) return { status: 503, body: { detail: "storage unavailable, retry later" }, headers: { "Retry-After": "2" } };
   const parserError = err as BodyParserError;
   if (parserError?.type === "entity.too.large") return { status: 413, body: { detail: "request body too large" } };
   if (parserError?.type === "entity.parse.failed") {

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { ValidationError, type ValidationIssue } from "../errors.js";
+import { isJsonObject } from "../json.js";
 
 /** zod issues → the `detail` shape, with `loc` starting at the request part ("body"). */
 export function toValidationError(error: z.ZodError, where: string): ValidationError {
@@ -13,10 +14,6 @@ export function toValidationError(error: z.ZodError, where: string): ValidationE
 
 const MAX_DEPTH = 4;
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /**
  * Fields the client sent that the schema does not know (zod strips them): reported so that
  * a typo is visible, without rejecting newer clients. Looks a few levels deep only.
@@ -29,7 +26,7 @@ export function ignoredFields(input: unknown, parsed: unknown, path = "", depth 
     for (let i = 0; i < sample; i++) for (const f of ignoredFields(input[i], parsed[i], `${path}[]`, depth + 1)) found.add(f);
     return [...found];
   }
-  if (!isPlainObject(input) || !isPlainObject(parsed)) return [];
+  if (!isJsonObject(input) || !isJsonObject(parsed)) return [];
   const out: string[] = [];
   for (const key of Object.keys(input)) {
     const at = path ? `${path}.${key}` : key;

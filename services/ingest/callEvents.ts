@@ -1,8 +1,9 @@
 import type { z } from "zod";
 import type { EndedCallSchemaForInsert, StartedCallSchemaForInsert } from "../contract/calls.js";
-import type { CallEndEvent, CallStartEvent, JsonObject, JsonValue } from "../queue/events.js";
-import { isoToMicros } from "../store/calls/callRows.js";
-import { uuidv7 } from "./ids.js";
+import type { CallEndEvent, CallStartEvent } from "../queue/events.js";
+import { uuidv7 } from "../ids.js";
+import type { JsonObject, JsonValue } from "../json.js";
+import { isoToMicros } from "../times.js";
 
 type StartInput = z.output<typeof StartedCallSchemaForInsert>;
 type EndInput = z.output<typeof EndedCallSchemaForInsert>;

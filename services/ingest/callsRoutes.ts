@@ -1,20 +1,12 @@
-import {
-  CallCreateBatchReq,
-  CallCreateBatchRes,
-  CallEndReq,
-  CallsDeleteReq,
-  CallsDeleteRes,
-  CallStartReq,
-  CallStartRes,
-  CallUpdateReq,
-} from "../contract/calls.js";
+import { CallCreateBatchReq, CallCreateBatchRes, CallEndReq, CallsDeleteReq, CallsDeleteRes, CallStartReq, CallStartRes, CallUpdateReq } from "../contract/calls.js";
 import { EmptyResponse } from "../contract/common.js";
 import type { HttpApi } from "../http/app.js";
 import { operation } from "../http/operation.js";
-import { nowMicros, type TraceEvent } from "../queue/events.js";
+import { type TraceEvent } from "../queue/events.js";
 import type { EventPublisher } from "../queue/queue.js";
 import type { CallsReadRepository } from "../store/calls/callsRead.js";
 import { toEndEvent, toStartEvent } from "./callEvents.js";
+import { nowMicros } from "../times.js";
 
 const TAG = "Calls";
 

@@ -1,6 +1,7 @@
 import type { CallSchema } from "../contract/calls.js";
-import type { JsonObject, JsonValue } from "../queue/events.js";
-import { microsToIso, type CallRow } from "../store/calls/callRows.js";
+import { type CallRow } from "../store/calls/callRows.js";
+import type { JsonObject, JsonValue } from "../json.js";
+import { microsToIso } from "../times.js";
 
 export type CallStatus = "success" | "error" | "running" | "descendant_error";
 

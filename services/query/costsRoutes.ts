@@ -2,12 +2,13 @@ import { EmptyResponse } from "../contract/common.js";
 import { CostCreateReq, CostCreateRes, CostPurgeReq, CostQueryReq, CostQueryRes } from "../contract/costs.js";
 import type { HttpApi } from "../http/app.js";
 import { operation } from "../http/operation.js";
-import { isoToMicros } from "../store/calls/callRows.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CostsRepository, type NewPrice } from "../store/costs/costsRepository.js";
 import { costsOfUsage, usageOfSummary, type ModelUsage } from "../store/costs/pricing.js";
 import { toCostRecord } from "../store/costs/priceRows.js";
 import type { CallEnricher } from "./callsRoutes.js";
+import { isoToMicros } from "../times.js";
+import { isJsonObject } from "../json.js";
 
 const TAG = "Costs";
 
@@ -49,8 +50,6 @@ export function mountCostRoutes(api: HttpApi, deps: { store: ClickHouseStore }):
   });
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
 /**
  * `include_costs`: adds `summary.weave.costs` to each call of a chunk that has a summary and
  * priced usage: one price read per chunk, for the models the chunk uses (pricing.ts).
@@ -65,10 +64,10 @@ export function costsEnricher(store: ClickHouseStore): (projectId: string) => Ca
     calls.forEach((call, i) => {
       const summary = call.summary;
       const row = rows[i];
-      if (!isObject(summary) || !row) return;
+      if (!isJsonObject(summary) || !row) return;
       const priced = costsOfUsage(usages[i]!, Number(row.started_at), book);
       if (Object.keys(priced).length === 0) return;
-      summary.weave = { ...(isObject(summary.weave) ? summary.weave : {}), costs: priced };
+      summary.weave = { ...(isJsonObject(summary.weave) ? summary.weave : {}), costs: priced };
     });
   };
 }

@@ -1,26 +1,15 @@
 import { EmptyResponse } from "../contract/common.js";
-import {
-  FeedbackBatchCreateReq,
-  FeedbackBatchCreateRes,
-  FeedbackCreateReq,
-  FeedbackCreateRes,
-  FeedbackPayloadSchemaReq,
-  FeedbackPayloadSchemaRes,
-  FeedbackPurgeReq,
-  FeedbackQueryReq,
-  FeedbackQueryRes,
-  FeedbackReplaceReq,
-  FeedbackStatsReq,
-  FeedbackStatsRes,
-} from "../contract/feedback.js";
+import { FeedbackBatchCreateReq, FeedbackBatchCreateRes, FeedbackCreateReq, FeedbackCreateRes, FeedbackPayloadSchemaReq, FeedbackPayloadSchemaRes, FeedbackPurgeReq, FeedbackQueryReq, FeedbackQueryRes, FeedbackReplaceReq, FeedbackStatsReq, FeedbackStatsRes } from "../contract/feedback.js";
 import type { HttpApi } from "../http/app.js";
 import { operation } from "../http/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
-import { FeedbackRepository, SystemClock, type Clock } from "../store/feedback/feedbackRepository.js";
+import { FeedbackRepository } from "../store/feedback/feedbackRepository.js";
 import { payloadSchema } from "../store/feedback/payloadSchema.js";
 import { feedbackStats } from "../store/feedback/stats.js";
 import { checkAll } from "../store/feedback/validate.js";
 import type { CallEnricher } from "./callsRoutes.js";
+import { MonotonicClock, type Clock } from "../times.js";
+import { isJsonObject } from "../json.js";
 
 const TAG = "Feedback";
 
@@ -43,7 +32,7 @@ export interface FeedbackDeps {
  * next request. `wb_user_id` is always the key's user. Semantics: store/feedback/*.
  */
 export function mountFeedbackRoutes(api: HttpApi, deps: FeedbackDeps): void {
-  const clock = deps.clock ?? new SystemClock();
+  const clock = deps.clock ?? new MonotonicClock();
   const repo = new FeedbackRepository(deps.store, clock);
 
   api.mount(feedbackCreateOp, async (req, ctx) => {
@@ -103,13 +92,9 @@ export function feedbackEnricher(store: ClickHouseStore): (projectId: string) =>
     calls.forEach((call, i) => {
       const id = rows[i]?.id;
       if (id === undefined) return;
-      const summary = isObject(call.summary) ? call.summary : {};
-      const weave = isObject(summary.weave) ? summary.weave : {};
+      const summary = isJsonObject(call.summary) ? call.summary : {};
+      const weave = isJsonObject(summary.weave) ? summary.weave : {};
       call.summary = { ...summary, weave: { ...weave, feedback: byCall.get(id) ?? [] } };
     });
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,12 +1,12 @@
 import { CallStatsReq, CallStatsRes, CallsUsageReq, DEFAULT_USAGE_LIMIT, TraceUsageReq, UsageRes } from "../contract/usage.js";
 import type { HttpApi } from "../http/app.js";
 import { operation } from "../http/operation.js";
-import { microsToIso } from "../store/calls/callRows.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CostsRepository } from "../store/costs/costsRepository.js";
 import { DEFAULT_CALL_METRICS, DEFAULT_USAGE_METRICS, StatsRepository } from "../store/usage/statsRead.js";
 import { resolveStatsWindow } from "../store/usage/statsWindow.js";
 import { UsageRepository } from "../store/usage/usageRead.js";
+import { microsToIso } from "../times.js";
 
 const TAG = "Calls";
 

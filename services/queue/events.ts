@@ -1,9 +1,9 @@
+import type { JsonObject, JsonValue } from "../json.js";
+
 /**
  * The one event form that ingest publishes and the worker consumes. Times are integer
  * microseconds since the epoch; JSON-valued fields hold parsed JSON.
  */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
 
 export interface CallStartEvent {
   readonly kind: "call_start";
@@ -58,8 +58,4 @@ export type TraceEvent = CallPartEvent | CallsDeleteEvent;
 /** Partition key: all parts of one call stay in order in one partition. */
 export function eventKey(event: TraceEvent): string {
   return event.kind === "calls_delete" ? event.project_id : `${event.project_id}/${event.id}`;
-}
-
-export function nowMicros(): number {
-  return Date.now() * 1000;
 }

@@ -1,5 +1,4 @@
 import { RetryableError } from "../errors.js";
-import { StoreUnavailableError } from "../store/clickhouse.js";
 import { eventKey, type TraceEvent } from "./events.js";
 import { PendingBound } from "./pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
@@ -64,9 +63,8 @@ class GroupCommitLane {
       await handler(batch.flatMap((w) => w.events));
       for (const w of batch) w.resolve();
     } catch (err) {
-      if (err instanceof StoreUnavailableError || batch.length === 1) {
-        const failure = err instanceof StoreUnavailableError ? new RetryableError(err.message, 2) : err;
-        for (const w of batch) w.reject(failure);
+      if (err instanceof RetryableError || batch.length === 1) {
+        for (const w of batch) w.reject(err);
       } else {
         // One request's events broke the shared write: write each request alone so the
         // others still succeed and only the bad one is refused.

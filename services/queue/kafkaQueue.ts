@@ -1,7 +1,6 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
 import type { Logger } from "pino";
 import { RetryableError } from "../errors.js";
-import { StoreUnavailableError } from "../store/clickhouse.js";
 import { eventKey, type TraceEvent } from "./events.js";
 import { PendingBound, type PendingLimits } from "./pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
@@ -213,7 +212,7 @@ export class KafkaEventConsumer implements EventConsumer {
         await handler(events);
         return;
       } catch (err) {
-        if (!(err instanceof StoreUnavailableError)) return this.deliverOneByOne(handler, events);
+        if (!(err instanceof RetryableError)) return this.deliverOneByOne(handler, events);
         if (this.stopping || !alive()) throw err;
         this.options.log.warn({ err: err.message, attempt }, "store unavailable, retrying batch");
         await sleep(Math.min(200 * 2 ** attempt, 5_000));
@@ -228,7 +227,7 @@ export class KafkaEventConsumer implements EventConsumer {
       try {
         await handler([event]);
       } catch (err) {
-        if (err instanceof StoreUnavailableError) throw err;
+        if (err instanceof RetryableError) throw err;
         this.options.log.error({ err: err instanceof Error ? err.message : String(err), key: eventKey(event) }, "event refused by the store");
         failed.push(event);
       }

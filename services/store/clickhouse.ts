@@ -1,7 +1,8 @@
-import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
-import { randomUUID } from "node:crypto";
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
 import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
+import { StoreQueryError, StoreUnavailableError } from "../errors.js";
+import { uuid4 } from "../ids.js";
 import { renderSql, type BuiltQuery } from "./sql.js";
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -12,8 +13,6 @@ export const queryDuration = new Histogram({
   labelNames: ["operation"],
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
 });
-
-export class StoreUnavailableError extends Error {}
 
 /**
  * ClickHouse over HTTP. Every call names its operation: it becomes the query_id prefix
@@ -52,7 +51,7 @@ export class ClickHouseStore {
       const rs = await this.client.query({
         query: renderSql(query.sql, query.params),
         format: "JSONEachRow",
-        query_id: `${operation}-${randomUUID()}`,
+        query_id: `${operation}-${uuid4()}`,
       });
       for await (const batch of rs.stream<T>()) {
         for (const row of batch) yield row.json<T>();
@@ -95,7 +94,7 @@ export class ClickHouseStore {
   private async timed<R>(operation: string, run: (queryId: string) => Promise<R>): Promise<R> {
     const end = queryDuration.startTimer({ operation });
     try {
-      return await run(`${operation}-${randomUUID()}`);
+      return await run(`${operation}-${uuid4()}`);
     } catch (err) {
       throw wrapError(err);
     } finally {
@@ -110,17 +109,18 @@ export class ClickHouseStore {
  */
 const RETRYABLE_SERVER_CODES = new Set([159, 164, 202, 209, 210, 241, 242, 252, 319, 425, 999]);
 
-/** The server's numeric error code: a field on newer servers' errors, the message head on 18.16's. */
-function serverErrorCode(err: unknown): number | null {
-  if (err instanceof ClickHouseError) return Number(err.code);
+/**
+ * The server's numeric error code: the `code` field the client library sets on server
+ * errors, else the message head that 18.16 writes (`Code: 60, ...`). Read by shape, never
+ * by `instanceof` of the library's class: a second copy of the library (another package's)
+ * makes errors of another class.
+ */
+export function serverErrorCode(err: unknown): number | null {
+  const field = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+  if (typeof field === "string" && /^\d+$/.test(field)) return Number(field);
+  if (typeof field === "number" && Number.isInteger(field)) return field;
   const head = err instanceof Error ? /^Code: (\d+)[,.]/.exec(err.message) : null;
   return head ? Number(head[1]) : null;
-}
-
-export class StoreQueryError extends Error {
-  constructor(readonly code: number, message: string) {
-    super(message);
-  }
 }
 
 function wrapError(err: unknown): unknown {

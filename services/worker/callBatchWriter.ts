@@ -1,8 +1,8 @@
 import type { CallPartEvent, CallsDeleteEvent, TraceEvent } from "../queue/events.js";
-import { nowMicros } from "../queue/events.js";
 import type { CallSnapshot } from "../store/calls/callRows.js";
 import { callKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
 import { mergeCallParts, snapshotVersion, type OrphanPart } from "./callMerge.js";
+import { nowMicros } from "../times.js";
 
 /** Something more that the worker maintains from each batch's merged calls (thread aggregates). */
 export interface CallsDerivedWriter {

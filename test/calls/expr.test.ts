@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { QuerySchema, type Operation } from "../../services/contract/queryExpr.js";
-import { compileQuery, InvalidQueryError, toMicros } from "../../services/store/calls/expr.js";
-import { InvalidFieldError, resolveCallField, sortExpressions } from "../../services/store/calls/fields.js";
+import { compileQuery, toMicros } from "../../services/store/calls/expr.js";
+import { resolveCallField, sortExpressions } from "../../services/store/calls/fields.js";
 import { ParamBuilder, type SqlParam } from "../../services/store/sql.js";
+import { InvalidQueryError, InvalidFieldError } from "../../services/errors.js";
 
 const leaf = (n: number): string => `if(indexOf(json_paths, {pb_${n}:String}) = 0, NULL, json_values[indexOf(json_paths, {pb_${n}:String})])`;
 const str = (value: string): SqlParam => ({ type: "String", value });

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { InvalidQueryError } from "../../services/store/calls/expr.js";
-import { InvalidFieldError } from "../../services/store/calls/fields.js";
 import { compileCostQuery } from "../../services/store/costs/costExpr.js";
 import { costQuery } from "../../services/store/costs/costsQuery.js";
 import { ParamBuilder } from "../../services/store/sql.js";
+import { InvalidQueryError, InvalidFieldError } from "../../services/errors.js";
 
 /** The cost query compiler: exact SQL and parameters. */
 

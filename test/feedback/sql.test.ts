@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { InvalidFieldError } from "../../services/store/calls/fields.js";
 import { resolveCallFeedbackField } from "../../services/store/feedback/callFields.js";
 import { feedbackForCallsQuery, feedbackPurgeQuery, feedbackSelectQuery } from "../../services/store/feedback/feedbackQuery.js";
 import { resolveFeedbackField } from "../../services/store/feedback/fields.js";
 import { ParamBuilder } from "../../services/store/sql.js";
+import { InvalidFieldError } from "../../services/errors.js";
 
 const str = (value: string) => ({ type: "String", value });
 

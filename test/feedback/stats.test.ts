@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClickHouseStore } from "../../services/store/clickhouse.js";
-import { FeedbackRepository, type Clock } from "../../services/store/feedback/feedbackRepository.js";
+import { FeedbackRepository } from "../../services/store/feedback/feedbackRepository.js";
 import { checkAll } from "../../services/store/feedback/validate.js";
 import { client, startTestService, type Client } from "../support/service.js";
+import type { Clock } from "../../services/times.js";
 
 /**
  * /feedback/stats against figures computed here from the generated feedback. Feedback is

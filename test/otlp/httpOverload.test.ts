@@ -15,7 +15,7 @@ import { HttpApi } from "../../services/http/app.js";
 import { mountOtlpIngest } from "../../services/ingest/otlp/routes.js";
 import type { TraceEvent } from "../../services/queue/events.js";
 import type { EventPublisher } from "../../services/queue/queue.js";
-import { StoreUnavailableError } from "../../services/store/clickhouse.js";
+import { StoreUnavailableError } from "../../services/errors.js";
 import { basic, KEY_ACME } from "../support/service.js";
 import { decodeProtobufStatus, idMaker, JSON_TYPE, jsonBody, OTLP_PATH, postOtlp, PROTOBUF, protobufBody, RecordingExporter } from "./httpSupport.js";
 

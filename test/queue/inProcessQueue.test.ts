@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { QueueFullError, RetryableError } from "../../services/errors.js";
 import type { CallUpdateEvent, TraceEvent } from "../../services/queue/events.js";
 import { InProcessQueue } from "../../services/queue/inProcessQueue.js";
-import { StoreUnavailableError } from "../../services/store/clickhouse.js";
+import { StoreUnavailableError } from "../../services/errors.js";
 
 const update = (id: string, n = 0): CallUpdateEvent => ({ kind: "call_update", project_id: "acme/q", id, display_name: `v${n}`, updated_at: n });
 

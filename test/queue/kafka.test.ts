@@ -4,7 +4,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { CallStartEvent, TraceEvent } from "../../services/queue/events.js";
 import { deadLetterTopic, KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
-import { StoreUnavailableError } from "../../services/store/clickhouse.js";
+import { StoreUnavailableError } from "../../services/errors.js";
 import { client, iso, startTestService } from "../support/service.js";
 
 const log = pino({ level: "silent" });

@@ -4,9 +4,10 @@
  * is present (non-null) wins. A key also matches its flattened family, e.g. `gen_ai.prompt`
  * matches `gen_ai.prompt.0.role`, `gen_ai.prompt.0.content` as `{"0": {role, content}}`.
  */
-import type { JsonObject, JsonValue } from "../../queue/events.js";
 import type { OtlpAttributes } from "./batch.js";
-import { dottedKey, isObject, lookup, setOwn, type DottedKey } from "./nest.js";
+import { dottedKey, lookup, setOwn, type DottedKey } from "./nest.js";
+import { isJsonObject } from "../../json.js";
+import type { JsonObject, JsonValue } from "../../json.js";
 
 export const INPUT_KEYS = [
   "ai.prompt",
@@ -149,7 +150,7 @@ export function callInputs(attrs: SpanAttributes): JsonObject {
   const found = firstPresent(attrs, INPUT_PATHS);
   if (found === undefined) return {};
   const value = parseJsonLooking(found);
-  return isObject(value) ? value : { value };
+  return isJsonObject(value) ? value : { value };
 }
 
 export function callOutput(attrs: SpanAttributes): JsonValue {
@@ -196,11 +197,11 @@ function modelParameters(attrs: SpanAttributes): JsonObject {
   const invocation = lookup(attrs.flat, attrs.nested, INVOCATION_PARAMETERS);
   if (invocation !== undefined) {
     const parsed = parseJsonLooking(invocation);
-    if (isObject(parsed)) copyInto(parameters, parsed);
+    if (isJsonObject(parsed)) copyInto(parameters, parsed);
     else parameters["invocation_parameters"] = parsed;
   }
   const request = lookup(attrs.flat, attrs.nested, REQUEST_PARAMETERS);
-  if (isObject(request)) {
+  if (isJsonObject(request)) {
     const { model: _model, ...rest } = request;
     copyInto(parameters, rest);
   }

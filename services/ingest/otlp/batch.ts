@@ -1,3 +1,4 @@
+import type { JsonValue } from "../../json.js";
 /**
  * The one normalized form of an OTLP `ExportTraceServiceRequest`, whatever its encoding.
  * Both decoders (protobuf and JSON) produce it; the span mapping consumes it.
@@ -11,7 +12,6 @@
  *   "-Infinity"), arrays, objects (kvlist), base64 strings (bytes), null (empty value).
  *   Later duplicates of a key win.
  */
-import type { JsonValue } from "../../queue/events.js";
 
 export type OtlpAttributes = Readonly<Record<string, JsonValue>>;
 

@@ -6,22 +6,10 @@
  * `null` reads as the field's default. A value of the wrong type is an `OtlpDecodeError`
  * naming its path.
  */
-import type { JsonObject, JsonValue } from "../../queue/events.js";
-import {
-  doubleValue,
-  int64Value,
-  SPAN_KIND_NAMES,
-  STATUS_CODE_NAMES,
-  type OtlpAttributes,
-  type OtlpEvent,
-  type OtlpLink,
-  type OtlpResourceGroup,
-  type OtlpScopeGroup,
-  type OtlpSpan,
-  type OtlpSpanBatch,
-} from "./batch.js";
+import { doubleValue, int64Value, SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpSpanBatch } from "./batch.js";
 import { OtlpDecodeError } from "./decodeError.js";
 import { setOwn } from "./nest.js";
+import type { JsonObject, JsonValue } from "../../json.js";
 
 type JsonRecord = Readonly<Record<string, unknown>>;
 

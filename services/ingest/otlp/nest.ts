@@ -2,12 +2,9 @@
  * Dotted attribute keys as nested objects, so that a dotted path
  * (`gen_ai.request.temperature`, `llm.input_messages.0.message.content`) reaches them.
  */
-import type { JsonObject, JsonValue } from "../../queue/events.js";
 import type { OtlpAttributes } from "./batch.js";
-
-export function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+import type { JsonObject, JsonValue } from "../../json.js";
+import { isJsonObject } from "../../json.js";
 
 /** Sets an own property, also for the key `__proto__`. */
 export function setOwn(target: JsonObject, key: string, value: JsonValue): void {
@@ -52,7 +49,7 @@ export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
         setOwn(node, part, child);
         made.add(child);
         node = child;
-      } else if (isObject(next) && made.has(next)) {
+      } else if (isJsonObject(next) && made.has(next)) {
         node = next;
       } else {
         break;
@@ -84,7 +81,7 @@ export function lookup(flat: OtlpAttributes, nested: JsonObject, key: DottedKey)
   if (Object.hasOwn(flat, key.key)) return flat[key.key] ?? undefined;
   let node: JsonValue | undefined = nested;
   for (const part of key.path) {
-    if (!isObject(node)) return undefined;
+    if (!isJsonObject(node)) return undefined;
     node = ownValue(node, part);
   }
   return node ?? undefined;

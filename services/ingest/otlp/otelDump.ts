@@ -5,8 +5,8 @@
  * (`SPAN_KIND_SERVER`, `STATUS_CODE_ERROR`), or the number when unknown; ids are hex and a
  * root span has `parent_span_id: null`.
  */
-import type { JsonObject } from "../../queue/events.js";
 import { SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan } from "./batch.js";
+import type { JsonObject } from "../../json.js";
 
 export function otelDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan): JsonObject {
   return {

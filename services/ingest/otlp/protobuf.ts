@@ -5,20 +5,10 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import protobuf from "protobufjs";
-import type { JsonObject, JsonValue } from "../../queue/events.js";
-import {
-  doubleValue,
-  int64Value,
-  type OtlpAttributes,
-  type OtlpEvent,
-  type OtlpLink,
-  type OtlpResourceGroup,
-  type OtlpScopeGroup,
-  type OtlpSpan,
-  type OtlpSpanBatch,
-} from "./batch.js";
+import { doubleValue, int64Value, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpSpanBatch } from "./batch.js";
 import { OtlpDecodeError } from "./decodeError.js";
 import { setOwn } from "./nest.js";
+import type { JsonObject, JsonValue } from "../../json.js";
 
 const PROTO_DIR = fileURLToPath(new URL("../../../proto/", import.meta.url));
 const PROTO_FILES = ["opentelemetry/proto/collector/trace/v1/trace_service.proto", "google/rpc/status.proto"];

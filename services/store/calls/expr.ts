@@ -1,6 +1,9 @@
-import type { ContainsOperation, ConvertTarget, JsonValue, Operand, Operation, Query } from "../../contract/queryExpr.js";
+import type { ContainsOperation, ConvertTarget, Operand, Operation, Query } from "../../contract/queryExpr.js";
 import type { ParamBuilder } from "../sql.js";
 import { resolveCallField, type CallField, type CallFieldKind } from "./fields.js";
+import { InvalidQueryError } from "../../errors.js";
+import type { JsonValue } from "../../json.js";
+import { isoToMicros } from "../../times.js";
 
 /**
  * Compiles a `query` expression to one SQL boolean over the FINAL row of `calls`, for a
@@ -31,8 +34,6 @@ import { resolveCallField, type CallField, type CallFieldKind } from "./fields.j
  *   bound as 1 or 0); NULL counts as false.
  * - Literal against literal: bound both sides; they must be of one type.
  */
-
-export class InvalidQueryError extends Error {}
 
 /** Bounds recursion for callers that build a Query without the schema's depth check. */
 const MAX_DEPTH = 64;
@@ -218,51 +219,19 @@ function literalsCompared(symbol: "=" | ">" | ">=", a: Literal, b: Literal, pb: 
 
 // ---- datetimes ---------------------------------------------------------------------
 
-const ISO_8601 =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
-
-/** A datetime literal in µs: a number is seconds since the epoch, a string ISO 8601. */
+/** A datetime literal in µs: a number is seconds since the epoch, a string ISO 8601 (no zone: UTC). */
 export function toMicros(value: Literal, field = "a datetime field"): number {
-  let micros: number;
+  let micros: number | null;
   if (typeof value === "number") {
     micros = Math.round(value * 1_000_000);
   } else if (typeof value === "string") {
-    micros = parseIsoMicros(value);
+    micros = isoToMicros(value);
+    if (micros === null) throw new InvalidQueryError(`not a valid datetime (ISO 8601 expected): ${JSON.stringify(value)}`);
   } else {
     throw new InvalidQueryError(`${field} compares with seconds since the epoch or an ISO 8601 string, not ${describe(value)}`);
   }
   if (!Number.isSafeInteger(micros)) throw new InvalidQueryError(`datetime out of range: ${String(value)}`);
   return micros;
-}
-
-function parseIsoMicros(text: string): number {
-  const m = ISO_8601.exec(text.trim());
-  if (!m) throw new InvalidQueryError(`not an ISO 8601 datetime: ${JSON.stringify(text)}`);
-  const [, y, mo, d, h = "0", mi = "0", s = "0", frac = "", zone = "Z"] = m;
-  const year = Number(y);
-  const month = Number(mo);
-  const day = Number(d);
-  const ms = Date.UTC(year, month - 1, day, Number(h), Number(mi), Number(s));
-  const check = new Date(ms);
-  if (
-    Number.isNaN(ms) ||
-    check.getUTCFullYear() !== year ||
-    check.getUTCMonth() !== month - 1 ||
-    check.getUTCDate() !== day ||
-    check.getUTCHours() !== Number(h) ||
-    check.getUTCMinutes() !== Number(mi) ||
-    check.getUTCSeconds() !== Number(s)
-  ) {
-    throw new InvalidQueryError(`not a valid datetime: ${JSON.stringify(text)}`);
-  }
-  let offsetMinutes = 0;
-  if (zone !== "Z" && zone !== "z") {
-    const sign = zone.startsWith("-") ? -1 : 1;
-    const digits = zone.slice(1).replace(":", "");
-    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || "0"));
-  }
-  const fracMicros = Number(frac.padEnd(6, "0").slice(0, 6));
-  return (ms - offsetMinutes * 60_000) * 1000 + fracMicros;
 }
 
 // ---- contains, convert, bool -------------------------------------------------------

@@ -1,3 +1,4 @@
+import { InvalidFieldError } from "../../errors.js";
 import type { ParamBuilder } from "../sql.js";
 import { isCostsField, resolveCostsField } from "../costs/costFields.js";
 import { JSON_PARTS, MAX_JSON_DEPTH } from "./flatten.js";
@@ -22,8 +23,6 @@ export interface CallField {
   /** Whether the SQL can be NULL (compilers wrap comparisons on nullable fields). */
   readonly nullable: boolean;
 }
-
-export class InvalidFieldError extends Error {}
 
 export type SortDirection = "asc" | "desc";
 

@@ -1,8 +1,9 @@
-import type { ContainsOperation, ConvertTarget, JsonValue, Operand, Operation, Query } from "../../contract/queryExpr.js";
-import { InvalidQueryError, toMicros } from "../calls/expr.js";
-import { InvalidFieldError } from "../calls/fields.js";
+import type { ContainsOperation, ConvertTarget, Operand, Operation, Query } from "../../contract/queryExpr.js";
+import { toMicros } from "../calls/expr.js";
 import type { ParamBuilder } from "../sql.js";
 import { COST_RECORD_FIELDS, type CostRecordField } from "../../contract/costs.js";
+import type { JsonValue } from "../../json.js";
+import { InvalidQueryError, InvalidFieldError } from "../../errors.js";
 
 /**
  * The `query` expression of `/cost/query` and `/cost/purge`, compiled to one SQL boolean

@@ -1,7 +1,7 @@
 import type { CallField } from "../calls/fields.js";
-import { InvalidFieldError } from "../calls/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { PRICES_TABLE } from "./schema.js";
+import { InvalidFieldError } from "../../errors.js";
 
 /**
  * Cost fields of calls for filters and sorts (`$getField`, `sort_by`), computed in SQL over

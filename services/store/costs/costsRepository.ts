@@ -1,5 +1,5 @@
 import type { Query } from "../../contract/queryExpr.js";
-import { uuidv7 } from "../../ingest/ids.js";
+import { uuidv7 } from "../../ids.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { costQuery, defaultPricesQuery, pricesForModelsQuery, type CostQuerySpec } from "./costsQuery.js";
 import { defaultPriceRows } from "./defaultPrices.js";

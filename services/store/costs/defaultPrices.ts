@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { isoToMicros } from "../calls/callRows.js";
 import type { PriceRow } from "./priceRows.js";
+import { isoToMicros } from "../../times.js";
 
 /**
  * The shipped default prices (defaultPrices.json beside this file): list prices per token

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { COST_RECORD_FIELDS, type CostQueryOutput, type CostRecordField } from "../../contract/costs.js";
-import { microsToIso } from "../calls/callRows.js";
 import { DEFAULT_PRICE_PROJECT } from "./defaultPrices.js";
+import { microsToIso } from "../../times.js";
 
 /** Where a price comes from: the project's own prices, or the shipped defaults. */
 export type PricingLevel = "project" | "default";

@@ -1,6 +1,7 @@
-import { microsToIso } from "../calls/callRows.js";
 import { DEFAULT_PRICE_PROJECT } from "./defaultPrices.js";
 import { pricingLevel, type PriceRow, type PricingLevel } from "./priceRows.js";
+import { microsToIso } from "../../times.js";
+import { isJsonObject } from "../../json.js";
 
 /**
  * Usage and cost arithmetic shared by `include_costs`, `/calls/usage` and `/trace/usage`.
@@ -34,8 +35,6 @@ export function countOf(value: unknown): number | null {
   return null;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** One `summary.usage` entry, normalised. */
 export function normaliseUsage(entry: Record<string, unknown>): ModelUsage {
   const prompt = countOf(entry.prompt_tokens) ?? countOf(entry.input_tokens) ?? 0;
@@ -51,9 +50,9 @@ export function normaliseUsage(entry: Record<string, unknown>): ModelUsage {
 /** The usage per model of a call's summary (its own, as stored). */
 export function usageOfSummary(summary: unknown): Map<string, ModelUsage> {
   const out = new Map<string, ModelUsage>();
-  if (!isObject(summary) || !isObject(summary.usage)) return out;
+  if (!isJsonObject(summary) || !isJsonObject(summary.usage)) return out;
   for (const [model, entry] of Object.entries(summary.usage)) {
-    if (isObject(entry) && Object.keys(entry).length > 0) out.set(model, normaliseUsage(entry));
+    if (isJsonObject(entry) && Object.keys(entry).length > 0) out.set(model, normaliseUsage(entry));
   }
   return out;
 }

@@ -1,6 +1,7 @@
-import { InvalidFieldError, type CallField, type CallFieldKind } from "../calls/fields.js";
+import { type CallField, type CallFieldKind } from "../calls/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { payloadLeafSql } from "./fields.js";
+import { InvalidFieldError } from "../../errors.js";
 
 /**
  * Call fields computed from the feedback on each call, for the calls `$expr` and `sort_by`:

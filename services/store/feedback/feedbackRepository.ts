@@ -1,25 +1,12 @@
 import type { FeedbackSchema } from "../../contract/feedback.js";
 import type { Query } from "../../contract/queryExpr.js";
-import { uuidv7 } from "../../ingest/ids.js";
-import { microsToIso } from "../calls/callRows.js";
+import { uuidv7 } from "../../ids.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { feedbackByIdQuery, feedbackForCallsQuery, feedbackPurgeQuery, feedbackSelectQuery, type FeedbackQuerySpec } from "./feedbackQuery.js";
 import { newFeedbackRow, tombstoneRow, toFeedbackSchema, type FeedbackReadRow, type FeedbackRow } from "./feedbackRows.js";
 import type { Payload } from "./payload.js";
 import type { ValidFeedback } from "./validate.js";
-
-/** Server time in µs, strictly increasing within the process (ids and versions order by it). */
-export interface Clock {
-  nowMicros(): number;
-}
-
-export class SystemClock implements Clock {
-  private last = 0;
-  nowMicros(): number {
-    this.last = Math.max(this.last + 1, Date.now() * 1000);
-    return this.last;
-  }
-}
+import { MonotonicClock, microsToIso, type Clock } from "../../times.js";
 
 export interface CreatedFeedback {
   id: string;
@@ -39,7 +26,7 @@ export const MAX_FEEDBACK_PER_CALL = 1000;
 export class FeedbackRepository {
   constructor(
     private readonly store: ClickHouseStore,
-    private readonly clock: Clock = new SystemClock(),
+    private readonly clock: Clock = new MonotonicClock(),
   ) {}
 
   /** Writes validated feedback in one INSERT (one part: all of them appear at once). */

@@ -1,7 +1,7 @@
 import type { FeedbackCreateReq, FeedbackSchema } from "../../contract/feedback.js";
-import { microsToIso } from "../calls/callRows.js";
 import { flattenPayload, type Payload } from "./payload.js";
 import { parseWeaveRef } from "./refs.js";
+import { microsToIso } from "../../times.js";
 
 /** One `feedback` row as it is inserted (see schema.ts). */
 export interface FeedbackRow {

@@ -1,6 +1,7 @@
-import { InvalidFieldError, type CallField, type CallFieldKind, type SortDirection } from "../calls/fields.js";
+import { type CallField, type CallFieldKind, type SortDirection } from "../calls/fields.js";
 import { MAX_JSON_DEPTH } from "../calls/flatten.js";
 import type { ParamBuilder } from "../sql.js";
+import { InvalidFieldError } from "../../errors.js";
 
 /**
  * The whitelist of feedback fields that `/feedback/query` and `/feedback/purge` may name in

@@ -1,10 +1,10 @@
 import type { FeedbackPayloadPath, FeedbackPayloadSchemaReq, ValueType } from "../../contract/feedback.js";
-import { isoToMicros } from "../calls/callRows.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { payloadPathSegments } from "./fields.js";
 import { NOTE_TYPE, REACTION_TYPE } from "./payload.js";
 import { triggerCondition } from "./stats.js";
+import { isoToMicros } from "../../times.js";
 
 /**
  * `/feedback/payload_schema`: which payload leaves exist and what kind of value each holds,

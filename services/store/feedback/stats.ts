@@ -1,10 +1,9 @@
 import { AGGREGATIONS, DEFAULT_AGGREGATIONS, type FeedbackMetricSpec, type FeedbackStatsReq, type FeedbackStatsRes, type ValueType } from "../../contract/feedback.js";
-import { ValidationError } from "../../errors.js";
-import { InvalidFieldError } from "../calls/fields.js";
-import { isoToMicros, microsToIso } from "../calls/callRows.js";
+import { ValidationError, InvalidFieldError } from "../../errors.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { payloadLeafSql } from "./fields.js";
+import { isoToMicros, microsToIso } from "../../times.js";
 
 /**
  * `/feedback/stats`: feedback counts and payload aggregates in time buckets.

@@ -1,5 +1,5 @@
 import type { CallSnapshot } from "../calls/callRows.js";
-import { microsToIso } from "../calls/callRows.js";
+import { microsToIso } from "../../times.js";
 
 /** One `thread_turns` row as the worker writes it. */
 export interface TurnRow {

@@ -1,6 +1,6 @@
 import type { ThreadSortBy, ThreadSortField, ThreadsQueryFilter } from "../../contract/threads.js";
-import { isoToMicros } from "../calls/callRows.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
+import { isoToMicros } from "../../times.js";
 
 /** What a threads read asks for, independent of HTTP. */
 export interface ThreadsQuerySpec {

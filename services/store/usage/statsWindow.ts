@@ -1,6 +1,6 @@
 import { MAX_STATS_BUCKETS, MAX_STATS_RANGE_DAYS } from "../../contract/usage.js";
 import { ValidationError } from "../../errors.js";
-import { isoToMicros } from "../calls/callRows.js";
+import { isoToMicros } from "../../times.js";
 
 /**
  * The time buckets of `/calls/stats`: the range checked, the granularity chosen, the
