@@ -1,5 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from "@asteasolutions/zod-to-openapi";
-import type { Operation } from "../http/operation.js";
+import type { Operation } from "./operation.js";
 import { z } from "./zod.js";
 
 const DetailError = z
@@ -11,22 +11,27 @@ export function openApiDocument(operations: readonly Operation[], version: strin
   const registry = new OpenAPIRegistry();
   registry.registerComponent("securitySchemes", "basicAuth", { type: "http", scheme: "basic" });
   for (const op of operations) {
-    const path = op.path.replace(/:([A-Za-z_]+)/g, "{$1}");
-    const hasBody = op.request && (op.method === "post" || op.method === "put") && !op.rawBody;
+    if (op.alias) continue;
+    const takesInput = op.body || op.query || op.params;
     registry.registerPath({
       method: op.method,
-      path,
+      path: op.path,
       operationId: op.id,
       summary: op.summary,
       tags: [op.tag],
-      ...(op.public ? {} : { security: [{ basicAuth: [] }] }),
-      request: hasBody ? { body: { content: { "application/json": { schema: op.request! } } } } : {},
+      ...(op.scope.kind === "public" ? {} : { security: [{ basicAuth: [] }] }),
+      request: {
+        ...(op.params instanceof z.ZodObject ? { params: op.params } : {}),
+        ...(op.query instanceof z.ZodObject ? { query: op.query } : {}),
+        ...(op.body && !op.rawBody ? { body: { content: { "application/json": { schema: op.body } } } } : {}),
+      },
       responses: {
         200: {
           description: op.streamed ? "One JSON object per line (application/jsonl)" : "Success",
           content: { [op.streamed ? "application/jsonl" : "application/json"]: { schema: op.response } },
         },
-        ...(op.request ? { 422: { description: "Validation error", content: { "application/json": { schema: DetailError } } } } : {}),
+        ...(takesInput ? { 422: { description: "Validation error", content: { "application/json": { schema: DetailError } } } } : {}),
+        ...(op.scope.kind === "projects" ? { 403: { description: "The key may not reach a project the request names" } } : {}),
       },
     });
   }

@@ -2,7 +2,8 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
 import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
-import type { Handler, Operation, RequestContext } from "./operation.js";
+import type { InputOf, Operation } from "../contract/operation.js";
+import type { Handler, RequestContext } from "./operation.js";
 import { ignoredFields, toValidationError } from "./validation.js";
 import type { z } from "zod";
 
@@ -73,26 +74,34 @@ export class HttpApi {
     return principal;
   }
 
-  /** Mounts one operation: auth, body parse, zod validation, handler, JSON answer. */
-  mount<Req extends z.ZodType, Res extends z.ZodType>(op: Operation<Req, Res>, handler: Handler<Req, Res>, options: MountOptions = {}): void {
+  /**
+   * Mounts one operation: auth, body parse, validation of the path parameters, query and
+   * body, the scope check (every project the input names must be reachable by the key),
+   * then the handler; its result is answered as JSON.
+   */
+  mount<B extends z.ZodType | undefined, Q extends z.ZodType | undefined, P extends z.ZodType | undefined, R extends z.ZodType>(
+    op: Operation<B, Q, P, R>,
+    handler: Handler<B, Q, P, R>,
+    options: MountOptions = {},
+  ): void {
+    if (!op.scope) throw new Error(`operation ${op.id} declares no scope: name the projects it touches, or mark it public`);
     this.operations.push(op as unknown as Operation);
-    const parsers = op.rawBody || op.method === "get" || op.method === "delete" ? [] : [this.jsonBody()];
-    this.app[op.method](op.path, ...parsers, async (req: Request, res: Response, next: NextFunction) => {
+    const parsers = op.body && !op.rawBody ? [this.jsonBody()] : [];
+    this.app[op.method](expressPath(op.path), ...parsers, async (req: Request, res: Response, next: NextFunction) => {
       try {
         this.refuseWhileDraining(res);
-        const principal = op.public ? ANONYMOUS : this.authenticate(req);
-        const input = op.request ? this.validate(op.request, req, res) : undefined;
-        const ctx: RequestContext = {
-          principal,
-          req,
-          res,
-          bodyBytes: this.bodySizes.get(req) ?? 0,
-          project: (projectId) => {
-            if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
-            return projectId;
-          },
-        };
-        const result = await handler(input as z.output<Req>, ctx);
+        const principal = op.scope.kind === "public" ? ANONYMOUS : this.authenticate(req);
+        const input = {
+          params: this.validate(op.params, req.params, "path", res),
+          query: this.validate(op.query, req.query, "query", res),
+          body: this.validate(op.body, req.body, "body", res),
+        } as InputOf<B, Q, P>;
+        const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
+        for (const projectId of projects) {
+          if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
+        }
+        const ctx: RequestContext = { principal, req, res, bodyBytes: this.bodySizes.get(req) ?? 0, projects };
+        const result = await handler(input, ctx);
         if (!res.headersSent && result !== undefined) res.status(200).json(result);
       } catch (err) {
         if (options.renderError) this.answerError(err, req, res, options.renderError);
@@ -110,15 +119,18 @@ export class HttpApi {
     });
   }
 
-  private validate<Req extends z.ZodType>(schema: Req, req: Request, res: Response): z.output<Req> {
-    const source: unknown = req.method === "GET" || req.method === "DELETE" ? req.query : req.body;
-    if (source === undefined) throw ValidationError.at(["body"], "a JSON body is required", "missing");
+  /** One part of the request against its schema; `undefined` for a part the operation does not take. */
+  private validate(schema: z.ZodType | undefined, source: unknown, where: "path" | "query" | "body", res: Response): unknown {
+    if (!schema) return undefined;
+    if (source === undefined) throw ValidationError.at([where], "a JSON body is required", "missing");
     const parsed = schema.safeParse(source);
-    if (!parsed.success) throw toValidationError(parsed.error, req.method === "GET" || req.method === "DELETE" ? "query" : "body");
-    const ignored = ignoredFields(source, parsed.data);
-    if (ignored.length > 0) {
-      res.setHeader("X-Ignored-Fields", ignored.join(", ").slice(0, 2000));
-      this.options.log.info({ path: req.path, ignored }, "ignored unknown request fields");
+    if (!parsed.success) throw toValidationError(parsed.error, where);
+    if (where === "body") {
+      const ignored = ignoredFields(source, parsed.data);
+      if (ignored.length > 0) {
+        res.setHeader("X-Ignored-Fields", ignored.join(", ").slice(0, 2000));
+        this.options.log.info({ path: res.req.path, ignored }, "ignored unknown request fields");
+      }
     }
     return parsed.data;
   }
@@ -143,6 +155,11 @@ export class HttpApi {
     res.status(answer.status);
     render(answer, err, req, res);
   }
+}
+
+/** `/objs/{object_id}/tags` (OpenAPI) → `/objs/:object_id/tags` (Express). */
+export function expressPath(path: string): string {
+  return path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ":$1");
 }
 
 export interface ErrorAnswer {

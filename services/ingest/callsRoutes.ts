@@ -1,7 +1,7 @@
 import { CallCreateBatchReq, CallCreateBatchRes, CallEndReq, CallsDeleteReq, CallsDeleteRes, CallStartReq, CallStartRes, CallUpdateReq } from "../contract/calls.js";
 import { EmptyResponse } from "../contract/common.js";
 import type { HttpApi } from "../http/app.js";
-import { operation } from "../http/operation.js";
+import { BODY_PROJECT, operation } from "../contract/operation.js";
 import { type TraceEvent } from "../queue/events.js";
 import type { EventPublisher } from "../queue/queue.js";
 import type { CallsReadRepository } from "../store/calls/callsRead.js";
@@ -10,38 +10,34 @@ import { nowMicros } from "../times.js";
 
 const TAG = "Calls";
 
-export const callStartOp = operation({ id: "call_start", method: "post", path: "/call/start", summary: "Start a call", tag: TAG, request: CallStartReq, response: CallStartRes });
-export const callEndOp = operation({ id: "call_end", method: "post", path: "/call/end", summary: "End a call", tag: TAG, request: CallEndReq, response: EmptyResponse });
-export const callUpsertBatchOp = operation({ id: "call_upsert_batch", method: "post", path: "/call/upsert_batch", summary: "Start and end calls in a batch", tag: TAG, request: CallCreateBatchReq, response: CallCreateBatchRes });
-export const callUpdateOp = operation({ id: "call_update", method: "post", path: "/call/update", summary: "Update a call's display name", tag: TAG, request: CallUpdateReq, response: EmptyResponse });
-export const callsDeleteOp = operation({ id: "calls_delete", method: "post", path: "/calls/delete", summary: "Delete calls and all their descendants", tag: TAG, request: CallsDeleteReq, response: CallsDeleteRes });
+export const callStartOp = operation({ id: "call_start", method: "post", path: "/call/start", summary: "Start a call", tag: TAG, body: CallStartReq, scope: { kind: "projects", of: ({ body }) => [body.start.project_id] }, response: CallStartRes });
+export const callEndOp = operation({ id: "call_end", method: "post", path: "/call/end", summary: "End a call", tag: TAG, body: CallEndReq, scope: { kind: "projects", of: ({ body }) => [body.end.project_id] }, response: EmptyResponse });
+export const callUpsertBatchOp = operation({ id: "call_upsert_batch", method: "post", path: "/call/upsert_batch", summary: "Start and end calls in a batch", tag: TAG, body: CallCreateBatchReq, scope: { kind: "projects", of: ({ body }) => body.batch.map((item) => (item.mode === "start" ? item.req.start.project_id : item.req.end.project_id)) }, response: CallCreateBatchRes });
+export const callUpdateOp = operation({ id: "call_update", method: "post", path: "/call/update", summary: "Update a call's display name", tag: TAG, body: CallUpdateReq, scope: BODY_PROJECT, response: EmptyResponse });
+export const callsDeleteOp = operation({ id: "calls_delete", method: "post", path: "/calls/delete", summary: "Delete calls and all their descendants", tag: TAG, body: CallsDeleteReq, scope: BODY_PROJECT, response: CallsDeleteRes });
 
 /** The write side of calls: validated requests become events on the queue. */
 export function mountCallIngest(api: HttpApi, publisher: EventPublisher, reads: CallsReadRepository): void {
-  api.mount(callStartOp, async ({ start }, ctx) => {
-    ctx.project(start.project_id);
+  api.mount(callStartOp, async ({ body: { start } }, ctx) => {
     const event = toStartEvent(start, ctx.principal.username);
     await publisher.publish([event], ctx.bodyBytes);
     return { id: event.id, trace_id: event.trace_id };
   });
 
-  api.mount(callEndOp, async ({ end }, ctx) => {
-    ctx.project(end.project_id);
+  api.mount(callEndOp, async ({ body: { end } }, ctx) => {
     await publisher.publish([toEndEvent(end)], ctx.bodyBytes);
     return {};
   });
 
-  api.mount(callUpsertBatchOp, async ({ batch }, ctx) => {
+  api.mount(callUpsertBatchOp, async ({ body: { batch } }, ctx) => {
     const events: TraceEvent[] = [];
     const res: ({ id: string; trace_id: string } | Record<string, never>)[] = [];
     for (const item of batch) {
       if (item.mode === "start") {
-        ctx.project(item.req.start.project_id);
         const event = toStartEvent(item.req.start, ctx.principal.username);
         events.push(event);
         res.push({ id: event.id, trace_id: event.trace_id });
       } else {
-        ctx.project(item.req.end.project_id);
         events.push(toEndEvent(item.req.end));
         res.push({});
       }
@@ -50,8 +46,7 @@ export function mountCallIngest(api: HttpApi, publisher: EventPublisher, reads: 
     return { res };
   });
 
-  api.mount(callUpdateOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(callUpdateOp, async ({ body: req }, ctx) => {
     await publisher.publish(
       [{ kind: "call_update", project_id: req.project_id, id: req.call_id, display_name: req.display_name, updated_at: nowMicros() }],
       ctx.bodyBytes,
@@ -59,8 +54,7 @@ export function mountCallIngest(api: HttpApi, publisher: EventPublisher, reads: 
     return {};
   });
 
-  api.mount(callsDeleteOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(callsDeleteOp, async ({ body: req }, ctx) => {
     const ids = await reads.withDescendants(req.project_id, req.call_ids);
     if (ids.length > 0) {
       await publisher.publish(

@@ -1,6 +1,6 @@
 import { CallReadReq, CallReadRes, CallSchema, type CallSchema as CallSchemaType, CallsQueryReq, CallsQueryStatsReq, CallsQueryStatsRes } from "../contract/calls.js";
 import type { HttpApi } from "../http/app.js";
-import { operation } from "../http/operation.js";
+import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { CallRow } from "../store/calls/callRows.js";
 import type { CallsReadRepository } from "../store/calls/callsRead.js";
 import type { CallsQuerySpec } from "../store/calls/callsQuery.js";
@@ -9,9 +9,9 @@ import { chunked, writeStream } from "./jsonLines.js";
 
 const TAG = "Calls";
 
-export const callReadOp = operation({ id: "call_read", method: "post", path: "/call/read", summary: "Read a call", tag: TAG, request: CallReadReq, response: CallReadRes });
-export const callsStreamQueryOp = operation({ id: "calls_stream_query", method: "post", path: "/calls/stream_query", summary: "Query calls, streamed as JSON lines", tag: TAG, request: CallsQueryReq, response: CallSchema, streamed: true });
-export const callsQueryStatsOp = operation({ id: "calls_query_stats", method: "post", path: "/calls/query_stats", summary: "Count the calls a query matches", tag: TAG, request: CallsQueryStatsReq, response: CallsQueryStatsRes });
+export const callReadOp = operation({ id: "call_read", method: "post", path: "/call/read", summary: "Read a call", tag: TAG, body: CallReadReq, scope: BODY_PROJECT, response: CallReadRes });
+export const callsStreamQueryOp = operation({ id: "calls_stream_query", method: "post", path: "/calls/stream_query", summary: "Query calls, streamed as JSON lines", tag: TAG, body: CallsQueryReq, scope: BODY_PROJECT, response: CallSchema, streamed: true });
+export const callsQueryStatsOp = operation({ id: "calls_query_stats", method: "post", path: "/calls/query_stats", summary: "Count the calls a query matches", tag: TAG, body: CallsQueryStatsReq, scope: BODY_PROJECT, response: CallsQueryStatsRes });
 
 /** Turns a chunk of rows into API calls, adding what the request asked to include. */
 export type CallEnricher = (rows: readonly CallRow[], calls: Record<string, unknown>[]) => Promise<void>;
@@ -51,8 +51,7 @@ async function* viewCalls(
 }
 
 export function mountCallQueries(api: HttpApi, deps: CallsQueryDeps): void {
-  api.mount(callsStreamQueryOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(callsStreamQueryOp, async ({ body: req }, ctx) => {
     const spec: CallsQuerySpec = {
       projectId: req.project_id,
       filter: req.filter,
@@ -65,15 +64,13 @@ export function mountCallQueries(api: HttpApi, deps: CallsQueryDeps): void {
     await writeStream(ctx.res, ctx.req.headers.accept, viewCalls(deps, spec, req));
   });
 
-  api.mount(callReadOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(callReadOp, async ({ body: req }) => {
     const spec: CallsQuerySpec = { projectId: req.project_id, filter: { call_ids: [req.id] }, limit: 1, sortBy: [{ field: "id", direction: "asc" }] };
     for await (const call of viewCalls(deps, spec, req)) return { call: call as CallSchemaType };
     return { call: null };
   });
 
-  api.mount(callsQueryStatsOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(callsQueryStatsOp, async ({ body: req }) => {
     const spec: CallsQuerySpec = { projectId: req.project_id, filter: req.filter, query: req.query, limit: req.limit };
     return deps.reads.count(spec, !!req.include_total_storage_size);
   });

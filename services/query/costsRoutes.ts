@@ -1,7 +1,7 @@
 import { EmptyResponse } from "../contract/common.js";
 import { CostCreateReq, CostCreateRes, CostPurgeReq, CostQueryReq, CostQueryRes } from "../contract/costs.js";
 import type { HttpApi } from "../http/app.js";
-import { operation } from "../http/operation.js";
+import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CostsRepository, type NewPrice } from "../store/costs/costsRepository.js";
 import { costsOfUsage, usageOfSummary, type ModelUsage } from "../store/costs/pricing.js";
@@ -12,16 +12,15 @@ import { isJsonObject } from "../json.js";
 
 const TAG = "Costs";
 
-export const costCreateOp = operation({ id: "cost_create", method: "post", path: "/cost/create", summary: "Create project prices per model", tag: TAG, request: CostCreateReq, response: CostCreateRes });
-export const costQueryOp = operation({ id: "cost_query", method: "post", path: "/cost/query", summary: "Query the project's prices", tag: TAG, request: CostQueryReq, response: CostQueryRes });
-export const costPurgeOp = operation({ id: "cost_purge", method: "post", path: "/cost/purge", summary: "Delete the project's prices a query matches", tag: TAG, request: CostPurgeReq, response: EmptyResponse });
+export const costCreateOp = operation({ id: "cost_create", method: "post", path: "/cost/create", summary: "Create project prices per model", tag: TAG, body: CostCreateReq, scope: BODY_PROJECT, response: CostCreateRes });
+export const costQueryOp = operation({ id: "cost_query", method: "post", path: "/cost/query", summary: "Query the project's prices", tag: TAG, body: CostQueryReq, scope: BODY_PROJECT, response: CostQueryRes });
+export const costPurgeOp = operation({ id: "cost_purge", method: "post", path: "/cost/purge", summary: "Delete the project's prices a query matches", tag: TAG, body: CostPurgeReq, scope: BODY_PROJECT, response: EmptyResponse });
 
 /** POST /cost/create, /cost/query, /cost/purge. */
 export function mountCostRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {
   const costs = new CostsRepository(deps.store);
 
-  api.mount(costCreateOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(costCreateOp, async ({ body: req }, ctx) => {
     const now = Date.now() * 1000;
     const prices: NewPrice[] = Object.entries(req.costs).map(([llmId, c]) => ({
       llm_id: llmId,
@@ -37,14 +36,12 @@ export function mountCostRoutes(api: HttpApi, deps: { store: ClickHouseStore }):
     return { ids: await costs.create(req.project_id, prices, ctx.principal.username) };
   });
 
-  api.mount(costQueryOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(costQueryOp, async ({ body: req }) => {
     const rows = await costs.query({ projectId: req.project_id, query: req.query, sortBy: req.sort_by, limit: req.limit, offset: req.offset });
     return { results: rows.map((r) => toCostRecord(r, req.fields ?? [])) };
   });
 
-  api.mount(costPurgeOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(costPurgeOp, async ({ body: req }) => {
     await costs.purge(req.project_id, req.query);
     return {};
   });

@@ -4,7 +4,7 @@ import { GeolocateRes, HealthRes, ProjectsInfoReq, ProjectsInfoRes, ServerInfoRe
 import { canReach } from "../auth/keys.js";
 import { z } from "../contract/zod.js";
 import type { HttpApi } from "../http/app.js";
-import { operation } from "../http/operation.js";
+import { ANY_KEY, PUBLIC, operation } from "../contract/operation.js";
 import { register } from "prom-client";
 import { docsPage } from "./docsPage.js";
 
@@ -12,11 +12,11 @@ const TAG = "Service";
 export const SERVICE_VERSION = "0.1.0";
 export const MIN_WEAVE_PYTHON_VERSION = "0.51.0";
 
-export const healthOp = operation({ id: "health", method: "get", path: "/health", summary: "Health: ClickHouse and the queue reachable", tag: TAG, response: HealthRes, public: true });
-export const versionOp = operation({ id: "version", method: "get", path: "/version", summary: "Service version", tag: TAG, response: z.string() });
-export const serverInfoOp = operation({ id: "server_info", method: "get", path: "/server_info", summary: "Server information", tag: TAG, response: ServerInfoRes });
-export const projectsInfoOp = operation({ id: "projects_info", method: "post", path: "/service/projects_info", summary: "Internal ids of projects", tag: TAG, request: ProjectsInfoReq, response: ProjectsInfoRes });
-export const geolocateOp = operation({ id: "geolocate", method: "get", path: "/geolocate", summary: "Location of the caller from its IP", tag: TAG, response: GeolocateRes });
+export const healthOp = operation({ id: "health", method: "get", path: "/health", summary: "Health: ClickHouse and the queue reachable", tag: TAG, response: HealthRes, scope: PUBLIC });
+export const versionOp = operation({ id: "version", method: "get", path: "/version", summary: "Service version", tag: TAG, response: z.string(), scope: ANY_KEY });
+export const serverInfoOp = operation({ id: "server_info", method: "get", path: "/server_info", summary: "Server information", tag: TAG, response: ServerInfoRes, scope: ANY_KEY });
+export const projectsInfoOp = operation({ id: "projects_info", method: "post", path: "/service/projects_info", summary: "Internal ids of projects", tag: TAG, body: ProjectsInfoReq, scope: ANY_KEY, response: ProjectsInfoRes });
+export const geolocateOp = operation({ id: "geolocate", method: "get", path: "/geolocate", summary: "Location of the caller from its IP", tag: TAG, response: GeolocateRes, scope: ANY_KEY });
 
 export interface HealthProbe {
   clickhouse(): Promise<boolean>;
@@ -57,7 +57,7 @@ export function mountServiceRoutes(api: HttpApi, probe: HealthProbe, trustedProx
   });
   api.mount(versionOp, async () => SERVICE_VERSION);
   api.mount(serverInfoOp, async () => ({ min_required_weave_python_version: MIN_WEAVE_PYTHON_VERSION, trace_server_version: SERVICE_VERSION }));
-  api.mount(projectsInfoOp, async (req, ctx) =>
+  api.mount(projectsInfoOp, async ({ body: req }, ctx) =>
     req.project_ids
       .filter((id) => canReach(ctx.principal, id))
       .map((id) => ({ external_project_id: id, internal_project_id: id })),

@@ -1,6 +1,6 @@
 import { ThreadSchema, ThreadsQueryReq } from "../contract/threads.js";
 import type { HttpApi } from "../http/app.js";
-import { operation } from "../http/operation.js";
+import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { toThreadView, type ThreadRow } from "../store/threads/threadRows.js";
 import { ThreadsReadRepository } from "../store/threads/threadsRead.js";
@@ -14,7 +14,8 @@ export const threadsStreamQueryOp = operation({
   path: "/threads/stream_query",
   summary: "Query threads (figures over their turn calls), streamed as JSON lines",
   tag: TAG,
-  request: ThreadsQueryReq,
+  body: ThreadsQueryReq,
+  scope: BODY_PROJECT,
   response: ThreadSchema,
   streamed: true,
 });
@@ -26,8 +27,7 @@ async function* views(rows: AsyncIterable<ThreadRow>) {
 /** POST /threads/stream_query. */
 export function mountThreadQueries(api: HttpApi, deps: { store: ClickHouseStore }): void {
   const reads = new ThreadsReadRepository(deps.store);
-  api.mount(threadsStreamQueryOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(threadsStreamQueryOp, async ({ body: req }, ctx) => {
     const rows = reads.stream({ projectId: req.project_id, filter: req.filter, sortBy: req.sort_by, limit: req.limit, offset: req.offset });
     await writeStream(ctx.res, ctx.req.headers.accept, views(rows));
   });

@@ -1,6 +1,6 @@
 import { CallStatsReq, CallStatsRes, CallsUsageReq, DEFAULT_USAGE_LIMIT, TraceUsageReq, UsageRes } from "../contract/usage.js";
 import type { HttpApi } from "../http/app.js";
-import { operation } from "../http/operation.js";
+import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CostsRepository } from "../store/costs/costsRepository.js";
 import { DEFAULT_CALL_METRICS, DEFAULT_USAGE_METRICS, StatsRepository } from "../store/usage/statsRead.js";
@@ -10,9 +10,9 @@ import { microsToIso } from "../times.js";
 
 const TAG = "Calls";
 
-export const callsUsageOp = operation({ id: "calls_usage", method: "post", path: "/calls/usage", summary: "Usage per model of calls, their descendants included", tag: TAG, request: CallsUsageReq, response: UsageRes });
-export const traceUsageOp = operation({ id: "trace_usage", method: "post", path: "/trace/usage", summary: "Usage per model of the calls a filter matches, their descendants included", tag: TAG, request: TraceUsageReq, response: UsageRes });
-export const callsStatsOp = operation({ id: "calls_stats", method: "post", path: "/calls/stats", summary: "Call and usage statistics in time buckets", tag: TAG, request: CallStatsReq, response: CallStatsRes });
+export const callsUsageOp = operation({ id: "calls_usage", method: "post", path: "/calls/usage", summary: "Usage per model of calls, their descendants included", tag: TAG, body: CallsUsageReq, scope: BODY_PROJECT, response: UsageRes });
+export const traceUsageOp = operation({ id: "trace_usage", method: "post", path: "/trace/usage", summary: "Usage per model of the calls a filter matches, their descendants included", tag: TAG, body: TraceUsageReq, scope: BODY_PROJECT, response: UsageRes });
+export const callsStatsOp = operation({ id: "calls_stats", method: "post", path: "/calls/stats", summary: "Call and usage statistics in time buckets", tag: TAG, body: CallStatsReq, scope: BODY_PROJECT, response: CallStatsRes });
 
 /** POST /calls/usage, /trace/usage, /calls/stats. */
 export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {
@@ -20,13 +20,11 @@ export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore })
   const usage = new UsageRepository(deps.store, costs);
   const stats = new StatsRepository(deps.store);
 
-  api.mount(callsUsageOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(callsUsageOp, async ({ body: req }) => {
     return usage.callsUsage({ projectId: req.project_id, callIds: req.call_ids, includeCosts: !!req.include_costs, limit: req.limit ?? DEFAULT_USAGE_LIMIT });
   });
 
-  api.mount(traceUsageOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(traceUsageOp, async ({ body: req }) => {
     return usage.traceUsage({
       projectId: req.project_id,
       filter: req.filter,
@@ -36,8 +34,7 @@ export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore })
     });
   });
 
-  api.mount(callsStatsOp, async (req, ctx) => {
-    ctx.project(req.project_id);
+  api.mount(callsStatsOp, async ({ body: req }) => {
     const window = resolveStatsWindow(req, Date.now() * 1000);
     const usageMetrics = req.usage_metrics ?? DEFAULT_USAGE_METRICS;
     const callMetrics = req.call_metrics ?? DEFAULT_CALL_METRICS;

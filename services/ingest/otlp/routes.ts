@@ -10,7 +10,7 @@ import { ExportTraceServiceResponse } from "../../contract/otlp.js";
 import { ProjectId } from "../../contract/common.js";
 import { ClientError } from "../../errors.js";
 import type { ErrorAnswer, HttpApi } from "../../http/app.js";
-import { operation } from "../../http/operation.js";
+import { operation, type RequestHeaders } from "../../contract/operation.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { readBody, requestEncoding, requestFormat } from "./body.js";
 import { decodeJsonRequest, decodeProtobufRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "./decode.js";
@@ -32,6 +32,7 @@ export const otlpTracesOp = operation({
   summary: "OTLP/HTTP trace export: spans become calls (project named by the `project_id` header)",
   tag: "OpenTelemetry",
   response: ExportTraceServiceResponse,
+  scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
   rawBody: "application/x-protobuf or application/json (ExportTraceServiceRequest), optionally gzip or deflate",
 });
 
@@ -75,8 +76,8 @@ function renderStatus(answer: ErrorAnswer, err: unknown, req: Request, res: Resp
   send(res, format, encodeStatus(format, GRPC_CODES[answer.status] ?? GRPC_INTERNAL, message));
 }
 
-function projectHeader(req: Request): string {
-  const raw = req.headers[PROJECT_HEADER];
+function projectHeader(headers: RequestHeaders): string {
+  const raw = headers[PROJECT_HEADER];
   const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
   if (!value) throw new ClientError(400, `the ${PROJECT_HEADER} header is required: ${PROJECT_HEADER}: <entity>/<project>`);
   if (!ProjectId.safeParse(value).success) throw new ClientError(400, `the ${PROJECT_HEADER} header must be <entity>/<project>, got ${JSON.stringify(value.slice(0, 200))}`);
@@ -93,7 +94,7 @@ export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher, limits:
     otlpTracesOp,
     async (_input, ctx) => {
       const { req, res } = ctx;
-      const projectId = ctx.project(projectHeader(req));
+      const projectId = ctx.projects[0]!;
       const format = requestFormat(req.headers["content-type"]);
       if (!format) {
         throw new ClientError(415, `unsupported content type ${JSON.stringify(req.headers["content-type"] ?? "")}: send application/x-protobuf or application/json`);

@@ -1,0 +1,76 @@
+import type { z } from "zod";
+
+/**
+ * One operation of the API: its route, the schemas of each part of its request (path
+ * parameters, query string, JSON body), its response, and the projects it touches. The
+ * same object drives validation, the handler's types, the scope check and the OpenAPI
+ * document.
+ */
+export type HttpMethod = "get" | "post" | "put" | "delete";
+
+/** A schema's output type, `undefined` for a part the operation does not take. */
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** The validated parts of a request, as a handler and a scope receive them. */
+export interface OperationInput<B = unknown, Q = unknown, P = unknown> {
+  readonly body: B;
+  readonly query: Q;
+  readonly params: P;
+}
+
+export type InputOf<B, Q, P> = OperationInput<Out<B>, Out<Q>, Out<P>>;
+
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/**
+ * Who may call an operation. The HTTP layer enforces it before the handler runs:
+ * - `public`: no key (health);
+ * - `key`: any valid key; the operation touches no project's data (version, server info);
+ * - `projects`: a valid key that reaches every project the input names (`entity/project`);
+ *   `of` lists them from the validated input (and headers, for OTLP's `project_id`).
+ */
+export type OperationScope<I> =
+  | { readonly kind: "public" }
+  | { readonly kind: "key" }
+  | { readonly kind: "projects"; readonly of: (input: I, headers: RequestHeaders) => readonly string[] };
+
+export interface Operation<
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+  P extends z.ZodType | undefined = z.ZodType | undefined,
+  R extends z.ZodType = z.ZodType,
+> {
+  readonly id: string;
+  readonly method: HttpMethod;
+  /** OpenAPI form: `/objs/{object_id}/versions/{digest}/tags`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly tag: string;
+  readonly body?: B;
+  readonly query?: Q;
+  readonly params?: P;
+  readonly response: R;
+  readonly scope: OperationScope<InputOf<B, Q, P>>;
+  /** Answers JSON lines instead of one JSON document. */
+  readonly streamed?: boolean;
+  /** Takes a body other than JSON (described here, read by its handler). */
+  readonly rawBody?: string;
+  /** Another path for an operation documented under its main path: left out of the OpenAPI document. */
+  readonly alias?: boolean;
+}
+
+export function operation<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+  R extends z.ZodType = z.ZodType,
+>(op: Operation<B, Q, P, R>): Operation<B, Q, P, R> {
+  return op;
+}
+
+export const PUBLIC = { kind: "public" } as const;
+export const ANY_KEY = { kind: "key" } as const;
+
+/** The project named by the body's `project_id`. */
+export const BODY_PROJECT = { kind: "projects", of: ({ body }: { body: { project_id: string } }) => [body.project_id] } as const;
+
