@@ -28,6 +28,7 @@ import { ThreadsReadRepository } from "../services/store/threads/threadsRead.js"
 import { threadsPageQuery, threadsThresholdQuery, type ThreadsQuerySpec } from "../services/store/threads/threadsQuery.js";
 import { ThreadsWriteRepository } from "../services/store/threads/threadsWrite.js";
 import { BENCH_AUTH, clickhouseClientMs, printTable, spawnService, startBenchClickHouse, stats, timeIt } from "./support.js";
+import { MIGRATIONS } from "../services/roles.js";
 
 const THREADS = 100_000;
 const TURNS = 1_000_000;
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
   await ensureDatabase(ch.url, DATABASE);
   const store = new ClickHouseStore(ch.url, DATABASE);
   try {
-    await migrate(store);
+    await migrate(store, MIGRATIONS);
     let t = performance.now();
     seedCalls(ch);
     const seedSeconds = (performance.now() - t) / 1000;

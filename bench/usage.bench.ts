@@ -16,6 +16,7 @@ import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { BENCH_AUTH, BENCH_KEY, printTable, startBenchClickHouse, stats, timeIt } from "./support.js";
+import { MIGRATIONS } from "../services/roles.js";
 
 const BACKGROUND = Number(process.env.BENCH_BACKGROUND_CALLS ?? 100_000);
 const TRACE_CALLS = 1000;
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   try {
     await ensureDatabase(ch.url, DATABASE);
     const store = new ClickHouseStore(ch.url, DATABASE);
-    await migrate(store);
+    await migrate(store, MIGRATIONS);
     await store.close();
 
     const model = (n: string) => `arrayElement([${MODELS.map((m) => `'${m}'`).join(", ")}], ${n} % ${MODELS.length} + 1)`;

@@ -64,6 +64,7 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
     url,
     clickhouseUrl: store.url,
     apiKey: printed,
+    operations: [],
     stop: async () => {
       stopping = true;
       await stopAll();

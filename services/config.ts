@@ -22,7 +22,20 @@ export const DEFAULTS = {
   PROCESSES: 1,
 } as const;
 
-const Role = z.enum(["all", "ingest", "worker", "query"]);
+/** The roles a process can run; what each one mounts and runs is the table in services/roles.ts. */
+export const ROLE_NAMES = ["ingest", "worker", "query"] as const;
+export type RoleName = (typeof ROLE_NAMES)[number];
+const isRoleName = (name: string): name is RoleName => (ROLE_NAMES as readonly string[]).includes(name);
+
+/** `all`, one role, or a comma-separated list of roles. */
+const Role = z
+  .string()
+  .refine((v) => v === "all" || v.split(",").every((r) => isRoleName(r.trim())), `must be "all" or roles from ${ROLE_NAMES.join(", ")}, comma-separated`);
+
+export function rolesOf(setting: string): ReadonlySet<RoleName> {
+  if (setting === "all") return new Set(ROLE_NAMES);
+  return new Set(setting.split(",").map((r) => r.trim()).filter(isRoleName));
+}
 
 const AuthKey = z.object({
   key: z.string().min(16, "keys must be at least 16 characters"),

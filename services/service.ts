@@ -2,36 +2,27 @@ import type { Server } from "node:http";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { KeyRing, localKeys } from "./auth/keys.js";
-import type { Config } from "./config.js";
+import { rolesOf, type Config } from "./config.js";
+import type { Operation } from "./contract/operation.js";
 import { HttpApi } from "./http/app.js";
-import { mountCallIngest } from "./ingest/callsRoutes.js";
-import { mountOtlpIngest } from "./ingest/otlp/routes.js";
-import { mountCallQueries } from "./query/callsRoutes.js";
-import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
-import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
-import { mountThreadQueries } from "./query/threadsRoutes.js";
-import { mountUsageRoutes } from "./query/usageRoutes.js";
-import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
 import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import type { EventConsumer, EventPublisher } from "./queue/queue.js";
-import { CallsReadRepository } from "./store/calls/callsRead.js";
-import { CallsWriteRepository } from "./store/calls/callsWrite.js";
 import { ClickHouseStore } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
 import { ensureDatabase, migrate } from "./store/migrations.js";
-import { CallBatchWriter } from "./worker/callBatchWriter.js";
+import { callBatchHandler, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
 
 export interface RunningService {
   readonly url: string | null;
   readonly clickhouseUrl: string;
   readonly apiKey: string | null;
+  /** Every operation the HTTP server mounted (empty for a worker-only process). */
+  readonly operations: readonly Operation[];
   /** Stop intake → drain the queue and buffers → commit → close clients. */
   stop(): Promise<void>;
 }
-
-const hasHttp = (role: Config["ROLE"]) => role !== "worker";
 
 function kafkaSettings(config: Config): KafkaSettings {
   return { brokers: config.KAFKA_BROKERS ?? [], topic: config.KAFKA_TOPIC, groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
@@ -51,7 +42,7 @@ export async function openStore(config: Config, log: Logger): Promise<{ store: C
   }
   await ensureDatabase(url, config.CLICKHOUSE_DATABASE);
   const store = new ClickHouseStore(url, config.CLICKHOUSE_DATABASE);
-  const applied = await migrate(store);
+  const applied = await migrate(store, MIGRATIONS);
   if (applied.length > 0) log.info({ applied }, "schema migrations applied");
   return { store, local };
 }
@@ -80,46 +71,34 @@ async function closeServer(server: Server): Promise<void> {
   clearTimeout(cut);
 }
 
-/** Wires the roles this process runs. Each dependency is made here and passed down. */
+/** Wires the roles this process runs (services/roles.ts). Each dependency is made here and passed down. */
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
-  if ((config.ROLE === "ingest" || config.ROLE === "worker") && !config.KAFKA_BROKERS) {
-    throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate roles talk through Kafka`);
+  const roles = rolesOf(config.ROLE);
+  const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
+  if ((roles.has("ingest") !== roles.has("worker")) && !useKafka) {
+    throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest and worker roles talk through Kafka`);
   }
   const { store, local } = await openStore(config, log);
-  const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   const embedded = useKafka ? null : new InProcessQueue({ ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
 
-  const runsIngest = config.ROLE === "all" || config.ROLE === "ingest";
-  const runsWorker = config.ROLE === "all" || config.ROLE === "worker";
-  const runsQuery = config.ROLE === "all" || config.ROLE === "query";
-
-  const publisher: EventPublisher | null = runsIngest ? (embedded ?? new KafkaEventPublisher(kafkaSettings(config), limits)) : null;
+  const publisher: EventPublisher | null = roles.has("ingest") ? (embedded ?? new KafkaEventPublisher(kafkaSettings(config), limits)) : null;
+  const parts: ServiceParts = { config, log, store, publisher };
   let consumer: EventConsumer | null = null;
-  if (runsWorker) {
+  if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
-    const writer = new CallBatchWriter(new CallsWriteRepository(store), [new ThreadAggregatesWriter(store)]);
-    await consumer.start((events) => writer.write(events));
+    await consumer.start(callBatchHandler(parts));
   }
 
   let server: Server | null = null;
   let url: string | null = null;
   const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
-  if (hasHttp(config.ROLE)) {
+  if (roles.has("ingest") || roles.has("query")) {
     const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES });
     api = http;
-    const reads = new CallsReadRepository(store);
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
-    if (publisher) mountCallIngest(api, publisher, reads);
-    if (publisher) mountOtlpIngest(api, publisher, { maxBodyBytes: config.OTLP_MAX_BODY_BYTES, maxSpanBytes: config.OTLP_MAX_SPAN_BYTES });
-    if (runsQuery) {
-      mountCallQueries(api, { reads, enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) } });
-      mountThreadQueries(api, { store });
-      mountCostRoutes(api, { store });
-      mountFeedbackRoutes(api, { store });
-      mountUsageRoutes(api, { store });
-    }
+    mountRoutes(api, roles, parts);
     mountDocs(api);
     api.installErrorHandler();
     server = await new Promise<Server>((done) => {
@@ -136,6 +115,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     url,
     clickhouseUrl: store.url,
     apiKey: printed,
+    operations: api ? [...api.operations] : [],
     stop: async () => {
       if (server && api) {
         api.beginDrain();

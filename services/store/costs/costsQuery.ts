@@ -2,7 +2,7 @@ import type { Query } from "../../contract/queryExpr.js";
 import type { BuiltQuery } from "../sql.js";
 import { ParamBuilder } from "../sql.js";
 import { compileCostQuery, costFieldSql } from "./costExpr.js";
-import { DEFAULT_PRICE_PROJECT } from "./defaultPrices.js";
+import { DEFAULT_PRICE_PROJECT } from "./priceRows.js";
 import type { CostRecordField } from "../../contract/costs.js";
 import { PRICE_COLUMNS } from "./priceRows.js";
 import { PRICES_TABLE } from "./schema.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import type { PriceRow } from "./priceRows.js";
+import { DEFAULT_PRICE_PROJECT, type PriceRow } from "./priceRows.js";
 import { isoToMicros } from "../../times.js";
 
 /**
@@ -9,7 +9,6 @@ import { isoToMicros } from "../../times.js";
  * the project `''` (DEFAULT_PRICE_PROJECT), so that SQL (cost filters and sorts, usage
  * statistics) and the enrichment read one table; project prices override them.
  */
-export const DEFAULT_PRICE_PROJECT = "";
 
 const PriceEntry = z.strictObject({
   llm_id: z.string().min(1),

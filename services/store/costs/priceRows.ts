@@ -1,6 +1,5 @@
 import type { z } from "zod";
 import { COST_RECORD_FIELDS, type CostQueryOutput, type CostRecordField } from "../../contract/costs.js";
-import { DEFAULT_PRICE_PROJECT } from "./defaultPrices.js";
 import { microsToIso } from "../../times.js";
 
 /** Where a price comes from: the project's own prices, or the shipped defaults. */
@@ -81,5 +80,8 @@ export function toCostRecord(row: PriceRow, fields: readonly CostRecordField[]):
   for (const f of wanted) out[f] = full[f];
   return out as CostRecord;
 }
+
+/** The project of the shipped default prices (defaultPrices.ts): no real project id is empty. */
+export const DEFAULT_PRICE_PROJECT = "";
 
 export const pricingLevel = (row: Pick<PriceRow, "project_id">): PricingLevel => (row.project_id === DEFAULT_PRICE_PROJECT ? "default" : "project");

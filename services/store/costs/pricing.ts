@@ -1,4 +1,4 @@
-import { DEFAULT_PRICE_PROJECT } from "./defaultPrices.js";
+import { DEFAULT_PRICE_PROJECT } from "./priceRows.js";
 import { pricingLevel, type PriceRow, type PricingLevel } from "./priceRows.js";
 import { microsToIso } from "../../times.js";
 import { isJsonObject } from "../../json.js";

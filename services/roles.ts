@@ -1,0 +1,105 @@
+import type { Logger } from "pino";
+import type { Config, RoleName } from "./config.js";
+import type { HttpApi } from "./http/app.js";
+import { mountCallIngest } from "./ingest/callsRoutes.js";
+import { mountOtlpIngest } from "./ingest/otlp/routes.js";
+import { mountCallQueries } from "./query/callsRoutes.js";
+import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
+import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
+import { mountThreadQueries } from "./query/threadsRoutes.js";
+import { mountUsageRoutes } from "./query/usageRoutes.js";
+import type { EventPublisher } from "./queue/queue.js";
+import { CALLS_MIGRATION } from "./store/calls/schema.js";
+import { CallsReadRepository } from "./store/calls/callsRead.js";
+import { CallsWriteRepository } from "./store/calls/callsWrite.js";
+import type { ClickHouseStore } from "./store/clickhouse.js";
+import { COSTS_MIGRATION } from "./store/costs/schema.js";
+import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
+import type { Migration } from "./store/migrations.js";
+import { THREADS_MIGRATION } from "./store/threads/schema.js";
+import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
+import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
+import type { BatchHandler } from "./queue/queue.js";
+
+/**
+ * The one table the service is built from. A resource names its tables (migrations), the
+ * routes it mounts in each HTTP role and what it adds to the worker. To add a resource:
+ * its schema under store/<resource>/schema.ts, its queries and repository beside it, its
+ * routes under query/ (or ingest/ for high-volume writes through the queue), and one row
+ * here. Roles: `ingest` (validated writes → queue), `query` (reads and low-volume writes
+ * straight to ClickHouse), `worker` (queue → ClickHouse). The training issue adds
+ * `trainer` and `inference` rows' parts the same way.
+ */
+export type HttpRole = Exclude<RoleName, "worker">;
+
+/** What a resource's parts are made from; each part takes only what it needs. */
+export interface ServiceParts {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly store: ClickHouseStore;
+  /** Set in processes that run ingest. */
+  readonly publisher: EventPublisher | null;
+}
+
+export interface Resource {
+  readonly name: string;
+  /** Versions are unique across all resources. */
+  readonly migrations?: readonly Migration[];
+  readonly routes?: Partial<Record<HttpRole, (api: HttpApi, parts: ServiceParts) => void>>;
+  /** Called after each stored batch of call events, in order (aggregates over calls). */
+  readonly afterCallBatch?: (parts: ServiceParts) => CallsDerivedWriter;
+}
+
+const publisherOf = (parts: ServiceParts): EventPublisher => {
+  if (!parts.publisher) throw new Error("ingest routes need the queue's publisher");
+  return parts.publisher;
+};
+
+export const RESOURCES: readonly Resource[] = [
+  {
+    name: "calls",
+    migrations: [CALLS_MIGRATION],
+    routes: {
+      ingest: (api, parts) => mountCallIngest(api, publisherOf(parts), new CallsReadRepository(parts.store)),
+      query: (api, { store }) =>
+        mountCallQueries(api, {
+          reads: new CallsReadRepository(store),
+          enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
+        }),
+    },
+  },
+  {
+    name: "otlp",
+    routes: {
+      ingest: (api, parts) =>
+        mountOtlpIngest(api, publisherOf(parts), { maxBodyBytes: parts.config.OTLP_MAX_BODY_BYTES, maxSpanBytes: parts.config.OTLP_MAX_SPAN_BYTES }),
+    },
+  },
+  {
+    name: "threads",
+    migrations: [THREADS_MIGRATION],
+    routes: { query: (api, { store }) => mountThreadQueries(api, { store }) },
+    afterCallBatch: ({ store }) => new ThreadAggregatesWriter(store),
+  },
+  { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
+  { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
+  { name: "usage", routes: { query: (api, { store }) => mountUsageRoutes(api, { store }) } },
+];
+
+/** Every resource's migrations, in version order. */
+export const MIGRATIONS: readonly Migration[] = RESOURCES.flatMap((r) => r.migrations ?? []).sort((a, b) => a.version - b.version);
+
+/** Mounts the routes of every resource for the HTTP roles this process runs. */
+export function mountRoutes(api: HttpApi, roles: ReadonlySet<RoleName>, parts: ServiceParts): void {
+  for (const role of ["ingest", "query"] as const) {
+    if (!roles.has(role)) continue;
+    for (const resource of RESOURCES) resource.routes?.[role]?.(api, parts);
+  }
+}
+
+/** The worker's handler of call event batches: merge and write calls, then each resource's aggregates. */
+export function callBatchHandler(parts: ServiceParts): BatchHandler {
+  const after = RESOURCES.flatMap((r) => (r.afterCallBatch ? [r.afterCallBatch(parts)] : []));
+  const writer = new CallBatchWriter(new CallsWriteRepository(parts.store), after);
+  return (events) => writer.write(events);
+}

@@ -1,0 +1,79 @@
+import type { Migration } from "../migrations.js";
+
+const MONTH_OF_STARTED_AT = "toYYYYMM(toDateTime(intDiv(started_at, 1000000)))";
+
+export const CALLS_MIGRATION: Migration = {
+    version: 1,
+    name: "calls",
+    statements: [
+      // One row per version of a call; the worker writes a new whole row whenever a part
+      // arrives, and ReplacingMergeTree keeps the highest version. The sort key never changes
+      // between versions of one call (a call gets a row only once its start is known), so
+      // reads can use FINAL on a narrow started_at range.
+      `CREATE TABLE IF NOT EXISTS calls (
+        project_id String,
+        id String,
+        trace_id String,
+        parent_id Nullable(String),
+        thread_id Nullable(String),
+        turn_id Nullable(String),
+        op_name String,
+        display_name Nullable(String),
+        started_at Int64,
+        ended_at Nullable(Int64),
+        exception Nullable(String),
+        attributes String,
+        inputs String,
+        output Nullable(String),
+        summary Nullable(String),
+        otel_dump Nullable(String),
+        wb_user_id Nullable(String),
+        wb_run_id Nullable(String),
+        wb_run_step Nullable(Int64),
+        wb_run_step_end Nullable(Int64),
+        json_paths Array(String),
+        json_values Array(String),
+        storage_size_bytes UInt64,
+        version UInt64
+      ) ENGINE = ReplacingMergeTree(version)
+      PARTITION BY ${MONTH_OF_STARTED_AT}
+      ORDER BY (project_id, started_at, id)`,
+      // Where a call lives: lets the worker and /call/read find a call by id without
+      // scanning, and holds the parent links that deletes walk.
+      `CREATE TABLE IF NOT EXISTS call_index (
+        project_id String,
+        id String,
+        started_at Int64,
+        trace_id String,
+        parent_id Nullable(String)
+      ) ENGINE = ReplacingMergeTree()
+      ORDER BY (project_id, id)`,
+      // Ends and updates that arrived before their call's start, applied when it comes.
+      `CREATE TABLE IF NOT EXISTS call_orphan_parts (
+        project_id String,
+        id String,
+        received_at Int64,
+        event String
+      ) ENGINE = MergeTree()
+      ORDER BY (project_id, id)`,
+      `CREATE TABLE IF NOT EXISTS call_deletions (
+        project_id String,
+        id String,
+        deleted_at Int64,
+        wb_user_id String
+      ) ENGINE = ReplacingMergeTree()
+      ORDER BY (project_id, id)`,
+      // Per-project time range and row count: sizes the first time window of a sorted read.
+      `CREATE TABLE IF NOT EXISTS project_call_bounds (
+        project_id String,
+        min_started_at AggregateFunction(min, Int64),
+        max_started_at AggregateFunction(max, Int64),
+        row_count AggregateFunction(count)
+      ) ENGINE = AggregatingMergeTree()
+      ORDER BY project_id`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS project_call_bounds_mv TO project_call_bounds AS
+      SELECT project_id, minState(started_at) AS min_started_at, maxState(started_at) AS max_started_at,
+             countState() AS row_count
+      FROM calls GROUP BY project_id`,
+    ],
+};

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
+
+/**
+ * Every mounted operation is scoped: a key of another entity gets 403 for each one that
+ * touches a project, and nothing is written. The table below must name every mounted
+ * operation: a new operation without a row fails this test until it has one.
+ */
+const PROJECT = "acme/scoped";
+const NOW = "2026-11-21T10:00:00.000000Z";
+const QUERY = { $expr: { $eq: [{ $getField: "id" }, { $literal: "x" }] } };
+const START = { project_id: PROJECT, id: "c1", trace_id: "t1", op_name: "op", started_at: NOW, attributes: {}, inputs: {} };
+const END = { project_id: PROJECT, id: "c1", ended_at: NOW, summary: {} };
+const FEEDBACK = { project_id: PROJECT, weave_ref: `weave:///${PROJECT}/call/c1`, feedback_type: "custom", payload: { a: 1 } };
+
+/** A request that passes validation and names PROJECT, per operation id. */
+const PROJECT_REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string>; path?: string }> = {
+  call_start: { body: { start: START } },
+  call_end: { body: { end: END } },
+  call_upsert_batch: { body: { batch: [{ mode: "start", req: { start: START } }, { mode: "end", req: { end: END } }] } },
+  call_update: { body: { project_id: PROJECT, call_id: "c1", display_name: "renamed" } },
+  calls_delete: { body: { project_id: PROJECT, call_ids: ["c1"] } },
+  otel_export_traces: { body: {}, headers: { project_id: PROJECT } },
+  call_read: { body: { project_id: PROJECT, id: "c1" } },
+  calls_stream_query: { body: { project_id: PROJECT } },
+  calls_query_stats: { body: { project_id: PROJECT } },
+  threads_stream_query: { body: { project_id: PROJECT } },
+  cost_create: { body: { project_id: PROJECT, costs: { "model-x": { prompt_token_cost: 1, completion_token_cost: 2 } } } },
+  cost_query: { body: { project_id: PROJECT } },
+  cost_purge: { body: { project_id: PROJECT, query: QUERY } },
+  feedback_create: { body: FEEDBACK },
+  feedback_batch_create: { body: { batch: [FEEDBACK] } },
+  feedback_query: { body: { project_id: PROJECT } },
+  feedback_purge: { body: { project_id: PROJECT, query: QUERY } },
+  feedback_replace: { body: { ...FEEDBACK, feedback_id: "f1" } },
+  feedback_payload_schema: { body: { project_id: PROJECT } },
+  feedback_stats: { body: { project_id: PROJECT, start: NOW, metrics: [] } },
+  calls_usage: { body: { project_id: PROJECT, call_ids: ["c1"] } },
+  trace_usage: { body: { project_id: PROJECT } },
+  calls_stats: { body: { project_id: PROJECT, start: NOW } },
+};
+
+/** Operations that touch no project: any key (or none, for public ones) may call them. */
+const KEY_ONLY = ["version", "server_info", "projects_info", "geolocate"];
+const PUBLIC = ["health"];
+
+describe("operation scopes", () => {
+  let service: Awaited<ReturnType<typeof startTestService>>;
+
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(async () => {
+    await service.stop();
+  });
+
+  it("every mounted operation declares a scope this test covers", () => {
+    const ids = service.operations.map((op) => op.id).sort();
+    expect(ids).toEqual([...Object.keys(PROJECT_REQUESTS), ...KEY_ONLY, ...PUBLIC].sort());
+    for (const op of service.operations) {
+      const expected = PUBLIC.includes(op.id) ? "public" : KEY_ONLY.includes(op.id) ? "key" : "projects";
+      expect({ id: op.id, scope: op.scope.kind }).toEqual({ id: op.id, scope: expected });
+    }
+  });
+
+  it("answers 403 to another entity's key for every operation that touches a project, and writes nothing", async () => {
+    for (const op of service.operations.filter((o) => o.scope.kind === "projects")) {
+      const request = PROJECT_REQUESTS[op.id]!;
+      const res = await fetch(`${service.url}${op.path}`, {
+        method: op.method.toUpperCase(),
+        headers: { authorization: basic(KEY_OTHER), "content-type": "application/json", ...request.headers },
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      });
+      await res.arrayBuffer();
+      expect({ op: op.id, status: res.status }).toEqual({ op: op.id, status: 403 });
+    }
+    const admin = client(service.url, KEY_ADMIN);
+    expect(await admin.lines("/calls/stream_query", { project_id: PROJECT })).toEqual([]);
+    expect(await admin.json("/feedback/query", { project_id: PROJECT })).toEqual({ result: [] });
+    const prices = await admin.json<{ results: { llm_id: string }[] }>("/cost/query", { project_id: PROJECT });
+    expect(prices.results.filter((p) => p.llm_id === "model-x")).toEqual([]);
+  });
+
+  it("key-only operations answer any valid key and refuse a missing one; public ones need none", async () => {
+    for (const op of service.operations.filter((o) => o.scope.kind === "key")) {
+      const init = op.method === "get" ? {} : { method: "POST", body: JSON.stringify({ project_ids: [PROJECT] }), headers: { "content-type": "application/json" } };
+      const anonymous = await fetch(`${service.url}${op.path}`, init);
+      expect({ op: op.id, status: anonymous.status }).toEqual({ op: op.id, status: 401 });
+      const other = await fetch(`${service.url}${op.path}`, { ...init, headers: { ...init.headers, authorization: basic(KEY_OTHER) } });
+      expect({ op: op.id, status: other.status }).toEqual({ op: op.id, status: 200 });
+    }
+    const health = await fetch(`${service.url}/health`);
+    expect(health.status).toBe(200);
+  });
+
+  it("projects_info answers only the projects the key reaches", async () => {
+    const res = await client(service.url, KEY_ACME).json("/service/projects_info", { project_ids: [PROJECT, "other/p"] });
+    expect(res).toEqual([{ external_project_id: PROJECT, internal_project_id: PROJECT }]);
+  });
+});
