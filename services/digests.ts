@@ -5,9 +5,8 @@
  */
 import { createHash } from "node:crypto";
 import { JsonFloat, JsonInteger, MAX_DEPTH, type LosslessValue } from "./losslessJson.js";
+import { DigestInputError } from "./errors.js";
 
-/** A value that cannot be digested as asked (a table row that is not an object). */
-export class DigestInputError extends Error {}
 
 /** SHA-256, URL-safe base64 without padding, then `-` → `X` and `_` → `Y`: 43 characters. */
 export function bytesDigest(bytes: Uint8Array): string {

@@ -43,10 +43,39 @@ export class InvalidQueryError extends ValidationError {
   }
 }
 
+/** A value that is not JSON (or nests too deep), met while converting. */
+export class NotJsonError extends ValidationError {
+  constructor(message: string) {
+    super([{ loc: ["body"], msg: message, type: "value_error" }], message);
+  }
+}
+
+/** A value that cannot be digested as asked (a table row that is not an object). */
+export class DigestInputError extends ValidationError {
+  constructor(message: string) {
+    super([{ loc: ["body"], msg: message, type: "value_error" }], message);
+  }
+}
+
+/** A string that is not a well-formed weave:/// ref, or a ref value that cannot be written as one. */
+export class RefParseError extends ValidationError {
+  constructor(readonly ref: string, readonly reason: string) {
+    const message = `invalid weave ref ${JSON.stringify(ref.length > 200 ? `${ref.slice(0, 200)}…` : ref)}: ${reason}`;
+    super([{ loc: ["body"], msg: message, type: "value_error" }], message);
+  }
+}
+
 /** Any other permanent client error with a status of its own (400, 404, 409, 413, 415). */
 export class ClientError extends Error {
   constructor(readonly status: number, message: string) {
     super(message);
+  }
+}
+
+/** Bad JSON text (400); `position` is the offset (in UTF-16 code units) where reading stopped. */
+export class JsonParseError extends ClientError {
+  constructor(readonly reason: string, readonly position: number) {
+    super(400, `Invalid JSON at position ${position}: ${reason}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { JsonParseError, NotJsonError } from "./errors.js";
 /**
  * JSON that keeps what `JSON.parse` loses and digests need (spec: "Objects, refs, digests").
  * A digest is computed over the value as Python's `json.dumps` writes it, where `1.0` (a float)
@@ -33,15 +34,6 @@ export type LosslessValue = null | boolean | string | JsonNumber | LosslessValue
 /** Ordinary JS JSON values, as `JSON.parse` returns them. */
 export type PlainJson = null | boolean | number | string | PlainJson[] | { [key: string]: PlainJson };
 
-/** Bad JSON text; `position` is the offset (in UTF-16 code units) where reading stopped. */
-export class JsonParseError extends Error {
-  constructor(readonly reason: string, readonly position: number) {
-    super(`Invalid JSON at position ${position}: ${reason}`);
-  }
-}
-
-/** A value that is not JSON (or nests deeper than MAX_DEPTH), met while converting. */
-export class NotJsonError extends Error {}
 
 export function isJsonNumber(v: unknown): v is JsonNumber {
   return v instanceof JsonInteger || v instanceof JsonFloat;

@@ -1,3 +1,4 @@
+import { RefParseError } from "./errors.js";
 /**
  * Weave refs (spec: "Objects, refs, digests"):
  *   weave:///<entity>/<project>/object/<name>:<digest>[/<edge>/<value>]...
@@ -51,12 +52,6 @@ export interface CallRef extends RefCommon {
 
 export type WeaveRef = ObjectRef | OpRef | TableRef | CallRef;
 
-/** A string that is not a well-formed ref, or a ref value that cannot be written as one. */
-export class RefParseError extends Error {
-  constructor(readonly ref: string, readonly reason: string) {
-    super(`invalid weave ref ${JSON.stringify(ref.length > 200 ? `${ref.slice(0, 200)}…` : ref)}: ${reason}`);
-  }
-}
 
 function invalid(ref: string, reason: string): never {
   throw new RefParseError(ref, reason);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { detone, flattenPayload, isSingleEmoji, MAX_PAYLOAD_BYTES, processPayload } from "../../services/store/feedback/payload.js";
 import { discoverPaths } from "../../services/store/feedback/payloadSchema.js";
-import { parseWeaveRef } from "../../services/store/feedback/refs.js";
+import { feedbackTarget } from "../../services/store/feedback/refs.js";
 import { metricSlug, percentileKey, planBuckets, timezoneOffsetMs } from "../../services/store/feedback/stats.js";
 import { checkFeedback } from "../../services/store/feedback/validate.js";
 
@@ -47,11 +47,12 @@ describe("payload rules", () => {
 
 describe("refs", () => {
   it("parses project and call id", () => {
-    expect(parseWeaveRef("weave:///acme/p/call/abc")).toEqual({ projectId: "acme/p", kind: "call", callId: "abc" });
-    expect(parseWeaveRef("weave:///acme/p/call/a%2Fb")).toEqual({ projectId: "acme/p", kind: "call", callId: "a/b" });
-    expect(parseWeaveRef("weave:///acme/p/object/ds:v1/attr/rows")).toEqual({ projectId: "acme/p", kind: "object", callId: null });
-    expect(parseWeaveRef("weave:///acme/p/call/abc/output")).toEqual({ projectId: "acme/p", kind: "call", callId: null });
-    for (const bad of ["weave:///acme/p", "weave://acme/p/call/x", "weave:///acme//call/x", "weave:///acme/p/call/"]) expect(parseWeaveRef(bad), bad).toBeNull();
+    expect(feedbackTarget("weave:///acme/p/call/abc")).toEqual({ projectId: "acme/p", kind: "call", callId: "abc" });
+    expect(feedbackTarget("weave:///acme/p/call/a%2Fb")).toEqual({ projectId: "acme/p", kind: "call", callId: "a/b" });
+    expect(feedbackTarget("weave:///acme/p/object/ds:v1/attr/rows")).toEqual({ projectId: "acme/p", kind: "object", callId: null });
+    expect(feedbackTarget("weave:///acme/p/call/abc/attr/output")).toEqual({ projectId: "acme/p", kind: "call", callId: null });
+    expect(feedbackTarget("weave:///acme/p/call/abc/output")).toBeNull();
+    for (const bad of ["weave:///acme/p", "weave://acme/p/call/x", "weave:///acme//call/x", "weave:///acme/p/call/"]) expect(feedbackTarget(bad), bad).toBeNull();
   });
   it("checks every ref against the request's project", () => {
     const req = { project_id: "acme/p", weave_ref: "weave:///acme/p/call/x", feedback_type: "t", payload: {}, trigger_ref: "weave:///acme/q/object/m:v1" };

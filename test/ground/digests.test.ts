@@ -2,18 +2,9 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  bytesDigest,
-  compareCodePoints,
-  DigestInputError,
-  fileDigest,
-  objectDigest,
-  pythonFloat,
-  pythonJsonDumps,
-  rowDigest,
-  tableDigest,
-} from "../../services/digests.js";
+import { bytesDigest, compareCodePoints, fileDigest, objectDigest, pythonFloat, pythonJsonDumps, rowDigest, tableDigest } from "../../services/digests.js";
 import { fromPlainJson, JsonFloat, JsonInteger, MAX_DEPTH, parseLossless, type LosslessValue } from "../../services/losslessJson.js";
+import { DigestInputError } from "../../services/errors.js";
 
 interface DigestVectors {
   object_cases: { input_json: string; canonical: string; digest: string }[];

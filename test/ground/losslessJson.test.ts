@@ -1,16 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  fromPlainJson,
-  JsonFloat,
-  JsonInteger,
-  JsonParseError,
-  MAX_DEPTH,
-  NotJsonError,
-  parseLossless,
-  toPlainJson,
-  type LosslessValue,
-} from "../../services/losslessJson.js";
+import { fromPlainJson, JsonFloat, JsonInteger, MAX_DEPTH, parseLossless, toPlainJson, type LosslessValue } from "../../services/losslessJson.js";
+import { JsonParseError, NotJsonError } from "../../services/errors.js";
 
 const int = (v: bigint | number): JsonInteger => new JsonInteger(BigInt(v));
 const float = (v: number): JsonFloat => new JsonFloat(v);

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatRef, isRefString, parseRef, projectIdOf, RefParseError, type RefEdge, type WeaveRef } from "../../services/refs.js";
+import { formatRef, isRefString, parseRef, projectIdOf, type RefEdge, type WeaveRef } from "../../services/refs.js";
+import { RefParseError } from "../../services/errors.js";
 
 describe("parseRef", () => {
   it("reads an object ref with a path into a table row", () => {

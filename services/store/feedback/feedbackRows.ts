@@ -1,6 +1,6 @@
 import type { FeedbackCreateReq, FeedbackSchema } from "../../contract/feedback.js";
 import { flattenPayload, type Payload } from "./payload.js";
-import { parseWeaveRef } from "./refs.js";
+import { feedbackTarget } from "./refs.js";
 import { microsToIso } from "../../times.js";
 
 /** One `feedback` row as it is inserted (see schema.ts). */
@@ -52,7 +52,7 @@ export interface NewFeedback {
 
 /** A validated create request → its row (version = created_at: later writes win). */
 export function newFeedbackRow(f: NewFeedback): FeedbackRow {
-  const ref = parseWeaveRef(f.req.weave_ref);
+  const ref = feedbackTarget(f.req.weave_ref);
   const orNull = (v: string | null | undefined) => v ?? null;
   return {
     project_id: f.req.project_id,

@@ -1,7 +1,7 @@
 import type { FeedbackCreateReq } from "../../contract/feedback.js";
 import { ValidationError, type ValidationIssue } from "../../errors.js";
 import { processPayload, type Payload } from "./payload.js";
-import { parseWeaveRef } from "./refs.js";
+import { feedbackTarget } from "./refs.js";
 
 /** A create request that passed every rule, with its processed payload. */
 export interface ValidFeedback {
@@ -19,7 +19,7 @@ const REF_FIELDS = ["annotation_ref", "runnable_ref", "call_ref", "trigger_ref"]
 export function checkFeedback(req: FeedbackCreateReq, loc: (string | number)[]): ValidFeedback | ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const checkRef = (field: "weave_ref" | (typeof REF_FIELDS)[number], ref: string) => {
-    const parsed = parseWeaveRef(ref);
+    const parsed = feedbackTarget(ref);
     if (!parsed) issues.push({ loc: [...loc, field], msg: "must be a weave:/// ref: weave:///<entity>/<project>/<kind>/<name>", type: "value_error" });
     else if (parsed.projectId !== req.project_id) {
       issues.push({ loc: [...loc, field], msg: `the ref belongs to project ${parsed.projectId}, not ${req.project_id}`, type: "value_error" });
