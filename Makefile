@@ -1,4 +1,4 @@
-.PHONY: install start test typecheck bench
+.PHONY: install start test typecheck layers bench
 
 install:
 	@bash scripts/install.sh
@@ -10,7 +10,12 @@ start: install
 ## The whole suite against a real ClickHouse and a Kafka-protocol broker it starts itself.
 test: install
 	npx tsc --noEmit -p .
+	npx depcruise services --config .dependency-cruiser.cjs
 	npx vitest run
+
+## Imports only point down the layers, and never in a circle (.dependency-cruiser.cjs).
+layers: install
+	npx depcruise services --config .dependency-cruiser.cjs
 
 typecheck: install
 	npx tsc --noEmit -p .

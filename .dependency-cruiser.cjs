@@ -1,0 +1,36 @@
+/**
+ * The layers of services/, checked in `make test` (dependency-cruiser):
+ *
+ *   ground (files directly under services/: times, ids, json, refs, digests, errors, config)
+ *     ← contract ← queue ← store (reads the event types) ; auth ← http, worker ← ingest, query ← wiring
+ *     (main, service, cluster, roles)
+ *
+ * An import may only point down (to a layer to its left), and no files may import each
+ * other in a circle.
+ */
+const WIRING = "^services/(main|service|cluster|roles)\\.ts$";
+const GROUND = "^services/[^/]+\\.ts$";
+const layer = (name) => `^services/${name}/`;
+
+/** `from` may not import anything in `to` (besides type-only imports, which are still imports: no exception). */
+const forbid = (name, from, to) => ({ name, severity: "error", from: { path: from, pathNot: WIRING }, to: { path: to } });
+
+module.exports = {
+  forbidden: [
+    { name: "no-circular", severity: "error", comment: "files that import each other in a circle", from: { path: "^services/" }, to: { circular: true } },
+    forbid("ground-imports-nothing-above", GROUND, `${WIRING}|^services/[^/]+/`),
+    forbid("contract-imports-only-ground", layer("contract"), `${WIRING}|${layer("(http|ingest|query|worker|store|queue|auth)")}`),
+    forbid("queue-below-http-worker", layer("queue"), `${WIRING}|${layer("(http|ingest|query|worker|store)")}`),
+    forbid("store-below-http-worker", layer("store"), `${WIRING}|${layer("(http|ingest|query|worker)")}`),
+    forbid("auth-below-http", layer("auth"), `${WIRING}|${layer("(http|ingest|query|worker|store|queue)")}`),
+    forbid("http-knows-no-storage", layer("http"), `${WIRING}|${layer("(ingest|query|worker|store)")}`),
+    forbid("worker-below-ingest-query", layer("worker"), `${WIRING}|${layer("(http|ingest|query)")}`),
+    forbid("ingest-and-query-below-wiring", layer("(ingest|query)"), WIRING),
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+  },
+};
