@@ -4,7 +4,7 @@ import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CostsRepository } from "../store/costs/costsRepository.js";
 import { DEFAULT_CALL_METRICS, DEFAULT_USAGE_METRICS, StatsRepository } from "../store/usage/statsRead.js";
-import { resolveStatsWindow } from "../store/usage/statsWindow.js";
+import { resolveStatsWindow } from "../store/statsWindow.js";
 import { UsageRepository } from "../store/usage/usageRead.js";
 import { microsToIso } from "../times.js";
 

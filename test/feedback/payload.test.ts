@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { detone, flattenPayload, isSingleEmoji, MAX_PAYLOAD_BYTES, processPayload } from "../../services/store/feedback/payload.js";
 import { discoverPaths } from "../../services/store/feedback/payloadSchema.js";
 import { feedbackTarget } from "../../services/store/feedback/refs.js";
-import { metricSlug, percentileKey, planBuckets, timezoneOffsetMs } from "../../services/store/feedback/stats.js";
+import { metricSlug, percentileKey } from "../../services/store/feedback/stats.js";
 import { checkFeedback } from "../../services/store/feedback/validate.js";
 
 describe("emoji rule", () => {
@@ -60,29 +60,7 @@ describe("refs", () => {
   });
 });
 
-describe("stats planning", () => {
-  const at = (s: string) => Date.parse(s) * 1000;
-  it("aligns to the granularity in the timezone's local time", () => {
-    expect(timezoneOffsetMs("UTC", Date.UTC(2026, 0, 1))).toBe(0);
-    expect(timezoneOffsetMs("Asia/Kolkata", Date.UTC(2026, 0, 1))).toBe(5.5 * 3600_000);
-    expect(timezoneOffsetMs("America/New_York", Date.UTC(2026, 6, 1))).toBe(-4 * 3600_000);
-    const plan = planBuckets(at("2026-07-01T10:20:00Z"), at("2026-07-03T10:20:00Z"), 86400, "America/New_York");
-    expect(plan.originMicros).toBe(at("2026-07-01T04:00:00Z"));
-    expect(plan.buckets).toBe(3);
-    expect(planBuckets(at("2026-07-01T10:20:00Z"), at("2026-07-01T12:00:00Z"), 3600, "UTC")).toMatchObject({ originMicros: at("2026-07-01T10:00:00Z"), buckets: 2 });
-  });
-  it("chooses the granularity and caps the number of buckets", () => {
-    expect(planBuckets(at("2026-07-01T00:00:00Z"), at("2026-07-02T00:00:00Z"), null, "UTC").granularity).toBe(900);
-    expect(planBuckets(at("2026-07-01T00:00:00Z"), at("2026-07-01T00:01:00Z"), null, "UTC").granularity).toBe(1);
-    expect(planBuckets(at("2026-01-01T00:00:00Z"), at("2027-01-01T00:00:00Z"), 60, "UTC")).toMatchObject({ granularity: 43200, buckets: 730 });
-    const decade = planBuckets(at("2000-01-01T00:00:00Z"), at("2100-01-01T00:00:00Z"), null, "UTC");
-    expect(decade.buckets).toBeLessThanOrEqual(100);
-    expect(decade.granularity % 86400).toBe(0);
-  });
-  it("refuses an empty range and an unknown timezone", () => {
-    expect(() => planBuckets(10, 10, null, "UTC")).toThrow("end must be after start");
-    expect(() => planBuckets(0, 10, null, "Nowhere/City")).toThrow("unknown timezone");
-  });
+describe("stats keys", () => {
   it("names keys from the json_path and the percentile", () => {
     expect(metricSlug("output.score")).toBe("output_score");
     expect(metricSlug("a-b c")).toBe("a_b_c");

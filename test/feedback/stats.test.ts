@@ -175,14 +175,16 @@ describe("feedback stats", () => {
     const auto = await api.json<{ granularity: number; buckets: Record<string, unknown>[]; window_stats: Record<string, Record<string, unknown>> }>("/feedback/stats", {
       project_id: S, start: iso(START), end: iso(END), metrics: [{ json_path: "output.score" }, { json_path: "output.passed", value_type: "boolean" }, { json_path: "output.label", value_type: "categorical" }],
     });
-    expect(auto.granularity).toBe(3600);
-    expect(auto.buckets).toHaveLength(72);
+    // The same rule as /calls/stats: a range of up to 3 days gets 6-hour buckets.
+    expect(auto.granularity).toBe(21600);
+    expect(auto.buckets).toHaveLength(12);
     expect(Object.keys(auto.window_stats.output_score!)).toEqual(["avg", "min", "max"]);
     expect(Object.keys(auto.window_stats.output_passed!)).toEqual(["count_true", "count_false"]);
     expect(Object.keys(auto.window_stats.output_label!)).toEqual(["counts"]);
     const fine = await api.json<{ granularity: number; buckets: unknown[] }>("/feedback/stats", { project_id: S, start: iso(START), end: iso(END), granularity: 1 });
-    expect(fine.buckets.length).toBeLessThanOrEqual(1000);
-    expect(fine.granularity).toBe(300);
+    // 72 h in 1 s buckets would be 259,200 buckets: raised to the smallest width that gives at most 10,000.
+    expect(fine.granularity).toBe(26);
+    expect(fine.buckets).toHaveLength(Math.ceil((72 * 3600) / 26));
   });
 
   it("refuses a bad range, timezone, aggregation or duplicate metric with 422", async () => {
@@ -193,6 +195,7 @@ describe("feedback stats", () => {
       { start: iso(START), end: iso(END), metrics: [{ json_path: "output.score" }, { json_path: "output_score" }] },
       { start: iso(START), end: iso(END), metrics: [{ json_path: "output.sc'ore" }] },
       { start: "yesterday" },
+      { start: iso(START), end: iso(START + 31 * 24 * HOUR + 1) },
     ];
     for (const body of bad) expect((await api.post("/feedback/stats", { project_id: S, ...body })).status, JSON.stringify(body)).toBe(422);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { callBucketsQuery, usageBucketsQuery } from "../../services/store/usage/statsQuery.js";
-import type { StatsWindow } from "../../services/store/usage/statsWindow.js";
+import type { StatsWindow } from "../../services/store/statsWindow.js";
 
 /** The /calls/stats query builders: exact SQL and parameters for the call buckets. */
 

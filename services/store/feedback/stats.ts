@@ -3,7 +3,8 @@ import { ValidationError, InvalidFieldError } from "../../errors.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { payloadLeafSql } from "./fields.js";
-import { isoToMicros, microsToIso } from "../../times.js";
+import { microsToIso } from "../../times.js";
+import { resolveStatsWindow, type StatsWindow } from "../statsWindow.js";
 
 /**
  * `/feedback/stats`: feedback counts and payload aggregates in time buckets.
@@ -12,9 +13,9 @@ import { isoToMicros, microsToIso } from "../../times.js";
  * the requested timezone's local time (its UTC offset at `start`; DST changes inside the
  * range do not move the boundaries): daily buckets start at local midnight. The first
  * bucket is the one holding `start`; every bucket up to `end` is listed, empty ones too.
- * Only feedback created in [start, end) counts. Without `granularity` the smallest step of
- * GRANULARITY_LADDER giving at most AUTO_BUCKETS buckets is used; a granularity that
- * would give more than MAX_BUCKETS buckets is raised the same way. The answer says which.
+ * Only feedback created in [start, end) counts. The range, the granularity chosen without
+ * one and the bucket cap are the same as `/calls/stats` (../statsWindow.ts); the answer
+ * says which granularity was used.
  *
  * Metrics read the payload leaf at `json_path` (flattened as in payload.ts):
  * - numeric: the leaf read as a number (a JSON number, or a string that reads as one;
@@ -33,60 +34,9 @@ import { isoToMicros, microsToIso } from "../../times.js";
  * percentile with `.` written `_` (p99_9). window_stats aggregates the whole range.
  */
 
-export const GRANULARITY_LADDER = [1, 5, 10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800, 2592000];
-export const AUTO_BUCKETS = 100;
-export const MAX_BUCKETS = 1000;
 export const MAX_CATEGORIES = 50;
 
 const COUNT_AGGREGATIONS = new Set(["count", "count_true", "count_false", "count_distinct"]);
-
-export interface BucketPlan {
-  readonly startMicros: number;
-  readonly endMicros: number;
-  readonly originMicros: number;
-  readonly granularity: number;
-  readonly buckets: number;
-  readonly timezone: string;
-}
-
-/** The timezone's offset from UTC at `atMs`, in ms (positive east of Greenwich). */
-export function timezoneOffsetMs(timeZone: string, atMs: number): number {
-  const format = new Intl.DateTimeFormat("en-US", {
-    timeZone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
-  });
-  const parts: Record<string, number> = {};
-  for (const part of format.formatToParts(new Date(atMs))) parts[part.type] = Number(part.value);
-  const local = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
-  return local - Math.floor(atMs / 1000) * 1000;
-}
-
-const floorDiv = (a: number, b: number) => Math.floor(a / b);
-
-export function planBuckets(startMicros: number, endMicros: number, granularity: number | null | undefined, timezone: string): BucketPlan {
-  if (endMicros <= startMicros) throw ValidationError.at(["body", "end"], "end must be after start");
-  let offsetMs: number;
-  try {
-    offsetMs = timezoneOffsetMs(timezone, Math.floor(startMicros / 1000));
-  } catch {
-    throw ValidationError.at(["body", "timezone"], `unknown timezone ${JSON.stringify(timezone)} (an IANA name such as Europe/Paris)`);
-  }
-  const offsetMicros = offsetMs * 1000;
-  const plan = (g: number): BucketPlan => {
-    const step = g * 1_000_000;
-    const origin = floorDiv(startMicros + offsetMicros, step) * step - offsetMicros;
-    return { startMicros, endMicros, originMicros: origin, granularity: g, buckets: Math.ceil((endMicros - origin) / step), timezone };
-  };
-  const fitting = (limit: number, atLeast: number) => {
-    for (const g of GRANULARITY_LADDER) if (g >= atLeast && plan(g).buckets <= limit) return plan(g);
-    // Beyond the ladder: the smallest whole number of days that fits.
-    let days = Math.ceil((endMicros - startMicros) / (limit * 86_400_000_000));
-    while (plan(days * 86400).buckets > limit) days += 1;
-    return plan(days * 86400);
-  };
-  if (granularity === null || granularity === undefined) return fitting(AUTO_BUCKETS, 1);
-  const asked = plan(granularity);
-  return asked.buckets <= MAX_BUCKETS ? asked : fitting(MAX_BUCKETS, granularity);
-}
 
 interface MetricPlan {
   readonly spec: FeedbackMetricSpec;
@@ -159,7 +109,7 @@ interface Filters {
 }
 
 /** Live feedback of the project created in [start, end), of the asked type and trigger. */
-function rangeWhere(filters: Filters, plan: BucketPlan, pb: ParamBuilder): string {
+function rangeWhere(filters: Filters, plan: StatsWindow, pb: ParamBuilder): string {
   const conditions = [
     `project_id = ${pb.str(filters.projectId)}`,
     "deleted = 0",
@@ -179,8 +129,8 @@ export function triggerCondition(triggerRef: string | null | undefined, pb: Para
   return [`substring(trigger_ref, 1, ${pb.int(Buffer.byteLength(prefix))}) = ${pb.str(prefix)}`];
 }
 
-function bucketSql(plan: BucketPlan, pb: ParamBuilder): string {
-  return `intDiv(created_at - ${pb.int(plan.originMicros)}, ${pb.int(plan.granularity * 1_000_000)})`;
+function bucketSql(plan: StatsWindow, pb: ParamBuilder): string {
+  return `intDiv(created_at - ${pb.int(plan.originMicros)}, ${pb.int(plan.granularitySeconds * 1_000_000)})`;
 }
 
 /**
@@ -189,7 +139,7 @@ function bucketSql(plan: BucketPlan, pb: ParamBuilder): string {
  * bucket (each metric's values sorted into an array when percentiles are asked), and the
  * percentile elements picked from those arrays, so the arrays never leave the server.
  */
-export function statsAggregateQuery(filters: Filters, plan: BucketPlan, metrics: readonly MetricPlan[], byBucket: boolean): BuiltQuery {
+export function statsAggregateQuery(filters: Filters, plan: StatsWindow, metrics: readonly MetricPlan[], byBucket: boolean): BuiltQuery {
   const pb = new ParamBuilder();
   const values = metrics.map((m, i) => `${valueSql(m.spec.value_type, payloadLeafSql(m.spec.json_path, pb))} AS m${i}`);
   const aggregates: string[] = byBucket ? [`${bucketSql(plan, pb)} AS bucket`, "count() AS count"] : ["count() AS count"];
@@ -225,7 +175,7 @@ FROM (
 }
 
 /** The most frequent values of a categorical metric, per bucket or over the range. */
-export function categoryCountsQuery(filters: Filters, plan: BucketPlan, jsonPath: string, byBucket: boolean): BuiltQuery {
+export function categoryCountsQuery(filters: Filters, plan: StatsWindow, jsonPath: string, byBucket: boolean): BuiltQuery {
   const pb = new ParamBuilder();
   const bucket = byBucket ? `${bucketSql(plan, pb)} AS bucket, ` : "";
   const leaf = payloadLeafSql(jsonPath, pb);
@@ -252,9 +202,7 @@ function normalized(agg: string, value: unknown): number | null {
 
 /** Runs the stats queries and shapes the answer (see the module comment). */
 export async function feedbackStats(store: ClickHouseStore, req: FeedbackStatsReq, nowMicros: number): Promise<FeedbackStatsRes> {
-  const startMicros = isoToMicros(req.start)!;
-  const endMicros = req.end ? isoToMicros(req.end)! : nowMicros;
-  const plan = planBuckets(startMicros, endMicros, req.granularity, req.timezone);
+  const plan = resolveStatsWindow(req, nowMicros);
   const metrics = planMetrics(req.metrics);
   const filters: Filters = { projectId: req.project_id, feedbackType: req.feedback_type, triggerRef: req.trigger_ref };
 
@@ -299,9 +247,9 @@ export async function feedbackStats(store: ClickHouseStore, req: FeedbackStatsRe
 
   const rowsByBucket = new Map(bucketRows.map((r) => [Number(r.bucket), r]));
   const buckets: Record<string, unknown>[] = [];
-  for (let b = 0; b < plan.buckets; b++) {
+  for (let b = 0; b < plan.bucketCount; b++) {
     const row = rowsByBucket.get(b);
-    const out: Record<string, unknown> = { timestamp: microsToIso(plan.originMicros + b * plan.granularity * 1_000_000), count: Number(row?.count ?? 0) };
+    const out: Record<string, unknown> = { timestamp: microsToIso(plan.originMicros + b * plan.granularitySeconds * 1_000_000), count: Number(row?.count ?? 0) };
     for (const [slug, values] of Object.entries(shape(row, b))) {
       for (const [agg, value] of Object.entries(values)) out[`${agg}_${slug}`] = value;
     }
@@ -310,7 +258,7 @@ export async function feedbackStats(store: ClickHouseStore, req: FeedbackStatsRe
   return {
     start: microsToIso(plan.startMicros),
     end: microsToIso(plan.endMicros),
-    granularity: plan.granularity,
+    granularity: plan.granularitySeconds,
     timezone: req.timezone,
     buckets,
     window_stats: shape(windowRow, null),

@@ -3,7 +3,7 @@ import type { CallMetricSpec, UsageMetricSpec } from "../../contract/usage.js";
 import { whereClause } from "../calls/callsQuery.js";
 import { priceLookupSql } from "../costs/costFields.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
-import type { StatsWindow } from "./statsWindow.js";
+import type { StatsWindow } from "../statsWindow.js";
 
 /**
  * SQL of `/calls/stats`. Both queries read `calls FINAL` over the window's started_at range

@@ -2,7 +2,7 @@ import type { CallsFilter } from "../../contract/calls.js";
 import type { CallMetricSpec, UsageMetricSpec } from "../../contract/usage.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { callBucketsQuery, usageBucketsQuery, type StatsColumn } from "./statsQuery.js";
-import type { StatsWindow } from "./statsWindow.js";
+import type { StatsWindow } from "../statsWindow.js";
 import { microsToIso } from "../../times.js";
 
 export type Bucket = Record<string, string | number | null>;

@@ -1,10 +1,13 @@
-import { MAX_STATS_BUCKETS, MAX_STATS_RANGE_DAYS } from "../../contract/usage.js";
-import { ValidationError } from "../../errors.js";
-import { isoToMicros } from "../../times.js";
+import { MAX_STATS_BUCKETS, MAX_STATS_RANGE_DAYS } from "../contract/usage.js";
+import { ValidationError } from "../errors.js";
+import { isoToMicros } from "../times.js";
 
 /**
- * The time buckets of `/calls/stats`: the range checked, the granularity chosen, the
- * buckets aligned in the requested timezone. Pure; values in µs and seconds.
+ * The time buckets of every statistics answer (`/calls/stats`, `/feedback/stats`): the
+ * range checked (end after start, at most 31 days), the granularity chosen (asked, or by
+ * the range: ≤2 h → 300 s, ≤12 h → 3600, ≤3 d → 21600, ≤14 d → 43200, else 86400; raised
+ * past 10,000 buckets), the buckets aligned in the requested timezone (daily buckets start
+ * at local midnight). Pure; values in µs and seconds.
  */
 export interface StatsWindow {
   /** Requested start and resolved end, µs; calls with startMicros ≤ started_at < endMicros count. */
