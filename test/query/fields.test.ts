@@ -49,6 +49,7 @@ describe("composeFields", () => {
     expect(run).toThrow("unknown field: nope (known: id, n, data.<path>)");
     expect(() => fields.field("data", new ParamBuilder())).toThrow("unknown field: data (known:");
     expect(fields.resolve("nope", new ParamBuilder(), {})).toBeUndefined();
+    expect(() => fields.field("x".repeat(10_000), new ParamBuilder())).toThrow(`unknown field: ${"x".repeat(200)}… (known:`);
   });
 
   it("lets a set refuse a path of its own with its own message", () => {

@@ -54,6 +54,9 @@ export interface Fields extends FieldSet {
   field(path: string, pb: ParamBuilder, scope?: FieldScope): Field;
 }
 
+/** A path as an error message shows it: cut, since it comes from the request. */
+const shown = (path: string): string => (path.length > 200 ? `${path.slice(0, 200)}…` : path);
+
 /** Tries each set in order; the first that answers wins. */
 export function composeFields(...sets: readonly FieldSet[]): Fields {
   const name = sets.map((s) => s.name).join(" + ");
@@ -71,7 +74,7 @@ export function composeFields(...sets: readonly FieldSet[]): Fields {
     resolve,
     field(path, pb, scope = {}) {
       const field = resolve(path, pb, scope);
-      if (!field) throw new InvalidFieldError(`unknown field: ${path} (known: ${known.join(", ")})`);
+      if (!field) throw new InvalidFieldError(`unknown field: ${shown(path)} (known: ${known.join(", ")})`);
       return field;
     },
   };
