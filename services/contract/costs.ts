@@ -50,7 +50,7 @@ export const CostQueryReq = z
   .object({
     project_id: ProjectId,
     fields: z.array(CostField).nullish().openapi({ description: "Fields of each result; all when absent or empty." }),
-    query: QuerySchema.nullish().openapi({ description: "Over the cost fields; see services/store/costs/costExpr.ts for the rules." }),
+    query: QuerySchema.nullish().openapi({ description: "Over the cost fields; see services/store/costs/recordFields.ts for the rules." }),
     sort_by: z
       .array(z.object({ field: CostField, direction: z.enum(["asc", "desc"]) }))
       .max(8)

@@ -1,10 +1,11 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Operation } from "../../services/contract/queryExpr.js";
-import { compileQuery } from "../../services/store/calls/expr.js";
-import { sortExpressions, type SortDirection } from "../../services/store/calls/fields.js";
 import { flattenCallJson } from "../../services/store/calls/flatten.js";
+import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { compileQuery } from "../../services/store/query/compile.js";
+import { orderByTerms, type SortDirection } from "../../services/store/query/sort.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { freshStore } from "../support/database.js";
 
@@ -125,8 +126,8 @@ afterAll(async () => store.close());
 
 async function ids(expr: Operation, sort: [string, SortDirection][] = [], project = PROJECT): Promise<string[]> {
   const pb = new ParamBuilder();
-  const where = compileQuery({ $expr: expr }, pb);
-  const orderBy = [...sort.flatMap(([path, dir]) => sortExpressions(path, dir, pb)), "id ASC"].join(", ");
+  const where = compileQuery({ $expr: expr }, CALLS_QUERY_FIELDS, pb);
+  const orderBy = [...orderByTerms(sort.map(([field, direction]) => ({ field, direction })), CALLS_QUERY_FIELDS, pb), "id ASC"].join(", ");
   const sql = `SELECT id FROM calls FINAL WHERE project_id = ${pb.str(project)} AND ${where} ORDER BY ${orderBy}`;
   const rows = await store.rows<{ id: string }>("test_calls_expr", { sql, params: pb.params });
   return rows.map((r) => r.id);

@@ -135,6 +135,23 @@ describe("/cost/query", () => {
     expect(await llms({ $eq: [field("llm_id"), lit(null)] })).toEqual([]);
   });
 
+  it("takes the one compiler's conversions of typed fields: dates to seconds, existence, null", async () => {
+    const llms = async (e: unknown) => (await query({ fields: ["llm_id"], query: expr(e), sort_by: [{ field: "effective_date", direction: "asc" }] })).results.map((r) => r.llm_id);
+    const feb = Date.UTC(2025, 1, 1) / 1000;
+    expect(await llms({ $gt: [{ $convert: { input: field("effective_date"), to: "int" } }, lit(feb)] })).toEqual(["model-c", "model-a"]);
+    expect(await llms({ $gte: [{ $convert: { input: field("effective_date"), to: "double" } }, lit(feb + 0.123456)] })).toEqual(["model-b", "model-c", "model-a"]);
+    expect(await llms({ $and: [{ $convert: { input: field("provider_id"), to: "exists" } }, { $eq: [field("llm_id"), lit("model-c")] }] })).toEqual(["model-c"]);
+    expect(await llms({ $not: [{ $eq: [field("provider_id"), lit(null)] }] })).toEqual(["model-a", "model-b", "model-c", "model-a"]);
+    for (const refused of [
+      { $and: [field("llm_id")] },
+      { $contains: { input: field("prompt_token_cost"), substr: lit("0") } },
+      { $eq: [{ $convert: { input: field("llm_id"), to: "double" } }, lit(1)] },
+      { $gt: [field("llm_id"), field("prompt_token_cost")] },
+    ]) {
+      expect((await api.post("/cost/query", { project_id: P, query: expr(refused) })).status, JSON.stringify(refused)).toBe(422);
+    }
+  });
+
   it("refuses unknown fields and ill-typed comparisons with 422", async () => {
     const bad = [
       { fields: ["nope"] },

@@ -1,9 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { resolveCallFeedbackField } from "../../services/store/feedback/callFields.js";
+import { CALL_FEEDBACK_FIELDS } from "../../services/store/feedback/callFields.js";
 import { feedbackForCallsQuery, feedbackPurgeQuery, feedbackSelectQuery } from "../../services/store/feedback/feedbackQuery.js";
-import { resolveFeedbackField } from "../../services/store/feedback/fields.js";
+import { FEEDBACK_QUERY_FIELDS } from "../../services/store/feedback/fields.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { InvalidFieldError } from "../../services/errors.js";
+
+const resolveFeedbackField = (path: string, pb: ParamBuilder) => FEEDBACK_QUERY_FIELDS.field(path, pb);
+const resolveCallFeedbackField = (path: string, pb: ParamBuilder) => {
+  const field = CALL_FEEDBACK_FIELDS.resolve(path, pb, {});
+  if (!field) throw new Error(`not a feedback field: ${path}`);
+  return field;
+};
 
 const str = (value: string) => ({ type: "String", value });
 

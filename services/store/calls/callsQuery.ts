@@ -2,8 +2,9 @@ import type { CallsFilter } from "../../contract/calls.js";
 import type { SortBy } from "../../contract/common.js";
 import type { Query } from "../../contract/queryExpr.js";
 import { ParamBuilder } from "../sql.js";
-import { compileQuery } from "./expr.js";
-import { resolveCallField, sortExpressions } from "./fields.js";
+import { compileQuery } from "../query/compile.js";
+import { orderByTerms } from "../query/sort.js";
+import { CALLS_QUERY_FIELDS } from "./queryFields.js";
 
 /** What a calls read asks for, independent of HTTP. */
 export interface CallsQuerySpec {
@@ -85,7 +86,7 @@ export function whereClause(spec: CallsQuerySpec, pb: ParamBuilder, extra: reado
     `project_id = ${project}`,
     ...(spec.noDeletions ? [] : [`id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`]),
     ...(spec.filter ? filterConditions(spec.filter, pb, project) : []),
-    ...(spec.query ? [compileQuery(spec.query, pb, (path, p) => resolveCallField(path, p, { projectId: spec.projectId }))] : []),
+    ...(spec.query ? [compileQuery(spec.query, CALLS_QUERY_FIELDS, pb, { projectId: spec.projectId })] : []),
     ...extra,
   ];
   return conditions.join("\n  AND ");
@@ -93,7 +94,7 @@ export function whereClause(spec: CallsQuerySpec, pb: ParamBuilder, extra: reado
 
 export function orderByClause(sortBy: readonly SortBy[] | null | undefined, pb: ParamBuilder, projectId?: string): string {
   const sorts = sortBy && sortBy.length > 0 ? sortBy : DEFAULT_SORT;
-  const terms = sorts.flatMap((s) => sortExpressions(s.field, s.direction, pb, { projectId }));
+  const terms = orderByTerms(sorts, CALLS_QUERY_FIELDS, pb, { projectId });
   const last = sorts[sorts.length - 1];
   if (!sorts.some((s) => s.field === "id")) terms.push(`id ${last?.direction === "desc" ? "DESC" : "ASC"}`);
   return terms.join(", ");

@@ -1,11 +1,12 @@
-import type { CallField } from "../calls/fields.js";
+import type { Field, FieldSet } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { PRICES_TABLE } from "./schema.js";
 import { InvalidFieldError } from "../../errors.js";
 
 /**
- * Cost fields of calls for filters and sorts (`$getField`, `sort_by`), computed in SQL over
- * the FINAL `calls` row and the price table, with the rules of pricing.ts:
+ * The cost fields of calls for filters and sorts (`$getField`, `sort_by`), one field set of
+ * the calls query, computed in SQL over the FINAL `calls` row and the price table, with the
+ * rules of pricing.ts:
  *
  * - `summary.weave.costs_total` (number, never NULL): the sum, over the models of the
  *   call's own `summary.usage` that have a price at its started_at, of
@@ -44,11 +45,8 @@ export const COSTS_TOTAL_FIELD = "summary.weave.costs_total";
 const PER_MODEL_PREFIX = "summary.weave.costs.";
 export const PER_MODEL_FIGURES = ["prompt_tokens_total_cost", "completion_tokens_total_cost", "prompt_token_cost", "completion_token_cost"] as const;
 type Figure = (typeof PER_MODEL_FIGURES)[number];
+const PER_MODEL_PATTERN = `${PER_MODEL_PREFIX}<model>.{${PER_MODEL_FIGURES.join(",")}}`;
 const MAX_MODEL_CHARS = 512;
-
-export function isCostsField(path: string): boolean {
-  return path === COSTS_TOTAL_FIELD || path.startsWith(PER_MODEL_PREFIX);
-}
 
 /**
  * The price table for lookups, one row per (project, model): its key, and its effective
@@ -139,17 +137,23 @@ function perModelSql(model: string, figure: Figure, pb: ParamBuilder): string {
   return bind(["price", "present", "tokens"], [lookup, present, tokens], `if(present AND price.1, ${value[figure]}, NULL)`);
 }
 
-/** Resolves a `summary.weave.costs...` path; called from resolveCallField. */
-export function resolveCostsField(path: string, pb: ParamBuilder): CallField {
-  if (path === COSTS_TOTAL_FIELD) return { sql: costsTotalSql(), kind: "number", nullable: false };
+/** `summary.weave.costs_total` and `summary.weave.costs.<model>.<figure>`. */
+export const CALL_COST_FIELDS: FieldSet = {
+  name: "call costs",
+  known: [COSTS_TOTAL_FIELD, PER_MODEL_PATTERN],
+  resolve(path, pb) {
+    if (path === COSTS_TOTAL_FIELD) return { sql: costsTotalSql(), kind: "number", nullable: false };
+    return path.startsWith(PER_MODEL_PREFIX) ? perModelField(path, pb) : undefined;
+  },
+};
+
+function perModelField(path: string, pb: ParamBuilder): Field {
   const rest = path.slice(PER_MODEL_PREFIX.length);
   const dot = rest.lastIndexOf(".");
   const model = dot > 0 ? rest.slice(0, dot) : "";
   const figure = rest.slice(dot + 1);
   if (!model || !(PER_MODEL_FIGURES as readonly string[]).includes(figure)) {
-    throw new InvalidFieldError(
-      `unknown cost field: ${path} (known: ${COSTS_TOTAL_FIELD}, ${PER_MODEL_PREFIX}<model>.{${PER_MODEL_FIGURES.join(",")}})`,
-    );
+    throw new InvalidFieldError(`unknown cost field: ${path} (known: ${COSTS_TOTAL_FIELD}, ${PER_MODEL_PATTERN})`);
   }
   if (model.length > MAX_MODEL_CHARS || /[\u0000-\u001f]/.test(model)) throw new InvalidFieldError(`invalid model name in ${path}`);
   return { sql: perModelSql(model, figure as Figure, pb), kind: "number", nullable: true };

@@ -1,10 +1,11 @@
 import type { Query } from "../../contract/queryExpr.js";
 import type { BuiltQuery } from "../sql.js";
 import { ParamBuilder } from "../sql.js";
-import { compileCostQuery, costFieldSql } from "./costExpr.js";
-import { DEFAULT_PRICE_PROJECT } from "./priceRows.js";
+import { compileQuery } from "../query/compile.js";
+import { orderByTerms } from "../query/sort.js";
+import { DEFAULT_PRICE_PROJECT, PRICE_COLUMNS } from "./priceRows.js";
 import type { CostRecordField } from "../../contract/costs.js";
-import { PRICE_COLUMNS } from "./priceRows.js";
+import { COST_QUERY_FIELDS } from "./recordFields.js";
 import { PRICES_TABLE } from "./schema.js";
 
 /** Value columns: per id, the value of the latest version wins. */
@@ -48,9 +49,9 @@ export const DEFAULT_COST_SORT = [
 export function costQuery(spec: CostQuerySpec): BuiltQuery {
   const pb = new ParamBuilder();
   const source = currentPricesSql(`project_id = ${pb.str(spec.projectId)}`);
-  const where = spec.query ? compileCostQuery(spec.query, pb) : "1";
+  const where = spec.query ? compileQuery(spec.query, COST_QUERY_FIELDS, pb) : "1";
   const sorts = spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_COST_SORT;
-  const order = sorts.map((s) => `${costFieldSql(s.field).sql} ${s.direction === "desc" ? "DESC" : "ASC"}`);
+  const order = orderByTerms(sorts, COST_QUERY_FIELDS, pb);
   if (!sorts.some((s) => s.field === "id")) order.push("id ASC");
   const limit = pb.limitOffset(spec.limit, spec.offset);
   return {

@@ -1,10 +1,11 @@
-import { type CallField, type CallFieldKind } from "../calls/fields.js";
+import type { Field, FieldKind, FieldScope, FieldSet } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { payloadLeafSql } from "./fields.js";
 import { InvalidFieldError } from "../../errors.js";
 
 /**
- * Call fields computed from the feedback on each call, for the calls `$expr` and `sort_by`:
+ * Call fields computed from the feedback on each call, a field set of the calls query
+ * (`$expr` and `sort_by`):
  *
  *   feedback.[<feedback_type>].<field>
  *
@@ -34,7 +35,7 @@ import { InvalidFieldError } from "../../errors.js";
  * carry the project as well, so a call only ever sees its own project's feedback.
  */
 
-const COLUMNS: Readonly<Record<string, { kind: CallFieldKind }>> = {
+const COLUMNS: Readonly<Record<string, { kind: FieldKind }>> = {
   id: { kind: "string" },
   wb_user_id: { kind: "string" },
   creator: { kind: "string" },
@@ -53,8 +54,14 @@ const MAX_TYPE_CHARS = 512;
 
 export const FEEDBACK_FIELD_HELP = "feedback.[<feedback_type>].(payload.<path> | payload | count | id | created_at | wb_user_id | creator | weave_ref | annotation_ref | runnable_ref | call_ref | trigger_ref | queue_id)";
 
-/** Resolves a `feedback.[<type>].<field>` path of the calls query language. */
-export function resolveCallFeedbackField(path: string, pb: ParamBuilder, projectId?: string): CallField {
+/** `feedback.[<type>].<field>`; the feedback read is the scope's project's when it names one. */
+export const CALL_FEEDBACK_FIELDS: FieldSet = {
+  name: "feedback on calls",
+  known: [FEEDBACK_FIELD_HELP],
+  resolve: (path, pb, scope) => (path.startsWith("feedback.") ? feedbackField(path, pb, scope) : undefined),
+};
+
+function feedbackField(path: string, pb: ParamBuilder, { projectId }: FieldScope): Field {
   const match = PATH.exec(path);
   const type = match?.[1];
   const rest = match?.[2];
@@ -64,7 +71,7 @@ export function resolveCallFeedbackField(path: string, pb: ParamBuilder, project
   const typeParam = pb.str(type);
   const projectFilter = projectId === undefined ? "" : `project_id = ${pb.str(projectId)} AND `;
   let value: string;
-  let kind: CallFieldKind;
+  let kind: FieldKind;
   let absent = "NULL";
   if (rest === "count") {
     value = "count()";

@@ -2,10 +2,11 @@ import { FEEDBACK_FIELDS, MAX_FEEDBACK_QUERY_LIMIT } from "../../contract/feedba
 import type { SortBy } from "../../contract/common.js";
 import type { Query } from "../../contract/queryExpr.js";
 import { ValidationError } from "../../errors.js";
-import { compileQuery } from "../calls/expr.js";
+import { compileQuery } from "../query/compile.js";
+import { orderByTerms } from "../query/sort.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { API_COLUMNS } from "./feedbackRows.js";
-import { feedbackSortExpressions, resolveFeedbackField } from "./fields.js";
+import { FEEDBACK_QUERY_FIELDS } from "./fields.js";
 
 /**
  * SQL of the feedback reads and deletes. Every read is `FROM feedback FINAL WHERE
@@ -27,7 +28,7 @@ export const DEFAULT_FEEDBACK_SORT: readonly SortBy[] = [{ field: "created_at", 
 /** Live feedback of one project, and the query expression when there is one. */
 function liveWhere(projectId: string, query: Query | null | undefined, pb: ParamBuilder): string {
   const conditions = [`project_id = ${pb.str(projectId)}`, "deleted = 0"];
-  if (query) conditions.push(compileQuery(query, pb, resolveFeedbackField));
+  if (query) conditions.push(compileQuery(query, FEEDBACK_QUERY_FIELDS, pb));
   return conditions.join("\n  AND ");
 }
 
@@ -48,7 +49,7 @@ export function feedbackSelectQuery(spec: FeedbackQuerySpec): BuiltQuery {
   const columns = selectedFields(spec.fields);
   const where = liveWhere(spec.projectId, spec.query, pb);
   const sorts = spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_FEEDBACK_SORT;
-  const order = sorts.flatMap((s) => feedbackSortExpressions(s.field, s.direction, pb));
+  const order = orderByTerms(sorts, FEEDBACK_QUERY_FIELDS, pb);
   if (!sorts.some((s) => s.field === "id")) order.push(`id ${sorts[sorts.length - 1]?.direction === "desc" ? "DESC" : "ASC"}`);
   const limit = spec.limit ?? MAX_FEEDBACK_QUERY_LIMIT;
   const offset = spec.offset ?? 0;

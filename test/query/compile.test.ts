@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { QuerySchema, type Operation } from "../../services/contract/queryExpr.js";
-import { compileQuery, toMicros } from "../../services/store/calls/expr.js";
-import { resolveCallField, sortExpressions } from "../../services/store/calls/fields.js";
+import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
+import { toMicros } from "../../services/store/query/compare.js";
+import { compileQuery } from "../../services/store/query/compile.js";
+import { columnFields, composeFields, jsonLeafFields } from "../../services/store/query/fields.js";
 import { ParamBuilder, type SqlParam } from "../../services/store/sql.js";
 import { InvalidQueryError, InvalidFieldError } from "../../services/errors.js";
 
@@ -12,7 +14,7 @@ const i64 = (value: number): SqlParam => ({ type: "Int64", value });
 
 function compile(expr: Operation): { sql: string; params: Readonly<Record<string, SqlParam>> } {
   const pb = new ParamBuilder();
-  const sql = compileQuery({ $expr: expr }, pb);
+  const sql = compileQuery({ $expr: expr }, CALLS_QUERY_FIELDS, pb);
   return { sql, params: pb.params };
 }
 
@@ -179,7 +181,7 @@ describe("compileQuery: exact SQL and parameters", () => {
 
 describe("compileQuery: refused expressions", () => {
   const refuse = (expr: unknown, error: typeof InvalidQueryError | typeof InvalidFieldError, message?: RegExp) => {
-    const run = () => compileQuery({ $expr: expr as Operation }, new ParamBuilder());
+    const run = () => compileQuery({ $expr: expr as Operation }, CALLS_QUERY_FIELDS, new ParamBuilder());
     expect(run).toThrow(error);
     if (message) expect(run).toThrow(message);
   };
@@ -211,6 +213,57 @@ describe("compileQuery: refused expressions", () => {
   });
 });
 
+describe("compileQuery: strict fields", () => {
+  // A typed record: strict columns, and lenient JSON leaves beside them.
+  const RECORD = composeFields(
+    columnFields("record", { name: { kind: "string", nullable: false }, price: { kind: "number", nullable: false }, at: { kind: "datetime", nullable: false } }, { strict: true }),
+    jsonLeafFields("record leaves", { roots: ["extra"], paths: "extra_paths", values: "extra_values", maxDepth: 4 }),
+  );
+  const strictCompile = (expr: unknown) => {
+    const pb = new ParamBuilder();
+    return { sql: compileQuery({ $expr: expr as Operation }, RECORD, pb), params: pb.params };
+  };
+  const extra = (n: number) => `if(indexOf(extra_paths, {pb_${n}:String}) = 0, NULL, extra_values[indexOf(extra_paths, {pb_${n}:String})])`;
+
+  it("compiles what it accepts exactly as for any field", () => {
+    expect(strictCompile({ $and: [{ $eq: [field("name"), lit("m")] }, { $gte: [field("price"), lit(0.5)] }, { $gt: [field("at"), lit(1767225600)] }] })).toEqual({
+      sql: "((name = {pb_0:String}) AND (price >= {pb_1:Float64}) AND (at > {pb_2:Int64}))",
+      params: { pb_0: str("m"), pb_1: f64(0.5), pb_2: i64(1767225600000000) },
+    });
+    expect(strictCompile({ $eq: [field("name"), lit(null)] })).toEqual({ sql: "(name IS NULL)", params: {} });
+    expect(strictCompile({ $eq: [field("name"), field("extra.label")] }).sql).toBe(`ifNull(name = ${extra(0)}, 0)`);
+    expect(strictCompile({ $contains: { input: field("name"), substr: lit("x") } }).sql).toBe("(positionUTF8(name, {pb_0:String}) > 0)");
+    expect(strictCompile({ $eq: [{ $convert: { input: field("price"), to: "int" } }, lit(3)] }).sql).toBe("(toInt64(price) = {pb_0:Float64})");
+    expect(strictCompile({ $gte: [{ $convert: { input: field("at"), to: "int" } }, lit(1767225600)] }).sql).toBe("(intDiv(at, 1000000) >= {pb_0:Float64})");
+    expect(strictCompile({ $not: [{ $convert: { input: field("name"), to: "exists" } }] }).sql).toBe("(NOT (name IS NOT NULL))");
+    // The leaves beside them stay lenient.
+    expect(strictCompile({ $gt: [field("extra.n"), lit(2)] }).sql).toBe(`ifNull(toFloat64OrNull(${extra(0)}) > {pb_1:Float64}, 0)`);
+  });
+
+  it("refuses to read a strict field as another kind", () => {
+    const refused = [
+      { $gt: [field("name"), lit(3)] },
+      { $eq: [field("price"), lit("3")] },
+      { $eq: [field("name"), lit(true)] },
+      { $eq: [field("price"), lit(false)] },
+      { $eq: [field("name"), lit({})] },
+      { $in: [field("price"), [lit(1), lit("2")]] },
+      { $gt: [field("name"), field("price")] },
+      { $eq: [field("price"), field("extra.n")] },
+      { $and: [field("name")] },
+      { $not: [field("price")] },
+      { $contains: { input: field("price"), substr: lit("1") } },
+      { $contains: { input: field("extra.s"), substr: field("price") } },
+      { $eq: [{ $convert: { input: field("name"), to: "double" } }, lit(1)] },
+      { $eq: [{ $convert: { input: field("price"), to: "string" } }, lit("1")] },
+      { $and: [{ $convert: { input: field("price"), to: "bool" } }] },
+      { $eq: [{ $convert: { input: field("price"), to: "int" } }, lit("1")] },
+      { $eq: [field("at"), lit(true)] },
+    ];
+    for (const expr of refused) expect(() => strictCompile(expr), JSON.stringify(expr)).toThrow(InvalidQueryError);
+  });
+});
+
 describe("datetime literals", () => {
   it("reads ISO 8601 forms to µs", () => {
     expect(toMicros("2026-01-01T00:00:00Z")).toBe(1767225600000000);
@@ -221,40 +274,6 @@ describe("datetime literals", () => {
     expect(toMicros("2026-01-01T05:30:00+05:30")).toBe(1767225600000000);
     expect(toMicros("2025-12-31T19:00:00-0500")).toBe(1767225600000000);
     expect(toMicros(1767225600.123456)).toBe(1767225600123456);
-  });
-});
-
-describe("call fields", () => {
-  it("resolves columns, computed fields and JSON leaves", () => {
-    const pb = new ParamBuilder();
-    expect(resolveCallField("started_at", pb)).toEqual({ sql: "started_at", kind: "datetime", nullable: false });
-    expect(resolveCallField("wb_run_step", pb)).toEqual({ sql: "wb_run_step", kind: "number", nullable: true });
-    expect(resolveCallField("summary.weave.trace_name", pb)).toEqual({
-      sql: "ifNull(nullIf(display_name, ''), op_name)",
-      kind: "string",
-      nullable: false,
-    });
-    expect(resolveCallField("output", pb)).toEqual({
-      sql: "if(indexOf(json_paths, {pb_0:String}) = 0, output, json_values[indexOf(json_paths, {pb_0:String})])",
-      kind: "json_leaf",
-      nullable: true,
-    });
-    expect(resolveCallField("attributes.gen_ai.system", pb).kind).toBe("json_leaf");
-    expect(pb.params).toEqual({ pb_0: str("output"), pb_1: str("attributes.gen_ai.system") });
-    expect(() => resolveCallField("storage_size_bytes", pb)).toThrow(InvalidFieldError);
-    expect(() => resolveCallField("json_values", pb)).toThrow(InvalidFieldError);
-    expect(() => resolveCallField(`inputs.${Array(13).fill("a").join(".")}`, pb)).toThrow(/deeper/);
-    expect(() => resolveCallField(`inputs.${Array(12).fill("a").join(".")}`, pb)).not.toThrow();
-  });
-
-  it("gives ORDER BY terms, NULLs last; JSON leaves numeric first, then text", () => {
-    const pb = new ParamBuilder();
-    expect(sortExpressions("started_at", "desc", pb)).toEqual(["started_at DESC NULLS LAST"]);
-    expect(sortExpressions("summary.weave.latency_ms", "asc", pb)).toEqual(["((ended_at - started_at) / 1000) ASC NULLS LAST"]);
-    expect(sortExpressions("inputs.n", "asc", pb)).toEqual([`toFloat64OrNull(${leaf(0)}) ASC NULLS LAST`, `${leaf(0)} ASC NULLS LAST`]);
-    expect(pb.params).toEqual({ pb_0: str("inputs.n") });
-    expect(() => sortExpressions("started_at", "up" as "asc", pb)).toThrow(InvalidFieldError);
-    expect(() => sortExpressions("bogus", "asc", pb)).toThrow(InvalidFieldError);
   });
 });
 
