@@ -6,6 +6,7 @@ import { mountOtlpIngest } from "./ingest/otlp/routes.js";
 import { mountCallQueries } from "./query/callsRoutes.js";
 import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
+import { mountGraphqlRoutes } from "./query/graphqlRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import type { EventPublisher } from "./queue/queue.js";
@@ -16,6 +17,8 @@ import type { ClickHouseStore } from "./store/clickhouse.js";
 import { COSTS_MIGRATION } from "./store/costs/schema.js";
 import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
 import type { Migration } from "./store/migrations.js";
+import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
+import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
@@ -84,6 +87,15 @@ export const RESOURCES: readonly Resource[] = [
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
   { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
   { name: "usage", routes: { query: (api, { store }) => mountUsageRoutes(api, { store }) } },
+  {
+    name: "projects",
+    migrations: [PROJECTS_MIGRATION],
+    routes: { query: (api, { store }) => mountGraphqlRoutes(api, { store }) },
+    afterCallBatch: ({ store }) => {
+      const projects = new ProjectsRepository(store);
+      return { write: (calls) => projects.ensure(calls.map((c) => c.project_id)) };
+    },
+  },
 ];
 
 /** Every resource's migrations, in version order. */

@@ -41,7 +41,14 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; headers?: Record<string
 };
 
 /** Operations that touch no project: any key (or none, for public ones) may call them. */
-const KEY_ONLY = ["version", "server_info", "projects_info", "geolocate"];
+const KEY_ONLY_BODIES: Record<string, unknown> = {
+  version: undefined,
+  server_info: undefined,
+  geolocate: undefined,
+  projects_info: { project_ids: [PROJECT] },
+  graphql: { query: "query DefaultEntity { viewer { username } }" },
+};
+const KEY_ONLY = Object.keys(KEY_ONLY_BODIES);
 const PUBLIC = ["health"];
 
 describe("operation scopes", () => {
@@ -83,7 +90,8 @@ describe("operation scopes", () => {
 
   it("key-only operations answer any valid key and refuse a missing one; public ones need none", async () => {
     for (const op of service.operations.filter((o) => o.scope.kind === "key")) {
-      const init = op.method === "get" ? {} : { method: "POST", body: JSON.stringify({ project_ids: [PROJECT] }), headers: { "content-type": "application/json" } };
+      const body = KEY_ONLY_BODIES[op.id];
+      const init = body === undefined ? {} : { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } };
       const anonymous = await fetch(`${service.url}${op.path}`, init);
       expect({ op: op.id, status: anonymous.status }).toEqual({ op: op.id, status: 401 });
       const other = await fetch(`${service.url}${op.path}`, { ...init, headers: { ...init.headers, authorization: basic(KEY_OTHER) } });

@@ -1,0 +1,66 @@
+import type { ClickHouseStore } from "../clickhouse.js";
+import { ParamBuilder } from "../sql.js";
+import { nowMicros } from "../../times.js";
+
+export interface ProjectRecord {
+  readonly entity: string;
+  readonly name: string;
+  readonly description: string | null;
+}
+
+const splitProjectId = (projectId: string): { entity: string; name: string } => {
+  const slash = projectId.indexOf("/");
+  return { entity: projectId.slice(0, slash), name: projectId.slice(slash + 1) };
+};
+
+/**
+ * Projects: created explicitly (UpsertModel) or by their first write. `ensure` remembers
+ * what this process already wrote, so the worker's per-batch call costs one set lookup per
+ * project after the first.
+ */
+export class ProjectsRepository {
+  private readonly known = new Set<string>();
+
+  constructor(private readonly store: ClickHouseStore) {}
+
+  async find(entity: string, name: string): Promise<ProjectRecord | null> {
+    const pb = new ParamBuilder();
+    const rows = await this.store.rows<ProjectRecord>("projects_find", {
+      sql: `SELECT entity, name, description FROM projects FINAL WHERE entity = ${pb.str(entity)} AND name = ${pb.str(name)} LIMIT 1`,
+      params: pb.params,
+    });
+    return rows[0] ?? null;
+  }
+
+  /** Creates the project, or updates its description when one is given. */
+  async upsert(entity: string, name: string, description: string | null): Promise<ProjectRecord> {
+    const existing = await this.find(entity, name);
+    const now = nowMicros();
+    const record = { entity, name, description: description ?? existing?.description ?? null };
+    await this.store.insert("projects_upsert", "projects", [{ ...record, created_at: now, version: now }]);
+    this.known.add(`${entity}/${name}`);
+    return record;
+  }
+
+  /**
+   * Records projects that received data, once per process. Rows written here have version
+   * 0, so a project created by UpsertModel (version = its time) keeps its description.
+   */
+  async ensure(projectIds: Iterable<string>): Promise<void> {
+    const fresh = [...new Set(projectIds)].filter((id) => !this.known.has(id) && id.includes("/"));
+    if (fresh.length === 0) return;
+    const now = nowMicros();
+    await this.store.insert("projects_ensure", "projects", fresh.map((id) => ({ ...splitProjectId(id), description: null, created_at: now, version: 0 })));
+    for (const id of fresh) this.known.add(id);
+  }
+
+  /** Every project of the given entities ("*" = all), for pickers and listings. */
+  async list(entities: readonly string[]): Promise<ProjectRecord[]> {
+    const pb = new ParamBuilder();
+    const where = entities.includes("*") ? "1" : `entity IN ${pb.inStrings(entities)}`;
+    return this.store.rows<ProjectRecord>("projects_list", {
+      sql: `SELECT entity, name, description FROM projects FINAL WHERE ${where} ORDER BY entity, name`,
+      params: pb.params,
+    });
+  }
+}

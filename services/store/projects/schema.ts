@@ -1,0 +1,26 @@
+import type { Migration } from "../migrations.js";
+
+/**
+ * `projects`: one row per project (`entity/name`), written by the GraphQL `UpsertModel`
+ * (the Weave Python SDK's `weave.init` creates its project so) and by the first write of
+ * calls to a project (the worker). ReplacingMergeTree on (entity, name): writing a project
+ * again is harmless; the latest description wins. Projects that held calls before this
+ * table existed are copied from `project_call_bounds` once.
+ */
+export const PROJECTS_MIGRATION: Migration = {
+  version: 20,
+  name: "projects",
+  statements: [
+    `CREATE TABLE IF NOT EXISTS projects (
+      entity String,
+      name String,
+      description Nullable(String),
+      created_at Int64,
+      version UInt64
+    ) ENGINE = ReplacingMergeTree(version)
+    ORDER BY (entity, name)`,
+    `INSERT INTO projects (entity, name, description, created_at, version)
+     SELECT substring(project_id, 1, position(project_id, '/') - 1), substring(project_id, position(project_id, '/') + 1), NULL, 0, 0
+     FROM (SELECT DISTINCT project_id FROM project_call_bounds WHERE position(project_id, '/') > 0)`,
+  ],
+};
