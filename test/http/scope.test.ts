@@ -21,6 +21,7 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; headers?: Record<string
   call_update: { body: { project_id: PROJECT, call_id: "c1", display_name: "renamed" } },
   calls_delete: { body: { project_id: PROJECT, call_ids: ["c1"] } },
   otel_export_traces: { body: {}, headers: { project_id: PROJECT } },
+  otel_export_traces_agents: { body: {}, headers: { project_id: PROJECT } },
   call_read: { body: { project_id: PROJECT, id: "c1" } },
   calls_stream_query: { body: { project_id: PROJECT } },
   calls_query_stats: { body: { project_id: PROJECT } },

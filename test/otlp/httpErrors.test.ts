@@ -67,6 +67,16 @@ describe("success", () => {
     expect(await callsOfTrace(spec.spans[0]!.traceId)).toHaveLength(1);
   });
 
+  it("takes the same exports at /agents/otel/v1/traces, the Weave Python SDK's path", async () => {
+    const s = span({ name: "via-agents-path" });
+    const res = await postOtlp(service.url, jsonBody({ spans: [s] }), { contentType: JSON_TYPE, path: "/agents/otel/v1/traces" });
+    expect({ status: res.status, body: res.body.toString() }).toEqual({ status: 200, body: "{}" });
+    const { call } = await api.json<{ call: { op_name: string } | null }>("/call/read", { project_id: P, id: s.spanId });
+    expect(call?.op_name).toBe("via-agents-path");
+    const other = await postOtlp(service.url, jsonBody({ spans: [span()] }), { contentType: JSON_TYPE, path: "/agents/otel/v1/traces", key: KEY_OTHER });
+    expect(other.status).toBe(403);
+  });
+
   it("accepts JSON (with a charset) and answers {} in JSON", async () => {
     const spec = oneSpan();
     const res = await postOtlp(service.url, jsonBody(spec), { contentType: "application/json; charset=utf-8" });

@@ -116,6 +116,8 @@ export interface PostOptions {
   key?: string | null;
   project?: string | null;
   headers?: Record<string, string>;
+  /** Another path of the same endpoint (the Weave SDK's `/agents/otel/v1/traces`). */
+  path?: string;
 }
 
 /** POSTs a body to the OTLP endpoint; headers default to the acme key and project acme/otel. */
@@ -128,7 +130,7 @@ export async function postOtlp(baseUrl: string, body: Buffer | string, options: 
   const project = options.project === undefined ? "acme/otel" : options.project;
   if (project !== null) headers["project_id"] = project;
   if (options.encoding) headers["content-encoding"] = options.encoding;
-  const res = await fetch(`${baseUrl}${OTLP_PATH}`, { method: "POST", headers, body: typeof body === "string" ? body : new Uint8Array(body) });
+  const res = await fetch(`${baseUrl}${options.path ?? OTLP_PATH}`, { method: "POST", headers, body: typeof body === "string" ? body : new Uint8Array(body) });
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 }
 

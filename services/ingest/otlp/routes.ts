@@ -36,6 +36,9 @@ export const otlpTracesOp = operation({
   rawBody: "application/x-protobuf or application/json (ExportTraceServiceRequest), optionally gzip or deflate",
 });
 
+/** The path the Weave Python SDK's own OTel exporter posts to (spec/weave-python-sdk.md §6). */
+export const otlpAgentsAliasOp = operation({ ...otlpTracesOp, id: "otel_export_traces_agents", path: "/agents/otel/v1/traces", alias: true });
+
 const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
 
 /** gRPC status codes for the `code` of a `google.rpc.Status` body, by HTTP status. */
@@ -90,8 +93,12 @@ function decode(format: OtlpFormat, body: Buffer): OtlpSpanBatch {
 }
 
 export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher, limits: OtlpLimits): void {
+  for (const op of [otlpTracesOp, otlpAgentsAliasOp]) mountExport(api, op, publisher, limits);
+}
+
+function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPublisher, limits: OtlpLimits): void {
   api.mount(
-    otlpTracesOp,
+    op,
     async (_input, ctx) => {
       const { req, res } = ctx;
       const projectId = ctx.projects[0]!;
