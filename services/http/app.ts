@@ -174,19 +174,33 @@ interface BodyParserError {
   message?: string;
 }
 
+/**
+ * The answer to a failed request: its status, headers and body. Every body has `detail`
+ * (the validation `detail` list for 422, else a sentence) and `message` (a sentence), which
+ * is what the Weave SDKs show; permanent refusals say `x-should-retry: false` so that
+ * clients with their own retry rules (the Stainless binding retries 408, 409, 429, 5xx)
+ * never retry them.
+ */
 export function errorAnswer(err: unknown): ErrorAnswer {
-  if (err instanceof ValidationError) return { status: 422, body: { detail: err.detail } };
-  if (err instanceof ClientError) return { status: err.status, body: { detail: err.message } };
-  if (err instanceof UnauthorizedError) return { status: 401, body: { detail: err.message }, headers: { "WWW-Authenticate": 'Basic realm="tracehouse"' } };
-  if (err instanceof ForbiddenError) return { status: 403, body: { detail: err.message } };
-  if (err instanceof QueueFullError) return { status: 429, body: { detail: err.message }, headers: { "Retry-After": String(err.retryAfterSeconds) } };
-  if (err instanceof StoreUnavailableError) return { status: 503, body: { detail: "storage unavailable, retry later" }, headers: { "Retry-After": String(err.retryAfterSeconds) } };
-  if (err instanceof RetryableError) return { status: 503, body: { detail: err.message }, headers: { "Retry-After": String(err.retryAfterSeconds) } };
+  const refused = (status: number, message: string, detail: unknown = message, headers: Record<string, string> = {}): ErrorAnswer => ({
+    status,
+    body: { detail, message },
+    headers: { ...(status < 500 && status !== 429 ? { "x-should-retry": "false" } : {}), ...headers },
+  });
+  const retryAfter = (seconds: number) => ({ "Retry-After": String(seconds) });
+  if (err instanceof ValidationError) return refused(422, err.message, err.detail);
+  if (err instanceof ClientError) return refused(err.status, err.message);
+  if (err instanceof UnauthorizedError) return refused(401, err.message, err.message, { "WWW-Authenticate": 'Basic realm="tracehouse"' });
+  if (err instanceof ForbiddenError) return refused(403, err.message);
+  if (err instanceof QueueFullError) return refused(429, err.message, err.message, retryAfter(err.retryAfterSeconds));
+  if (err instanceof StoreUnavailableError) return refused(503, "storage unavailable, retry later", undefined, retryAfter(err.retryAfterSeconds));
+  if (err instanceof RetryableError) return refused(503, err.message, err.message, retryAfter(err.retryAfterSeconds));
   const parserError = err as BodyParserError;
-  if (parserError?.type === "entity.too.large") return { status: 413, body: { detail: "request body too large" } };
+  if (parserError?.type === "entity.too.large") return refused(413, "request body too large");
   if (parserError?.type === "entity.parse.failed") {
-    return { status: 400, body: { detail: [{ loc: ["body"], msg: `malformed JSON: ${parserError.message ?? ""}`, type: "json_invalid" }] } };
+    const message = `malformed JSON: ${parserError.message ?? ""}`;
+    return refused(400, message, [{ loc: ["body"], msg: message, type: "json_invalid" }]);
   }
-  if (parserError?.type === "encoding.unsupported" || parserError?.type === "charset.unsupported") return { status: 415, body: { detail: parserError.message } };
-  return { status: 500, body: { detail: "internal error" } };
+  if (parserError?.type === "encoding.unsupported" || parserError?.type === "charset.unsupported") return refused(415, parserError.message ?? "unsupported encoding");
+  return refused(500, "internal error");
 }

@@ -208,7 +208,11 @@ describe("auth and validation", () => {
   it("answers 422 with the detail shape pointing at the field, and changes nothing", async () => {
     const res = await api.post("/call/start", { start: { ...start("invalid", T0), started_at: "yesterday" } });
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ detail: [{ loc: ["body", "start", "started_at"], msg: "must be an ISO 8601 timestamp", type: "custom" }] });
+    expect(res.headers.get("x-should-retry")).toBe("false");
+    expect(await res.json()).toEqual({
+      detail: [{ loc: ["body", "start", "started_at"], msg: "must be an ISO 8601 timestamp", type: "custom" }],
+      message: "body.start.started_at: must be an ISO 8601 timestamp",
+    });
     const missing = await api.post("/call/update", { project_id: P, call_id: "c1" });
     expect(missing.status).toBe(422);
     expect(((await missing.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toEqual(["body", "display_name"]);

@@ -90,7 +90,7 @@ describe("operation parts over HTTP", () => {
   it("validates a path segment like a body field: 422 with loc at the segment", async () => {
     expect(await call("PUT", "/objs/o/versions/no!/tags", { project_id: "acme/p", tags: [] })).toEqual({
       status: 422,
-      body: { detail: [{ loc: ["path", "digest"], msg: "must be a digest", type: "invalid_format" }] },
+      body: { detail: [{ loc: ["path", "digest"], msg: "must be a digest", type: "invalid_format" }], message: "path.digest: must be a digest" },
     });
   });
 
