@@ -7,7 +7,8 @@ install:
 start: install
 	npx tsx services/main.ts
 
-## The whole suite against a real ClickHouse and a Kafka-protocol broker it starts itself.
+## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,
+## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts).
 test: install
 	npx tsc --noEmit -p .
 	npx depcruise services --config .dependency-cruiser.cjs

@@ -1,12 +1,30 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two runs of the suite. `clickhouse-18.16`: every test file against a real ClickHouse 18.16
+ * server (the production floor). `chdb-26.7`: the same files against ClickHouse 26.7 embedded
+ * in each test process by the npm package `chdb`, except those below. `--project <name>` runs one.
+ */
+const NOT_ON_CHDB = [
+  // Spawns services/main.ts and kills it, kills a cluster process, and restarts the local ClickHouse server.
+  "test/durability/crash.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/globalSetup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    projects: [
+      {
+        extends: true,
+        test: { name: "clickhouse-18.16", include: ["test/**/*.test.ts"], globalSetup: ["test/globalSetup.ts"] },
+      },
+      {
+        extends: true,
+        test: { name: "chdb-26.7", include: ["test/**/*.test.ts"], exclude: NOT_ON_CHDB, globalSetup: ["test/globalSetup.chdb.ts"] },
+      },
+    ],
   },
 });

@@ -9,7 +9,7 @@ import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import type { EventConsumer, EventPublisher } from "./queue/queue.js";
-import { ClickHouseStore } from "./store/clickhouse.js";
+import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
 import { ensureDatabase, migrate } from "./store/migrations.js";
 import { callBatchHandler, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
@@ -28,20 +28,30 @@ function kafkaSettings(config: Config): KafkaSettings {
   return { brokers: config.KAFKA_BROKERS ?? [], topic: config.KAFKA_TOPIC, groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
 }
 
+/** What a service is given besides its configuration. */
+export interface ServiceDependencies {
+  /** A ClickHouse to use instead of CLICKHOUSE_URL or a local server (tests on another engine). */
+  readonly clickhouse?: InjectedClickHouse;
+}
+
 /**
- * The ClickHouse this service uses, migrated: CLICKHOUSE_URL, or a private server started
- * under DATA_DIR (then `local` is it, to stop last).
+ * The ClickHouse this service uses, migrated: an injected one, CLICKHOUSE_URL, or a private
+ * server started under DATA_DIR (then `local` is it, to stop last).
  */
-export async function openStore(config: Config, log: Logger): Promise<{ store: ClickHouseStore; local: LocalClickHouse | null }> {
-  let url = config.CLICKHOUSE_URL;
+export async function openStore(
+  config: Config,
+  log: Logger,
+  deps: ServiceDependencies = {},
+): Promise<{ store: ClickHouseStore; local: LocalClickHouse | null }> {
+  let target: string | InjectedClickHouse | undefined = deps.clickhouse ?? config.CLICKHOUSE_URL;
   let local: LocalClickHouse | null = null;
-  if (!url) {
+  if (!target) {
     local = await startLocalClickHouse(resolve(config.DATA_DIR));
-    url = local.url;
-    log.info({ url }, "started local ClickHouse");
+    target = local.url;
+    log.info({ url: target }, "started local ClickHouse");
   }
-  await ensureDatabase(url, config.CLICKHOUSE_DATABASE);
-  const store = new ClickHouseStore(url, config.CLICKHOUSE_DATABASE);
+  await ensureDatabase(target, config.CLICKHOUSE_DATABASE);
+  const store = new ClickHouseStore(target, config.CLICKHOUSE_DATABASE);
   const applied = await migrate(store, MIGRATIONS);
   if (applied.length > 0) log.info({ applied }, "schema migrations applied");
   return { store, local };
@@ -72,13 +82,13 @@ async function closeServer(server: Server): Promise<void> {
 }
 
 /** Wires the roles this process runs (services/roles.ts). Each dependency is made here and passed down. */
-export async function startService(config: Config, log: Logger): Promise<RunningService> {
+export async function startService(config: Config, log: Logger, deps: ServiceDependencies = {}): Promise<RunningService> {
   const roles = rolesOf(config.ROLE);
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
   if ((roles.has("ingest") !== roles.has("worker")) && !useKafka) {
     throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest and worker roles talk through Kafka`);
   }
-  const { store, local } = await openStore(config, log);
+  const { store, local } = await openStore(config, log, deps);
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   const embedded = useKafka ? null : new InProcessQueue({ ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
 

@@ -7,8 +7,11 @@ import { startMockKafka } from "./support/mockKafka.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
+    /** The real server's HTTP interface (not provided in the chdb run). */
     clickhouseUrl: string;
     kafkaBrokers: string;
+    /** The chdb run: where each test process puts its engine's data (see test/support/chdb.ts). */
+    chdbDir?: string;
   }
 }
 

@@ -1,9 +1,11 @@
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
 import { StoreQueryError, StoreUnavailableError } from "../errors.js";
 import { uuid4 } from "../ids.js";
-import { renderSql, type BuiltQuery } from "./sql.js";
+import { quoteString, renderSql, type BuiltQuery } from "./sql.js";
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -15,21 +17,53 @@ export const queryDuration = new Histogram({
 });
 
 /**
- * ClickHouse over HTTP. Every call names its operation: it becomes the query_id prefix
- * (so system.query_log leads back to the code path) and the metric label.
+ * A ClickHouse reached through a client made elsewhere instead of the HTTP interface at a
+ * URL (the test suite's second run uses an embedded engine so). Such a connection may not
+ * do all the HTTP interface does; these say what it lacks, and the store works around it.
+ */
+export interface InjectedClickHouse {
+  /** Stands where the URL would (logs, `RunningService.clickhouseUrl`). */
+  readonly name: string;
+  /** A client of its own for one store, which closes it. */
+  client(): ClickHouseClient;
+  /** The connection ignores the client's `database` option: every statement must select it. */
+  readonly ignoresDatabaseOption: boolean;
+  /**
+   * Set when the connection reads request bodies as text (binary rows would arrive
+   * mangled) but the engine can read files of this machine: RowBinary rows are written to
+   * a file in this directory and inserted `FROM INFILE`.
+   */
+  readonly binaryRowsDir: string | null;
+}
+
+/**
+ * ClickHouse over HTTP (or an injected connection). Every call names its operation: it becomes
+ * the query_id prefix (so system.query_log leads back to the code path) and the metric label.
  */
 export class ClickHouseStore {
+  readonly url: string;
   private readonly client: ClickHouseClient;
+  private readonly injected: InjectedClickHouse | null;
+  private writeSettingsOnce: Promise<ClickHouseSettings> | null = null;
 
-  constructor(readonly url: string, readonly database: string) {
-    this.client = createClient({
-      url,
-      database,
-      request_timeout: 60_000,
-      max_open_connections: 32,
-      clickhouse_settings: {},
-      log: { level: ClickHouseLogLevel.OFF },
-    });
+  constructor(target: string | InjectedClickHouse, readonly database: string) {
+    if (!IDENTIFIER.test(database)) throw new Error(`invalid database name: ${database}`);
+    if (typeof target === "string") {
+      this.url = target;
+      this.injected = null;
+      this.client = createClient({
+        url: target,
+        database,
+        request_timeout: 60_000,
+        max_open_connections: 32,
+        clickhouse_settings: {},
+        log: { level: ClickHouseLogLevel.OFF },
+      });
+    } else {
+      this.url = target.name;
+      this.injected = target;
+      this.client = target.client();
+    }
   }
 
   async ping(): Promise<boolean> {
@@ -39,7 +73,7 @@ export class ClickHouseStore {
 
   async rows<T>(operation: string, query: BuiltQuery): Promise<T[]> {
     return this.timed(operation, async (query_id) => {
-      const rs = await this.client.query({ query: renderSql(query.sql, query.params), format: "JSONEachRow", query_id });
+      const rs = await this.client.query({ query: this.statement(query), format: "JSONEachRow", query_id });
       return rs.json<T>();
     });
   }
@@ -49,7 +83,7 @@ export class ClickHouseStore {
     const end = queryDuration.startTimer({ operation });
     try {
       const rs = await this.client.query({
-        query: renderSql(query.sql, query.params),
+        query: this.statement(query),
         format: "JSONEachRow",
         query_id: `${operation}-${uuid4()}`,
       });
@@ -63,16 +97,20 @@ export class ClickHouseStore {
     }
   }
 
+  /** DDL and writes done inside ClickHouse (`INSERT ... SELECT`, `INSERT ... VALUES`). */
   async command(operation: string, query: BuiltQuery): Promise<void> {
-    await this.timed(operation, (query_id) =>
-      this.client.command({ query: renderSql(query.sql, query.params), query_id }),
+    await this.timed(operation, async (query_id) =>
+      this.client.command({ query: this.statement(query), query_id, clickhouse_settings: await this.writeSettings() }),
     );
   }
 
   async insert<T extends object>(operation: string, table: string, rows: readonly T[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.timed(operation, (query_id) =>
-      this.client.insert({ table, values: rows as T[], format: "JSONEachRow", query_id }),
+    if (!IDENTIFIER.test(table)) throw new Error(`invalid identifier ${table}`);
+    // An insert names a table, not a statement: qualified where the connection ignores the database option.
+    const target = this.injected?.ignoresDatabaseOption ? `${this.database}.${table}` : table;
+    await this.timed(operation, async (query_id) =>
+      this.client.insert({ table: target, values: rows as T[], format: "JSONEachRow", query_id, clickhouse_settings: await this.writeSettings() }),
     );
   }
 
@@ -80,8 +118,11 @@ export class ClickHouseStore {
   async insertRowBinary(operation: string, table: string, columns: readonly string[], rows: Buffer): Promise<void> {
     if (rows.length === 0) return;
     for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`invalid identifier ${name}`);
+    const into = `INSERT INTO ${table} (${columns.join(", ")})`;
+    const binaryRowsDir = this.injected?.binaryRowsDir;
+    if (binaryRowsDir) return this.insertRowBinaryFile(operation, into, rows, binaryRowsDir);
     await this.timed(operation, async (query_id) => {
-      const result = await this.client.exec({ query: `INSERT INTO ${table} (${columns.join(", ")}) FORMAT RowBinary`, values: Readable.from([rows]), query_id });
+      const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from([rows]), query_id, clickhouse_settings: await this.writeSettings() });
       result.stream.resume();
       await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
     });
@@ -89,6 +130,42 @@ export class ClickHouseStore {
 
   async close(): Promise<void> {
     await this.client.close();
+  }
+
+  /** The statement as sent: after a `USE` where the connection ignores the database option. */
+  private statement(query: BuiltQuery): string {
+    const sql = renderSql(query.sql, query.params);
+    return this.injected?.ignoresDatabaseOption ? `USE ${this.database}; ${sql}` : sql;
+  }
+
+  /** RowBinary rows through a file the engine reads itself, for connections that cannot send binary bodies. */
+  private async insertRowBinaryFile(operation: string, into: string, rows: Buffer, dir: string): Promise<void> {
+    const file = join(dir, `${operation}-${uuid4()}.bin`);
+    await writeFile(file, rows);
+    try {
+      await this.command(operation, { sql: `${into} FROM INFILE ${quoteString(file)} FORMAT RowBinary`, params: {} });
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+
+  /**
+   * Settings of every write. Servers from 26.2 on turn `async_insert` on by default, which
+   * buffers an insert server-side (a second batching after the worker's own) and, where a
+   * profile also turns `wait_for_async_insert` off, answers before the rows are written:
+   * our acknowledgements would then come before durability. Pinned off on servers that know
+   * the setting; 18.16 does not know it and refuses unknown settings.
+   */
+  private writeSettings(): Promise<ClickHouseSettings> {
+    this.writeSettingsOnce ??= this.client
+      .query({ query: "SELECT name FROM system.settings WHERE name = 'async_insert'", format: "JSONEachRow" })
+      .then((rs) => rs.json<{ name: string }>())
+      .then((known): ClickHouseSettings => (known.length > 0 ? { async_insert: 0 } : {}))
+      .catch((err: unknown) => {
+        this.writeSettingsOnce = null;
+        throw err;
+      });
+    return this.writeSettingsOnce;
   }
 
   private async timed<R>(operation: string, run: (queryId: string) => Promise<R>): Promise<R> {

@@ -1,4 +1,4 @@
-import type { ClickHouseStore } from "./clickhouse.js";
+import type { ClickHouseStore, InjectedClickHouse } from "./clickhouse.js";
 
 /**
  * Versioned schema migrations. Every statement is idempotent (IF NOT EXISTS), so running
@@ -37,9 +37,10 @@ export async function migrate(store: ClickHouseStore, migrations: readonly Migra
   return applied;
 }
 
-export async function ensureDatabase(url: string, database: string): Promise<void> {
+/** `target`: the HTTP interface's URL, or an injected connection. */
+export async function ensureDatabase(target: string | InjectedClickHouse, database: string): Promise<void> {
   const { ClickHouseStore } = await import("./clickhouse.js");
-  const root = new ClickHouseStore(url, "default");
+  const root = new ClickHouseStore(target, "default");
   try {
     await root.command("create_database", { sql: `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(database)}`, params: {} });
   } finally {

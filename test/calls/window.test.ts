@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callsCountQuery } from "../../services/store/calls/callsQuery.js";
-import { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { storeOn } from "../support/database.js";
 import { client, iso, startTestService, type Client } from "../support/service.js";
 
 /**
@@ -70,7 +70,7 @@ describe("counts split into started_at slices", () => {
     await api.json("/call/upsert_batch", { batch: starts });
     await api.json("/call/upsert_batch", { batch: starts.slice(0, 200) }); // repeated starts: more versions
     await api.json("/calls/delete", { project_id: "acme/window-count", call_ids: ["c10", "c700", "c1499"] });
-    const store = new ClickHouseStore(inject("clickhouseUrl"), service.database);
+    const store = await storeOn(service.database);
     try {
       const spec = { projectId: "acme/window-count" };
       const count = async (slices: { fromMicros?: number; toMicros?: number }[]) => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClickHouseStore } from "../../services/store/clickhouse.js";
+import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { FeedbackRepository } from "../../services/store/feedback/feedbackRepository.js";
 import { checkAll } from "../../services/store/feedback/validate.js";
+import { storeOn } from "../support/database.js";
 import { client, startTestService, type Client } from "../support/service.js";
 import type { Clock } from "../../services/times.js";
 
@@ -63,7 +64,7 @@ items.push({ at: END, type: "wandb.runnable.judge", trigger: `weave:///${S}/obje
 beforeAll(async () => {
   service = await startTestService();
   api = client(service.url);
-  store = new ClickHouseStore(service.clickhouseUrl, service.database);
+  store = await storeOn(service.database);
   const clock = new ScriptedClock();
   const repo = new FeedbackRepository(store, clock);
   const reqs = items.map((item, i) => {

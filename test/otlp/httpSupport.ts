@@ -4,11 +4,10 @@
  * stored rows straight from ClickHouse (for `otel_dump`, which queries do not return).
  */
 import { gzipSync } from "node:zlib";
-import { inject } from "vitest";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "../../services/ingest/otlp/protobuf.js";
-import { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { ParamBuilder } from "../../services/store/sql.js";
+import { storeOn } from "../support/database.js";
 import { basic, KEY_ACME } from "../support/service.js";
 
 export const OTLP_PATH = "/otel/v1/traces";
@@ -150,7 +149,7 @@ export function decodeProtobufResponse(body: Buffer): { rejected_spans?: string;
 
 /** The stored row columns that the query API does not return. */
 export async function storedRows(database: string, projectId: string, ids: string[]): Promise<Map<string, { otel_dump: unknown; storage_size_bytes: number }>> {
-  const store = new ClickHouseStore(inject("clickhouseUrl"), database);
+  const store = await storeOn(database);
   try {
     const pb = new ParamBuilder();
     const rows = await store.rows<{ id: string; otel_dump: string | null; storage_size_bytes: string }>("test_otel_dump", {

@@ -1,15 +1,31 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { ClickHouseStore, type InjectedClickHouse } from "../../services/store/clickhouse.js";
 import { ensureDatabase, migrate } from "../../services/store/migrations.js";
 import { MIGRATIONS } from "../../services/roles.js";
 
+/**
+ * The ClickHouse of this run: the real server's URL, or chdb in this process in the
+ * compatibility run (loaded only then: it is a large native library).
+ */
+export async function suiteClickHouse(): Promise<string | InjectedClickHouse> {
+  const chdbDir = inject("chdbDir");
+  if (!chdbDir) return inject("clickhouseUrl");
+  const { chdbClickHouse } = await import("./chdb.js");
+  return chdbClickHouse(chdbDir);
+}
+
+/** A store on an existing database of the run's ClickHouse. */
+export async function storeOn(database: string): Promise<ClickHouseStore> {
+  return new ClickHouseStore(await suiteClickHouse(), database);
+}
+
 /** A fresh, migrated database on the suite's ClickHouse, private to one test file. */
 export async function freshStore(): Promise<ClickHouseStore> {
-  const url = inject("clickhouseUrl");
+  const target = await suiteClickHouse();
   const database = `t_${randomBytes(6).toString("hex")}`;
-  await ensureDatabase(url, database);
-  const store = new ClickHouseStore(url, database);
+  await ensureDatabase(target, database);
+  const store = new ClickHouseStore(target, database);
   await migrate(store, MIGRATIONS);
   return store;
 }

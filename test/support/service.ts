@@ -3,9 +3,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { inject } from "vitest";
 import { loadConfig } from "../../services/config.js";
 import { startService, type RunningService } from "../../services/service.js";
+import { suiteClickHouse } from "./database.js";
 
 export const KEY_ACME = "acme-key-0123456789abcdef";
 export const KEY_OTHER = "other-key-0123456789abcdef";
@@ -24,17 +24,18 @@ export function basic(key: string): string {
 /** A whole service (ingest, worker, query) in this process, on its own fresh database. */
 export async function startTestService(env: Record<string, string> = {}): Promise<RunningService & { url: string; database: string }> {
   const database = `s_${randomBytes(6).toString("hex")}`;
+  const clickhouse = await suiteClickHouse();
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
-    CLICKHOUSE_URL: inject("clickhouseUrl"),
+    ...(typeof clickhouse === "string" ? { CLICKHOUSE_URL: clickhouse } : {}),
     CLICKHOUSE_DATABASE: database,
     DATA_DIR: mkdtempSync(join(tmpdir(), "tracehouse-svc-")),
     AUTH_KEYS,
     LOG_LEVEL: "silent",
     ...env,
   });
-  const service = await startService(config, pino({ level: "silent" }));
+  const service = await startService(config, pino({ level: "silent" }), typeof clickhouse === "string" ? {} : { clickhouse });
   return { ...service, url: service.url!, database };
 }
 
