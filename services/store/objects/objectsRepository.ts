@@ -71,7 +71,8 @@ export class ObjectsRepository {
   /** One live version named by a digest, `latest`, `v<N>` or an alias; NotFoundError otherwise. */
   async read(projectId: string, objectId: string, ref: string, options: ReadOptions = {}): Promise<ObjectVersion> {
     const object = await this.versionsOf(projectId, objectId);
-    const meta = resolveVersion(object, ref);
+    const resolved = resolveVersion(object, ref);
+    const meta = { ...resolved, size_bytes: options.includeStorageSize ? resolved.size_bytes : null };
     if (options.includeTagsAndAliases) attachLabels([meta], new Map([[objectId, object.labels]]));
     const [version] = await this.withValues(projectId, [meta], options.metadataOnly === true);
     return version!;
