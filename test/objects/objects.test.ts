@@ -116,6 +116,18 @@ describe("create and read", () => {
     expect((await o.create("ünï-code_1.2", { ok: true })).length).toBe(43);
   });
 
+  it("lists the object operations, with their path and query parameters, in the OpenAPI document", async () => {
+    const res = await fetch(`${service.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
+      "/obj/create", "/obj/read", "/objs/query", "/obj/delete", "/objs/{object_id}/versions/{digest}/tags", "/objs/{object_id}/versions/{digest}/tags/remove",
+      "/objs/{object_id}/aliases", "/objs/{object_id}/aliases/remove", "/tags", "/aliases",
+    ]));
+    expect(doc.paths["/objs/{object_id}/versions/{digest}/tags"]!.put!.parameters!.map((p) => `${p.in}:${p.name}`).sort()).toEqual(["path:digest", "path:object_id"]);
+    expect(doc.paths["/tags"]!.get!.parameters!.map((p) => `${p.in}:${p.name}`)).toEqual(["query:project_id"]);
+  });
+
   it("answers 403 to another entity's key for reads and writes of the project", async () => {
     const other = client(service.url, KEY_OTHER);
     expect((await other.post("/obj/create", { obj: { project_id: P, object_id: "theirs", val: 1 } })).status).toBe(403);
