@@ -20,8 +20,6 @@ import { OBJECT_COLUMNS } from "./objectRows.js";
 export interface VersionSelection {
   readonly projectId: string;
   readonly objectIds?: readonly string[] | null;
-  /** Exact digests. */
-  readonly digests?: readonly string[] | null;
   readonly latestOnly?: boolean | null;
   /** Deleted versions too (a read names a deleted version as deleted rather than unknown). */
   readonly includeDeleted?: boolean;
@@ -46,7 +44,6 @@ const nonEmpty = <T>(list: readonly T[] | null | undefined): list is readonly T[
 function rowConditions(s: VersionSelection, pb: ParamBuilder): string[] {
   const c = [`project_id = ${pb.str(s.projectId)}`];
   if (nonEmpty(s.objectIds)) c.push(`object_id IN ${pb.inStrings(s.objectIds)}`);
-  if (nonEmpty(s.digests)) c.push(`digest IN ${pb.inStrings(s.digests)}`);
   if (!s.includeDeleted) c.push("deleted_at = 0");
   if (s.isOp === true) c.push("kind = 'op'");
   if (s.isOp === false) c.push("kind != 'op'");
@@ -63,7 +60,9 @@ function rankConditions(s: VersionSelection, pb: ParamBuilder): string[] {
   if (s.latestOnly) c.push("is_latest = 1");
   if (nonEmpty(s.aliases)) {
     const named = s.aliases.filter((a) => a !== "latest");
-    const either = [...(named.length > 0 ? [`(object_id, digest) IN ${aliasTargets(s.projectId, named, pb)}`] : []), ...(named.length < s.aliases.length ? ["is_latest = 1"] : [])];
+    const either: string[] = [];
+    if (named.length > 0) either.push(`(object_id, digest) IN ${aliasTargets(s.projectId, named, pb)}`);
+    if (named.length < s.aliases.length) either.push("is_latest = 1");
     c.push(`(${either.join(" OR ")})`);
   }
   return c;
