@@ -248,3 +248,47 @@ export function fromPlainJson(v: unknown, depth = 0): LosslessValue {
   for (const [key, item] of Object.entries(v)) obj.set(key, fromPlainJson(item, depth + 1));
   return obj;
 }
+
+/**
+ * Compact JSON text of a lossless tree, keys in their order, that `parseLossless` reads back to
+ * the same tree: integers exact, floats always with a fraction or an exponent (`1.0`, `-0.0`,
+ * `1e+21`) so that they stay floats for any reader that tells them apart (Python's `json`, a
+ * digest). Throws NotJsonError on a float that overflowed while parsing (`1e400`): JSON has no
+ * way to write it.
+ */
+export function stringifyLossless(v: LosslessValue): string {
+  const out: string[] = [];
+  writeLossless(v, out, 0);
+  return out.join("");
+}
+
+function writeLossless(v: LosslessValue, out: string[], depth: number): void {
+  if (v === null || typeof v === "boolean" || typeof v === "string") out.push(JSON.stringify(v));
+  else if (v instanceof JsonInteger) out.push(v.value.toString());
+  else if (v instanceof JsonFloat) out.push(floatText(v.value));
+  else if (depth >= MAX_DEPTH) throw new NotJsonError(`nesting deeper than ${MAX_DEPTH} levels`);
+  else if (Array.isArray(v)) {
+    out.push("[");
+    v.forEach((item, i) => {
+      if (i > 0) out.push(",");
+      writeLossless(item, out, depth + 1);
+    });
+    out.push("]");
+  } else {
+    out.push("{");
+    let first = true;
+    for (const [key, item] of v) {
+      out.push(first ? "" : ",", JSON.stringify(key), ":");
+      first = false;
+      writeLossless(item, out, depth + 1);
+    }
+    out.push("}");
+  }
+}
+
+function floatText(x: number): string {
+  if (!Number.isFinite(x)) throw new NotJsonError(`a number too large for a float (${x}) cannot be written as JSON`);
+  if (Object.is(x, -0)) return "-0.0";
+  const text = String(x);
+  return /[.e]/.test(text) ? text : `${text}.0`;
+}

@@ -7,6 +7,7 @@ import { mountCallQueries } from "./query/callsRoutes.js";
 import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
 import { mountGraphqlRoutes } from "./query/graphqlRoutes.js";
+import { mountObjectRoutes } from "./query/objectsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import type { EventPublisher } from "./queue/queue.js";
@@ -19,6 +20,7 @@ import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
 import type { Migration } from "./store/migrations.js";
 import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
 import { ProjectsRepository } from "./store/projects/projectsRepository.js";
+import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
@@ -96,6 +98,7 @@ export const RESOURCES: readonly Resource[] = [
       return { write: (calls) => projects.ensure(calls.map((c) => c.project_id)) };
     },
   },
+  { name: "objects", migrations: [OBJECTS_MIGRATION], routes: { query: (api, { store }) => mountObjectRoutes(api, { store }) } },
 ];
 
 /** Every resource's migrations, in version order. */

@@ -55,6 +55,11 @@ export interface Operation<
   readonly streamed?: boolean;
   /** Takes a body other than JSON (described here, read by its handler). */
   readonly rawBody?: string;
+  /**
+   * Also keeps the JSON body's text as received (`ctx.bodyText`), for handlers that must read
+   * it losslessly (digests: `1.0` stays a float, big integers stay exact).
+   */
+  readonly keepBodyText?: boolean;
   /** Another path for an operation documented under its main path: left out of the OpenAPI document. */
   readonly alias?: boolean;
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fromPlainJson, JsonFloat, JsonInteger, MAX_DEPTH, parseLossless, toPlainJson, type LosslessValue } from "../../services/losslessJson.js";
+import { fromPlainJson, JsonFloat, JsonInteger, MAX_DEPTH, parseLossless, stringifyLossless, toPlainJson, type LosslessValue } from "../../services/losslessJson.js";
 import { JsonParseError, NotJsonError } from "../../services/errors.js";
 
 const int = (v: bigint | number): JsonInteger => new JsonInteger(BigInt(v));
@@ -174,5 +174,28 @@ describe("toPlainJson and fromPlainJson", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("stringifyLossless", () => {
+  it("writes compact JSON in key order, integers exact and floats as floats", () => {
+    const text = '{"z": 1.0, "a": [12345678901234567890123, -0.0, 0, 1e21, 1E-7, 2.50], "s": "é\\n\\"😀", "n": null, "t": true, "e": {}, "l": []}';
+    expect(stringifyLossless(parseLossless(text))).toBe('{"z":1.0,"a":[12345678901234567890123,-0.0,0,1e+21,1e-7,2.5],"s":"é\\n\\"😀","n":null,"t":true,"e":{},"l":[]}');
+  });
+
+  it("is read back by parseLossless to the same tree", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const tree = parseLossless(JSON.stringify(v));
+        expect(parseLossless(stringifyLossless(tree))).toEqual(tree);
+      }),
+      { numRuns: 300 },
+    );
+    const floats = parseLossless("[1.0, 100.0, 1e16, 123456789.125, 5e-324, 1.7976931348623157e308]");
+    expect(parseLossless(stringifyLossless(floats))).toEqual(floats);
+  });
+
+  it("refuses a float that overflowed while parsing", () => {
+    expect(() => stringifyLossless(parseLossless("[1e400]"))).toThrow(NotJsonError);
   });
 });

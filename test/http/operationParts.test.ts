@@ -50,6 +50,20 @@ const listOp = operation({
   scope: { kind: "projects", of: ({ query }) => [query.project_id] },
 });
 
+const keptTextOp = operation({
+  id: "test_kept_text",
+  method: "post",
+  path: "/kept",
+  summary: "test",
+  tag: "Test",
+  body: z.object({ project_id: z.string(), val: z.unknown() }),
+  keepBodyText: true,
+  response: z.object({}).passthrough(),
+  scope: BODY_PROJECT,
+});
+
+const plainOp = { ...keptTextOp, id: "test_plain_text", path: "/plain", keepBodyText: undefined };
+
 describe("operation parts over HTTP", () => {
   let server: Server;
   let url: string;
@@ -60,6 +74,8 @@ describe("operation parts over HTTP", () => {
     api.mount(tagsOp, async ({ params, body }) => ({ params, body }));
     api.mount(deleteOp, async ({ params, body }, ctx) => ({ params, body, projects: ctx.projects }));
     api.mount(listOp, async ({ query }) => ({ query }));
+    api.mount(keptTextOp, async ({ body }, ctx) => ({ text: ctx.bodyText ?? null, val: body.val }));
+    api.mount(plainOp, async (_input, ctx) => ({ text: ctx.bodyText ?? null }));
     api.installErrorHandler();
     server = await new Promise<Server>((done) => {
       const s = api.app.listen(0, "127.0.0.1", () => done(s));
@@ -108,6 +124,19 @@ describe("operation parts over HTTP", () => {
     expect(await call("GET", "/things?project_id=acme/p&limit=5")).toEqual({ status: 200, body: { query: { project_id: "acme/p", limit: 5 } } });
     expect(await call("GET", "/things?project_id=acme/p&limit=500")).toMatchObject({ status: 422, body: { detail: [{ loc: ["query", "limit"] }] } });
     expect((await call("GET", "/things?project_id=other/p&limit=5")).status).toBe(403);
+  });
+
+  it("keeps the body text exactly as sent for an operation that asks (keepBodyText), and only for it", async () => {
+    const text = '{ "project_id": "acme/p",\n  "val": {"f": 1.0, "big": 123456789012345678901234567890, "s": "\\u00e9 €😀"} }';
+    const send = (path: string) =>
+      fetch(`${url}${path}`, { method: "POST", headers: { authorization: basic(KEY_ACME), "content-type": "application/json" }, body: text });
+    const kept = await send("/kept");
+    expect(kept.status).toBe(200);
+    const answer = (await kept.json()) as { text: string; val: Record<string, unknown> };
+    expect(answer.text).toBe(text);
+    expect(answer.val).toEqual({ f: 1, big: 1.2345678901234568e29, s: "é €😀" });
+    const plain = await send("/plain");
+    expect(await plain.json()).toEqual({ text: null });
   });
 
   it("refuses to mount an operation that declares no scope", () => {

@@ -39,6 +39,16 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; headers?: Record<string
   calls_usage: { body: { project_id: PROJECT, call_ids: ["c1"] } },
   trace_usage: { body: { project_id: PROJECT } },
   calls_stats: { body: { project_id: PROJECT, start: NOW } },
+  obj_create: { body: { obj: { project_id: PROJECT, object_id: "o1", val: { a: 1 } } } },
+  obj_read: { body: { project_id: PROJECT, object_id: "o1", digest: "latest" } },
+  objs_query: { body: { project_id: PROJECT } },
+  obj_delete: { body: { project_id: PROJECT, object_id: "o1" } },
+  obj_add_tags: { path: "/objs/o1/versions/latest/tags", body: { project_id: PROJECT, tags: ["gold"] } },
+  obj_remove_tags: { path: "/objs/o1/versions/latest/tags/remove", body: { project_id: PROJECT, tags: ["gold"] } },
+  obj_set_aliases: { path: "/objs/o1/aliases", body: { project_id: PROJECT, digest: "latest", aliases: ["prod"] } },
+  obj_remove_aliases: { path: "/objs/o1/aliases/remove", body: { project_id: PROJECT, aliases: ["prod"] } },
+  tags_list: { path: `/tags?project_id=${PROJECT}` },
+  aliases_list: { path: `/aliases?project_id=${PROJECT}` },
 };
 
 /** Operations that touch no project: any key (or none, for public ones) may call them. */
@@ -74,7 +84,7 @@ describe("operation scopes", () => {
   it("answers 403 to another entity's key for every operation that touches a project, and writes nothing", async () => {
     for (const op of service.operations.filter((o) => o.scope.kind === "projects")) {
       const request = PROJECT_REQUESTS[op.id]!;
-      const res = await fetch(`${service.url}${op.path}`, {
+      const res = await fetch(`${service.url}${request.path ?? op.path}`, {
         method: op.method.toUpperCase(),
         headers: { authorization: basic(KEY_OTHER), "content-type": "application/json", ...request.headers },
         body: request.body === undefined ? undefined : JSON.stringify(request.body),
@@ -87,6 +97,9 @@ describe("operation scopes", () => {
     expect(await admin.json("/feedback/query", { project_id: PROJECT })).toEqual({ result: [] });
     const prices = await admin.json<{ results: { llm_id: string }[] }>("/cost/query", { project_id: PROJECT });
     expect(prices.results.filter((p) => p.llm_id === "model-x")).toEqual([]);
+    expect(await admin.json("/objs/query", { project_id: PROJECT })).toEqual({ objs: [] });
+    expect(await (await admin.get(`/tags?project_id=${PROJECT}`)).json()).toEqual({ tags: [] });
+    expect(await (await admin.get(`/aliases?project_id=${PROJECT}`)).json()).toEqual({ aliases: [] });
   });
 
   it("key-only operations answer any valid key and refuse a missing one; public ones need none", async () => {
