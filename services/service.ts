@@ -13,6 +13,7 @@ import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
 import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
+import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import type { EventConsumer, EventPublisher } from "./queue/queue.js";
@@ -34,7 +35,7 @@ export interface RunningService {
 const hasHttp = (role: Config["ROLE"]) => role !== "worker";
 
 function kafkaSettings(config: Config): KafkaSettings {
-  return { brokers: config.KAFKA_BROKERS ?? [], topic: config.KAFKA_TOPIC, groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
+  return { brokers: config.KAFKA_BROKERS ?? [], groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
 }
 
 /**
@@ -88,16 +89,17 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const { store, local } = await openStore(config, log);
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
-  const embedded = useKafka ? null : new InProcessQueue({ ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
+  const eventsTopic = traceEventsTopic(config.KAFKA_TOPIC);
+  const embedded = useKafka ? null : new InProcessQueue(eventsTopic, { ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
 
   const runsIngest = config.ROLE === "all" || config.ROLE === "ingest";
   const runsWorker = config.ROLE === "all" || config.ROLE === "worker";
   const runsQuery = config.ROLE === "all" || config.ROLE === "query";
 
-  const publisher: EventPublisher | null = runsIngest ? (embedded ?? new KafkaEventPublisher(kafkaSettings(config), limits)) : null;
-  let consumer: EventConsumer | null = null;
+  const publisher: EventPublisher<TraceEvent> | null = runsIngest ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
+  let consumer: EventConsumer<TraceEvent> | null = null;
   if (runsWorker) {
-    consumer = embedded ?? new KafkaEventConsumer(kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
+    consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
     const writer = new CallBatchWriter(new CallsWriteRepository(store), [new ThreadAggregatesWriter(store)]);
     await consumer.start((events) => writer.write(events));
   }

@@ -17,7 +17,7 @@ export const callUpdateOp = operation({ id: "call_update", method: "post", path:
 export const callsDeleteOp = operation({ id: "calls_delete", method: "post", path: "/calls/delete", summary: "Delete calls and all their descendants", tag: TAG, request: CallsDeleteReq, response: CallsDeleteRes });
 
 /** The write side of calls: validated requests become events on the queue. */
-export function mountCallIngest(api: HttpApi, publisher: EventPublisher, reads: CallsReadRepository): void {
+export function mountCallIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, reads: CallsReadRepository): void {
   api.mount(callStartOp, async ({ start }, ctx) => {
     ctx.project(start.project_id);
     const event = toStartEvent(start, ctx.principal.username);
