@@ -1,6 +1,7 @@
 import type { ClickHouseStore } from "./clickhouse.js";
 import { COSTS_MIGRATION } from "./costs/schema.js";
 import { FEEDBACK_MIGRATION } from "./feedback/schema.js";
+import { JOBS_MIGRATION } from "./jobs/schema.js";
 import { THREADS_MIGRATION } from "./threads/schema.js";
 
 /**
@@ -93,7 +94,7 @@ const CALLS_MIGRATION: Migration = {
 };
 
 /** Every module's migration, in version order. */
-export const MIGRATIONS: readonly Migration[] = [CALLS_MIGRATION, THREADS_MIGRATION, COSTS_MIGRATION, FEEDBACK_MIGRATION];
+export const MIGRATIONS: readonly Migration[] = [CALLS_MIGRATION, THREADS_MIGRATION, COSTS_MIGRATION, FEEDBACK_MIGRATION, JOBS_MIGRATION];
 
 export async function migrate(store: ClickHouseStore, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   await store.command("migrate_bootstrap", {
