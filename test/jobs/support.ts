@@ -12,16 +12,16 @@ export const log = pino({ level: "silent" });
 export const FAST: Omit<JobRunnerOptions, "log"> = {
   concurrency: 2,
   maxAttempts: 3,
-  leaseMs: 1_500,
-  heartbeatMs: 100,
-  settleMs: 300,
+  leaseMs: 3_000,
+  heartbeatMs: 150,
+  settleMs: 600,
   pollMs: 100,
   retryBaseMs: 50,
   retryMaxMs: 200,
   shutdownGraceMs: 1_000,
 };
 
-export async function until<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

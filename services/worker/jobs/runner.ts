@@ -128,6 +128,10 @@ export class JobRunner {
       retryMaxMs: options.retryMaxMs ?? RUNNER_DEFAULTS.retryMaxMs,
       shutdownGraceMs: options.shutdownGraceMs ?? RUNNER_DEFAULTS.shutdownGraceMs,
     };
+    const { leaseMs, heartbeatMs, settleMs } = this.settings;
+    // A holder stops after half a lease without a stored heartbeat (claims.ts): its first
+    // one comes a settle after the claim, and then one every heartbeatMs.
+    if (settleMs + heartbeatMs >= leaseMs / 2) throw new Error(`job lease ${leaseMs} ms is too short for a settle of ${settleMs} ms and heartbeats every ${heartbeatMs} ms`);
   }
 
   register(type: string, handler: JobHandler): void {
@@ -153,7 +157,8 @@ export class JobRunner {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([settled, new Promise<void>((r) => (timer = setTimeout(r, this.settings.shutdownGraceMs)))]);
     clearTimeout(timer);
-    await Promise.all([...this.running.values()].map((r) => r.job.abandon()));
+    // Runs whose handler returned are recording their end: let them finish; release the rest.
+    await Promise.all([...this.running.values()].map((r) => (r.job.finishing ? r.done : r.job.abandon())));
   }
 
   private async scanLoop(): Promise<void> {
@@ -172,15 +177,23 @@ export class JobRunner {
     if (free <= 0) return;
     const scanned = await this.jobs.nextPerSerialKey([...this.handlers.keys()], SCAN_LIMIT);
     const now = this.clock.nowMicros();
-    const candidates = scanned.filter((next) => !this.running.has(next.job.id) && this.claimFrom(next.job, next.lastBeatAt, now) !== null);
+    const candidates = scanned.filter((next) => !this.running.has(next.job.id) && this.nextAttempt(next.job, next.lastBeatAt, now) !== null);
     await Promise.all(candidates.slice(0, free).map((next) => this.claimAndRun(next)));
   }
 
   private async claimAndRun(next: NextJob): Promise<void> {
-    const claimStarted = performance.now();
-    const claimed = await claimJob(this.jobs, next.job.id, (current) => this.claimFrom(current, next.lastBeatAt, this.clock.nowMicros()), this.settings.settleMs);
+    // The claim's time, on both clocks: `claimed_at` is the job's first sign of life, and
+    // its holder's half-lease countdown starts no later than it.
+    let claimedAtMonotonic = 0;
+    const claimFrom = (current: Job) => {
+      claimedAtMonotonic = performance.now();
+      const now = this.clock.nowMicros();
+      const attempt = this.nextAttempt(current, next.lastBeatAt, now);
+      return attempt && claimedJob({ ...current, error: attempt.error }, this.runnerId, now, attempt.number);
+    };
+    const claimed = await claimJob(this.jobs, next.job.id, claimFrom, this.settings.settleMs);
     if (!claimed) return;
-    const job = new RunningJob(claimed, claimStarted, { jobs: this.jobs, clock: this.clock, log: this.options.log, settings: this.settings });
+    const job = new RunningJob(claimed, claimedAtMonotonic, { jobs: this.jobs, clock: this.clock, log: this.options.log, settings: this.settings });
     const done = job.run(this.handlers.get(claimed.type)!).finally(() => {
       this.running.delete(claimed.id);
       this.alarm.wake();
@@ -189,19 +202,19 @@ export class JobRunner {
   }
 
   /**
-   * The claim this runner would write on `job`, or null when the job is not claimable: a
-   * queued job whose retry time has come, or a running one whose runner gave no sign of
-   * life for a lease. Taking over from a runner that had started it (it heartbeated) counts
-   * as that attempt's failure; a claim that never ran (a withdrawn one) does not.
+   * The attempt this runner would claim `job` for, or null when the job is not claimable:
+   * a queued job whose retry time has come (its attempt), or a running one whose runner
+   * gave no sign of life for a lease. Taking over from a runner that had started (it
+   * heartbeated) counts as that attempt's failure; a claim that never ran (one withdrawn,
+   * claims.ts) does not.
    */
-  private claimFrom(job: Job, lastBeatAt: number | null, now: number): Job | null {
+  private nextAttempt(job: Job, lastBeatAt: number | null, now: number): { number: number; error: string | null } | null {
     if (!this.handlers.has(job.type)) return null;
-    if (job.status === "queued") return job.notBefore <= now ? claimedJob(job, this.runnerId, now, job.attempt) : null;
+    if (job.status === "queued") return job.notBefore <= now ? { number: job.attempt, error: job.error } : null;
     if (job.status !== "running" || !job.claim) return null;
     const lastSign = Math.max(job.claim.claimedAt, lastBeatAt ?? 0);
     if (now - lastSign <= this.settings.leaseMs * 1000) return null;
-    if (lastBeatAt === null || lastBeatAt < job.claim.claimedAt) return claimedJob(job, this.runnerId, now, job.attempt);
-    const lost = { ...job, error: `runner ${job.claim.runnerId} stopped during attempt ${job.attempt}` };
-    return claimedJob(lost, this.runnerId, now, job.attempt + 1);
+    if (lastBeatAt === null || lastBeatAt < job.claim.claimedAt) return { number: job.attempt, error: job.error };
+    return { number: job.attempt + 1, error: `runner ${job.claim.runnerId} stopped during attempt ${job.attempt}` };
   }
 }

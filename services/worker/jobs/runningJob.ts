@@ -46,27 +46,30 @@ const END_WRITE_TRIES = 5;
 export class RunningJob {
   private held = true;
   private beating = true;
+  private handlerReturned = false;
   private readonly controller = new AbortController();
   private wakeBeat: (() => void) | null = null;
   private writes: Promise<void> = Promise.resolve();
   private nextSeq = 1;
 
-  /** `claimStarted`: monotonic time taken before the claim's `claimed_at`, the first sign of life. */
+  /** `lastBeatSent`: a monotonic time taken before the claim's `claimed_at`, its first sign of life. */
   constructor(
     private readonly job: Job,
     private lastBeatSent: number,
     private readonly deps: RunDeps,
   ) {}
 
-  get id(): string {
-    return this.job.id;
+  /** The handler is done: the run is only recording its outcome now. */
+  get finishing(): boolean {
+    return this.handlerReturned;
   }
 
   /** Runs the job to its end; never throws (a failure to record is left to the lease). */
   async run(handler: JobHandler): Promise<void> {
     const beats = this.heartbeats();
     try {
-      const outcome = (await this.endedBefore()) ?? (await this.execute(handler));
+      const outcome = (await this.endedBefore()) ?? (this.held ? await this.execute(handler) : { kind: "interrupted" as const });
+      this.handlerReturned = true;
       await this.writes;
       await this.stopBeating(beats);
       if (this.held) await this.leave(outcome);
@@ -85,7 +88,7 @@ export class RunningJob {
 
   /** Gives the job up now, whatever the handler does later: released for the next runner. */
   async abandon(): Promise<void> {
-    if (!this.held) return;
+    if (!this.held || this.handlerReturned) return;
     this.interrupt("runner stopped");
     this.held = false;
     this.beating = false;
@@ -116,7 +119,7 @@ export class RunningJob {
 
   private async execute(handler: JobHandler): Promise<Outcome> {
     try {
-      return { kind: "completed", output: await handler(this.job.input, this.context()) };
+      return { kind: "completed", output: (await handler(this.job.input, this.context())) ?? null };
     } catch (err) {
       if (this.controller.signal.aborted) return { kind: "interrupted" };
       if (err instanceof RetryableError) return { kind: "retry", message: err.message };
