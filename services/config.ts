@@ -20,6 +20,9 @@ export const DEFAULTS = {
   QUEUE_MAX_PENDING_BYTES: 64 * 1024 * 1024,
   WORKER_LANES: 1,
   PROCESSES: 1,
+  JOBS_CONCURRENCY: 2,
+  JOBS_MAX_ATTEMPTS: 5,
+  JOBS_LEASE_MS: 30_000,
 } as const;
 
 /** The roles a process can run; what each one mounts and runs is the table in services/roles.ts. */
@@ -36,6 +39,9 @@ export function rolesOf(setting: string): ReadonlySet<RoleName> {
   if (setting === "all") return new Set(ROLE_NAMES);
   return new Set(setting.split(",").map((r) => r.trim()).filter(isRoleName));
 }
+
+/** The jobs topic when KAFKA_JOBS_TOPIC is not set: beside the call events topic. */
+export const defaultJobsTopic = (eventsTopic: string): string => `${eventsTopic}.jobs`;
 
 const AuthKey = z.object({
   key: z.string().min(16, "keys must be at least 16 characters"),
@@ -66,6 +72,7 @@ const EnvSchema = z.object({
   KAFKA_BROKERS: list.optional(),
   KAFKA_TOPIC: z.string().default(DEFAULTS.KAFKA_TOPIC),
   KAFKA_GROUP_ID: z.string().default(DEFAULTS.KAFKA_GROUP_ID),
+  KAFKA_JOBS_TOPIC: z.string().optional(),
   AUTH_KEYS: jsonArray(z.array(AuthKey).min(1)).optional(),
   MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.MAX_BODY_BYTES),
   OTLP_MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_BODY_BYTES),
@@ -77,8 +84,11 @@ const EnvSchema = z.object({
   QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
   QUEUE_MAX_PENDING_BYTES: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_BYTES),
   TRUSTED_PROXIES: list.default([]),
+  JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(DEFAULTS.JOBS_CONCURRENCY),
+  JOBS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(DEFAULTS.JOBS_MAX_ATTEMPTS),
+  JOBS_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.JOBS_LEASE_MS),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-});
+}).transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
 
 export type Config = z.infer<typeof EnvSchema>;
 

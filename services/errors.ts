@@ -111,3 +111,10 @@ export class StoreQueryError extends Error {
     super(message);
   }
 }
+
+/**
+ * A job's run was stopped before it ended: its runner is shutting down or lost its claim.
+ * The job is not failed: it is run again, by this runner or another (the `reason` of a
+ * job's abort signal).
+ */
+export class JobInterruptedError extends Error {}

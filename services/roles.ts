@@ -10,6 +10,7 @@ import { mountGraphqlRoutes } from "./query/graphqlRoutes.js";
 import { mountObjectRoutes } from "./query/objectsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
+import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
 import { CallsReadRepository } from "./store/calls/callsRead.js";
@@ -17,6 +18,7 @@ import { CallsWriteRepository } from "./store/calls/callsWrite.js";
 import type { ClickHouseStore } from "./store/clickhouse.js";
 import { COSTS_MIGRATION } from "./store/costs/schema.js";
 import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
+import { JOBS_MIGRATION } from "./store/jobs/schema.js";
 import type { Migration } from "./store/migrations.js";
 import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
 import { ProjectsRepository } from "./store/projects/projectsRepository.js";
@@ -43,7 +45,7 @@ export interface ServiceParts {
   readonly log: Logger;
   readonly store: ClickHouseStore;
   /** Set in processes that run ingest. */
-  readonly publisher: EventPublisher | null;
+  readonly publisher: EventPublisher<TraceEvent> | null;
 }
 
 export interface Resource {
@@ -55,7 +57,7 @@ export interface Resource {
   readonly afterCallBatch?: (parts: ServiceParts) => CallsDerivedWriter;
 }
 
-const publisherOf = (parts: ServiceParts): EventPublisher => {
+const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
   if (!parts.publisher) throw new Error("ingest routes need the queue's publisher");
   return parts.publisher;
 };
@@ -88,6 +90,9 @@ export const RESOURCES: readonly Resource[] = [
   },
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
   { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
+  // Job state for the job runner (worker/jobs/runner.ts); the resources that submit jobs (evaluations, scoring,
+  // training) add their job types and start the runner in the worker role.
+  { name: "jobs", migrations: [JOBS_MIGRATION] },
   { name: "usage", routes: { query: (api, { store }) => mountUsageRoutes(api, { store }) } },
   {
     name: "projects",
@@ -113,7 +118,7 @@ export function mountRoutes(api: HttpApi, roles: ReadonlySet<RoleName>, parts: S
 }
 
 /** The worker's handler of call event batches: merge and write calls, then each resource's aggregates. */
-export function callBatchHandler(parts: ServiceParts): BatchHandler {
+export function callBatchHandler(parts: ServiceParts): BatchHandler<TraceEvent> {
   const after = RESOURCES.flatMap((r) => (r.afterCallBatch ? [r.afterCallBatch(parts)] : []));
   const writer = new CallBatchWriter(new CallsWriteRepository(parts.store), after);
   return (events) => writer.write(events);

@@ -6,6 +6,7 @@ import { rolesOf, type Config } from "./config.js";
 import type { Operation } from "./contract/operation.js";
 import { HttpApi } from "./http/app.js";
 import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
+import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import type { EventConsumer, EventPublisher } from "./queue/queue.js";
@@ -25,7 +26,7 @@ export interface RunningService {
 }
 
 function kafkaSettings(config: Config): KafkaSettings {
-  return { brokers: config.KAFKA_BROKERS ?? [], topic: config.KAFKA_TOPIC, groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
+  return { brokers: config.KAFKA_BROKERS ?? [], groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
 }
 
 /** What a service is given besides its configuration. */
@@ -90,13 +91,14 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   }
   const { store, local } = await openStore(config, log, deps);
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
-  const embedded = useKafka ? null : new InProcessQueue({ ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
+  const eventsTopic = traceEventsTopic(config.KAFKA_TOPIC);
+  const embedded = useKafka ? null : new InProcessQueue(eventsTopic, { ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
 
-  const publisher: EventPublisher | null = roles.has("ingest") ? (embedded ?? new KafkaEventPublisher(kafkaSettings(config), limits)) : null;
+  const publisher: EventPublisher<TraceEvent> | null = roles.has("ingest") ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
   const parts: ServiceParts = { config, log, store, publisher };
-  let consumer: EventConsumer | null = null;
+  let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
-    consumer = embedded ?? new KafkaEventConsumer(kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
+    consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
     await consumer.start(callBatchHandler(parts));
   }
 

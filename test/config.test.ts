@@ -29,4 +29,16 @@ describe("configuration", () => {
     expect(() => loadConfig({ AUTH_KEYS: "[{" })).toThrow(ConfigError);
     expect(() => loadConfig({ AUTH_KEYS: JSON.stringify([{ key: "short", username: "u", entities: ["a"] }]) })).toThrow(/AUTH_KEYS/);
   });
+
+  it("puts the jobs topic beside the call events topic unless KAFKA_JOBS_TOPIC names one", () => {
+    expect(loadConfig({}).KAFKA_JOBS_TOPIC).toBe(`${DEFAULTS.KAFKA_TOPIC}.jobs`);
+    expect(loadConfig({ KAFKA_TOPIC: "calls" }).KAFKA_JOBS_TOPIC).toBe("calls.jobs");
+    expect(loadConfig({ KAFKA_TOPIC: "calls", KAFKA_JOBS_TOPIC: "work" }).KAFKA_JOBS_TOPIC).toBe("work");
+  });
+
+  it("bounds the job runner's settings", () => {
+    expect(loadConfig({})).toMatchObject({ JOBS_CONCURRENCY: DEFAULTS.JOBS_CONCURRENCY, JOBS_MAX_ATTEMPTS: DEFAULTS.JOBS_MAX_ATTEMPTS, JOBS_LEASE_MS: DEFAULTS.JOBS_LEASE_MS });
+    expect(() => loadConfig({ JOBS_CONCURRENCY: "0" })).toThrow(/JOBS_CONCURRENCY/);
+    expect(() => loadConfig({ JOBS_LEASE_MS: "10" })).toThrow(/JOBS_LEASE_MS/);
+  });
 });

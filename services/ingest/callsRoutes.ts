@@ -17,7 +17,7 @@ export const callUpdateOp = operation({ id: "call_update", method: "post", path:
 export const callsDeleteOp = operation({ id: "calls_delete", method: "post", path: "/calls/delete", summary: "Delete calls and all their descendants", tag: TAG, body: CallsDeleteReq, scope: BODY_PROJECT, response: CallsDeleteRes });
 
 /** The write side of calls: validated requests become events on the queue. */
-export function mountCallIngest(api: HttpApi, publisher: EventPublisher, reads: CallsReadRepository): void {
+export function mountCallIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, reads: CallsReadRepository): void {
   api.mount(callStartOp, async ({ body: { start } }, ctx) => {
     const event = toStartEvent(start, ctx.principal.username);
     await publisher.publish([event], ctx.bodyBytes);

@@ -1,4 +1,6 @@
-import type { JsonObject, JsonValue } from "../json.js";
+import { z } from "zod";
+import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
+import type { Topic } from "./topic.js";
 
 /**
  * The one event form that ingest publishes and the worker consumes. Times are integer
@@ -58,4 +60,111 @@ export type TraceEvent = CallPartEvent | CallsDeleteEvent;
 /** Partition key: all parts of one call stay in order in one partition. */
 export function eventKey(event: TraceEvent): string {
   return event.kind === "calls_delete" ? event.project_id : `${event.project_id}/${event.id}`;
+}
+
+const jsonObject = z.custom<JsonObject>((value) => isJsonObject(value));
+/** Any value JSON.parse returns is JSON; only a missing field is not. */
+const jsonValue = z.custom<JsonValue>((value) => value !== undefined);
+const integer = z.number().int();
+
+/**
+ * The shape of a trace event read back from the queue (JSON-valued fields: JSON.parse can
+ * yield nothing but JSON, so only their top-level kind is checked). `isTraceEvent` is the
+ * same check written out by hand: the call events topic is the ingest hot path.
+ */
+export const TraceEventSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("call_start"),
+    project_id: z.string(),
+    id: z.string(),
+    trace_id: z.string(),
+    parent_id: z.string().nullable(),
+    thread_id: z.string().nullable(),
+    turn_id: z.string().nullable(),
+    op_name: z.string(),
+    display_name: z.string().nullable(),
+    started_at: integer,
+    attributes: jsonObject,
+    inputs: jsonObject,
+    otel_dump: jsonObject.nullable(),
+    wb_user_id: z.string().nullable(),
+    wb_run_id: z.string().nullable(),
+    wb_run_step: integer.nullable(),
+  }),
+  z.object({
+    kind: z.literal("call_end"),
+    project_id: z.string(),
+    id: z.string(),
+    ended_at: integer,
+    exception: z.string().nullable(),
+    output: jsonValue,
+    summary: jsonObject,
+    wb_run_step_end: integer.nullable(),
+  }),
+  z.object({
+    kind: z.literal("call_update"),
+    project_id: z.string(),
+    id: z.string(),
+    display_name: z.string(),
+    updated_at: integer,
+  }),
+  z.object({
+    kind: z.literal("calls_delete"),
+    project_id: z.string(),
+    ids: z.array(z.string()),
+    deleted_at: integer,
+    wb_user_id: z.string(),
+  }),
+]) satisfies z.ZodType<TraceEvent>;
+
+type Fields = Record<string, unknown>;
+const isString = (v: unknown): v is string => typeof v === "string";
+const isNullableString = (v: unknown) => v === null || typeof v === "string";
+const isInteger = (v: unknown) => Number.isSafeInteger(v);
+const isNullableInteger = (v: unknown) => v === null || Number.isSafeInteger(v);
+
+function isCallStart(e: Fields): boolean {
+  return (
+    isString(e.project_id) && isString(e.id) && isString(e.trace_id) && isNullableString(e.parent_id) && isNullableString(e.thread_id) &&
+    isNullableString(e.turn_id) && isString(e.op_name) && isNullableString(e.display_name) && isInteger(e.started_at) &&
+    isJsonObject(e.attributes) && isJsonObject(e.inputs) && (e.otel_dump === null || isJsonObject(e.otel_dump)) &&
+    isNullableString(e.wb_user_id) && isNullableString(e.wb_run_id) && isNullableInteger(e.wb_run_step)
+  );
+}
+
+function isCallEnd(e: Fields): boolean {
+  return (
+    isString(e.project_id) && isString(e.id) && isInteger(e.ended_at) && isNullableString(e.exception) && e.output !== undefined &&
+    isJsonObject(e.summary) && isNullableInteger(e.wb_run_step_end)
+  );
+}
+
+function isCallUpdate(e: Fields): boolean {
+  return isString(e.project_id) && isString(e.id) && isString(e.display_name) && isInteger(e.updated_at);
+}
+
+function isCallsDelete(e: Fields): boolean {
+  return isString(e.project_id) && Array.isArray(e.ids) && e.ids.every(isString) && isInteger(e.deleted_at) && isString(e.wb_user_id);
+}
+
+/** Exactly `TraceEventSchema`'s check, without its cost (see test/queue/traceEventSchema.test.ts). */
+export function isTraceEvent(value: unknown): value is TraceEvent {
+  if (!isJsonObject(value)) return false;
+  switch (value.kind) {
+    case "call_start":
+      return isCallStart(value);
+    case "call_end":
+      return isCallEnd(value);
+    case "call_update":
+      return isCallUpdate(value);
+    case "calls_delete":
+      return isCallsDelete(value);
+    default:
+      return false;
+  }
+}
+
+/** The call events topic: ingest publishes to it, the worker writes what it reads. */
+export function traceEventsTopic(name: string): Topic<TraceEvent> {
+  return { name, key: eventKey, schema: TraceEventSchema, accepts: isTraceEvent };
 }

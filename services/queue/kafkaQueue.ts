@@ -1,17 +1,17 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
 import type { Logger } from "pino";
 import { RetryableError } from "../errors.js";
-import { eventKey, type TraceEvent } from "./events.js";
 import { PendingBound, type PendingLimits } from "./pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
+import { deadLetterTopic, messageReader, type Topic } from "./topic.js";
 
 /**
  * The Kafka side of the queue, the only module that knows KafkaJS (in maintenance mode;
- * kept small so the client can be swapped).
+ * kept small so the client can be swapped). One publisher or consumer serves one topic;
+ * each topic's consumers form their own group.
  */
 export interface KafkaSettings {
   readonly brokers: readonly string[];
-  readonly topic: string;
   readonly groupId: string;
   readonly clientId: string;
 }
@@ -25,43 +25,41 @@ function kafkaClient(settings: KafkaSettings): Kafka {
   });
 }
 
-export const deadLetterTopic = (topic: string): string => `${topic}.dead-letter`;
-
-interface PendingSend {
-  readonly events: readonly TraceEvent[];
+interface PendingSend<T> {
+  readonly messages: readonly T[];
   readonly weightBytes: number;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
 }
 
-const MAX_EVENTS_PER_SEND = 10_000;
+const MAX_MESSAGES_PER_SEND = 10_000;
 
 /**
  * Publishes with acks=all; answers only once the broker has the events. Requests that
  * arrive while a send is in flight go out together in the next send (a group commit),
  * so throughput grows with load instead of paying one round trip per request.
  */
-export class KafkaEventPublisher implements EventPublisher {
+export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private readonly producer: Producer;
   private connected: Promise<void> | null = null;
-  private waiting: PendingSend[] = [];
+  private waiting: PendingSend<T>[] = [];
   private inFlight: Promise<void> | null = null;
   private readonly bound: PendingBound;
 
-  constructor(private readonly settings: KafkaSettings, limits: PendingLimits) {
-    this.bound = new PendingBound(limits);
+  constructor(private readonly topic: Topic<T>, settings: KafkaSettings, limits: PendingLimits) {
+    this.bound = new PendingBound(limits, topic.name);
     this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
-  publish(events: readonly TraceEvent[], weightBytes = 0): Promise<void> {
-    if (events.length === 0) return Promise.resolve();
+  publish(messages: readonly T[], weightBytes = 0): Promise<void> {
+    if (messages.length === 0) return Promise.resolve();
     try {
-      this.bound.admit(events.length, weightBytes);
+      this.bound.admit(messages.length, weightBytes);
     } catch (err) {
       return Promise.reject(err);
     }
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ events, weightBytes, resolve, reject });
+      this.waiting.push({ messages, weightBytes, resolve, reject });
       this.kick();
     });
   }
@@ -86,12 +84,12 @@ export class KafkaEventPublisher implements EventPublisher {
 
   private kick(): void {
     if (this.inFlight || this.waiting.length === 0) return;
-    const batch: PendingSend[] = [];
+    const batch: PendingSend<T>[] = [];
     let count = 0;
-    while (this.waiting.length > 0 && (batch.length === 0 || count + this.waiting[0]!.events.length <= MAX_EVENTS_PER_SEND)) {
+    while (this.waiting.length > 0 && (batch.length === 0 || count + this.waiting[0]!.messages.length <= MAX_MESSAGES_PER_SEND)) {
       const next = this.waiting.shift()!;
       batch.push(next);
-      count += next.events.length;
+      count += next.messages.length;
     }
     const bytes = batch.reduce((n, p) => n + p.weightBytes, 0);
     this.inFlight = this.send(batch).finally(() => {
@@ -101,13 +99,13 @@ export class KafkaEventPublisher implements EventPublisher {
     });
   }
 
-  private async send(batch: PendingSend[]): Promise<void> {
+  private async send(batch: PendingSend<T>[]): Promise<void> {
     try {
       await this.connect();
       await this.producer.send({
-        topic: this.settings.topic,
+        topic: this.topic.name,
         acks: -1,
-        messages: batch.flatMap((p) => p.events.map((e) => ({ key: eventKey(e), value: JSON.stringify(e) }))),
+        messages: batch.flatMap((p) => p.messages.map((m) => ({ key: this.topic.key(m), value: JSON.stringify(m) }))),
       });
       for (const p of batch) p.resolve();
     } catch (err) {
@@ -123,31 +121,28 @@ export class KafkaEventPublisher implements EventPublisher {
   }
 }
 
-function parseMessage(message: KafkaMessage): TraceEvent | null {
-  try {
-    return message.value ? (JSON.parse(message.value.toString()) as TraceEvent) : null;
-  } catch {
-    return null;
-  }
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Consumes in batches and commits a partition's offsets only after the handler stored the
- * whole batch (at-least-once). A store outage is retried with capped backoff, forever; a
- * batch the store refuses is retried event by event and the events that still fail go to
- * the dead-letter topic, never silently dropped.
+ * whole batch (at-least-once). Every message is checked against the topic's schema first:
+ * one that is not JSON or not of the topic's shape goes to the dead-letter topic, logged.
+ * A store outage is retried with capped backoff, forever; a batch the store refuses is
+ * retried message by message and the messages that still fail go to the dead-letter topic,
+ * never silently dropped.
  */
-export class KafkaEventConsumer implements EventConsumer {
+export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private readonly consumer: Consumer;
   private readonly deadLetters: Producer;
+  private readonly read: (text: string) => T | null;
   private stopping = false;
 
   constructor(
-    private readonly settings: KafkaSettings,
+    private readonly topic: Topic<T>,
+    settings: KafkaSettings,
     private readonly options: { maxWaitMs: number; maxBatchEvents: number; log: Logger },
   ) {
+    this.read = messageReader(topic);
     const kafka = kafkaClient(settings);
     this.consumer = kafka.consumer({
       groupId: settings.groupId,
@@ -162,10 +157,10 @@ export class KafkaEventConsumer implements EventConsumer {
     this.deadLetters = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
-  async start(handler: BatchHandler): Promise<void> {
+  async start(handler: BatchHandler<T>): Promise<void> {
     await this.consumer.connect();
     await this.deadLetters.connect();
-    await this.consumer.subscribe({ topics: [this.settings.topic], fromBeginning: true });
+    await this.consumer.subscribe({ topics: [this.topic.name], fromBeginning: true });
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -177,15 +172,9 @@ export class KafkaEventConsumer implements EventConsumer {
         for (let from = 0; from < batch.messages.length; from += size) {
           if (!isRunning() || isStale()) return;
           const slice = batch.messages.slice(from, from + size);
-          const events: TraceEvent[] = [];
-          const poison: KafkaMessage[] = [];
-          for (const m of slice) {
-            const event = parseMessage(m);
-            if (event) events.push(event);
-            else poison.push(m);
-          }
-          await this.deliver(handler, events, heartbeat, () => isRunning() && !isStale());
-          if (poison.length > 0) await this.toDeadLetter(poison.map((m) => ({ key: m.key, value: m.value })));
+          const { valid, malformed } = this.check(slice);
+          if (valid.length > 0) await this.deliver(handler, valid, heartbeat, () => isRunning() && !isStale());
+          if (malformed.length > 0) await this.setAsideMalformed(malformed, batch.partition);
           const last = slice[slice.length - 1]!;
           resolveOffset(last.offset);
           await this.consumer.commitOffsets([
@@ -206,13 +195,32 @@ export class KafkaEventConsumer implements EventConsumer {
     await this.deadLetters.disconnect();
   }
 
-  private async deliver(handler: BatchHandler, events: TraceEvent[], heartbeat: () => Promise<void>, alive: () => boolean) {
+  private check(messages: readonly KafkaMessage[]): { valid: T[]; malformed: KafkaMessage[] } {
+    const valid: T[] = [];
+    const malformed: KafkaMessage[] = [];
+    for (const m of messages) {
+      const message = m.value ? this.read(m.value.toString()) : null;
+      if (message === null) malformed.push(m);
+      else valid.push(message);
+    }
+    return { valid, malformed };
+  }
+
+  private async setAsideMalformed(messages: readonly KafkaMessage[], partition: number) {
+    this.options.log.error(
+      { topic: this.topic.name, partition, offsets: messages.map((m) => m.offset), count: messages.length },
+      "malformed messages sent to the dead-letter topic",
+    );
+    await this.toDeadLetter(messages.map((m) => ({ key: m.key, value: m.value })));
+  }
+
+  private async deliver(handler: BatchHandler<T>, messages: T[], heartbeat: () => Promise<void>, alive: () => boolean) {
     for (let attempt = 0; ; attempt++) {
       try {
-        await handler(events);
+        await handler(messages);
         return;
       } catch (err) {
-        if (!(err instanceof RetryableError)) return this.deliverOneByOne(handler, events);
+        if (!(err instanceof RetryableError)) return this.deliverOneByOne(handler, messages);
         if (this.stopping || !alive()) throw err;
         this.options.log.warn({ err: err.message, attempt }, "store unavailable, retrying batch");
         await sleep(Math.min(200 * 2 ** attempt, 5_000));
@@ -221,21 +229,21 @@ export class KafkaEventConsumer implements EventConsumer {
     }
   }
 
-  private async deliverOneByOne(handler: BatchHandler, events: TraceEvent[]) {
-    const failed: TraceEvent[] = [];
-    for (const event of events) {
+  private async deliverOneByOne(handler: BatchHandler<T>, messages: T[]) {
+    const failed: T[] = [];
+    for (const message of messages) {
       try {
-        await handler([event]);
+        await handler([message]);
       } catch (err) {
         if (err instanceof RetryableError) throw err;
-        this.options.log.error({ err: err instanceof Error ? err.message : String(err), key: eventKey(event) }, "event refused by the store");
-        failed.push(event);
+        this.options.log.error({ err: err instanceof Error ? err.message : String(err), key: this.topic.key(message) }, "message refused by the store");
+        failed.push(message);
       }
     }
-    if (failed.length > 0) await this.toDeadLetter(failed.map((e) => ({ key: eventKey(e), value: JSON.stringify(e) })));
+    if (failed.length > 0) await this.toDeadLetter(failed.map((m) => ({ key: this.topic.key(m), value: JSON.stringify(m) })));
   }
 
   private async toDeadLetter(messages: { key: Buffer | string | null; value: Buffer | string | null }[]) {
-    await this.deadLetters.send({ topic: deadLetterTopic(this.settings.topic), acks: -1, messages });
+    await this.deadLetters.send({ topic: deadLetterTopic(this.topic.name), acks: -1, messages });
   }
 }

@@ -8,8 +8,8 @@ export interface PendingLimits {
   readonly maxPendingBytes: number;
 }
 
-const pendingEventsGauge = new Gauge({ name: "ingest_pending_events", help: "Events accepted and not yet durable" });
-const pendingBytesGauge = new Gauge({ name: "ingest_pending_bytes", help: "Request bytes whose events are not yet durable" });
+const pendingEventsGauge = new Gauge({ name: "ingest_pending_events", help: "Messages accepted and not yet durable, by topic", labelNames: ["topic"] });
+const pendingBytesGauge = new Gauge({ name: "ingest_pending_bytes", help: "Request bytes whose messages are not yet durable, by topic", labelNames: ["topic"] });
 
 /**
  * The memory bound of a publisher: what was accepted and is not durable yet, counted in
@@ -22,7 +22,10 @@ export class PendingBound {
   private events = 0;
   private bytes = 0;
 
-  constructor(private readonly limits: PendingLimits) {}
+  constructor(
+    private readonly limits: PendingLimits,
+    private readonly topic: string,
+  ) {}
 
   /** Reserves room, or throws QueueFullError. Pair with `release`. */
   admit(events: number, bytes: number): void {
@@ -40,7 +43,7 @@ export class PendingBound {
   private move(events: number, bytes: number): void {
     this.events += events;
     this.bytes += bytes;
-    pendingEventsGauge.set(this.events);
-    pendingBytesGauge.set(this.bytes);
+    pendingEventsGauge.set({ topic: this.topic }, this.events);
+    pendingBytesGauge.set({ topic: this.topic }, this.bytes);
   }
 }

@@ -20,7 +20,7 @@ import { basic, KEY_ACME } from "../support/service.js";
 import { decodeProtobufStatus, idMaker, JSON_TYPE, jsonBody, OTLP_PATH, postOtlp, PROTOBUF, protobufBody, RecordingExporter } from "./httpSupport.js";
 
 /** Each publish takes the next scripted outcome (then succeeds); published batches are kept. */
-class ScriptedPublisher implements EventPublisher {
+class ScriptedPublisher implements EventPublisher<TraceEvent> {
   readonly published: TraceEvent[][] = [];
   readonly script: (() => Promise<void>)[] = [];
   async publish(events: readonly TraceEvent[]): Promise<void> {

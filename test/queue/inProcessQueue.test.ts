@@ -1,14 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { QueueFullError, RetryableError } from "../../services/errors.js";
-import type { CallUpdateEvent, TraceEvent } from "../../services/queue/events.js";
+import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
 import { InProcessQueue } from "../../services/queue/inProcessQueue.js";
 import { StoreUnavailableError } from "../../services/errors.js";
 
+const topic = traceEventsTopic("events");
 const update = (id: string, n = 0): CallUpdateEvent => ({ kind: "call_update", project_id: "acme/q", id, display_name: `v${n}`, updated_at: n });
 
 describe("the embedded group-commit queue", () => {
   it("answers a publisher only after its events were handled, and shares one write between concurrent publishers", async () => {
-    const queue = new InProcessQueue({ maxPendingEvents: 100, maxBatchEvents: 100 });
+    const queue = new InProcessQueue(topic, { maxPendingEvents: 100, maxBatchEvents: 100 });
     const batches: string[][] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -28,7 +29,7 @@ describe("the embedded group-commit queue", () => {
   });
 
   it("refuses at once with QueueFullError beyond its bound", async () => {
-    const queue = new InProcessQueue({ maxPendingEvents: 3, maxBatchEvents: 10 });
+    const queue = new InProcessQueue(topic, { maxPendingEvents: 3, maxBatchEvents: 10 });
     const pending = queue.publish([update("a"), update("b")]);
     await expect(queue.publish([update("c"), update("d")])).rejects.toBeInstanceOf(QueueFullError);
     await queue.start(async () => {});
@@ -36,7 +37,7 @@ describe("the embedded group-commit queue", () => {
   });
 
   it("bounds the bytes of the requests waiting, admits a lone request of any size, and frees room once written", async () => {
-    const queue = new InProcessQueue({ maxPendingEvents: 1000, maxPendingBytes: 1000, maxBatchEvents: 10 });
+    const queue = new InProcessQueue(topic, { maxPendingEvents: 1000, maxPendingBytes: 1000, maxBatchEvents: 10 });
     const big = queue.publish([update("big")], 5000); // alone: admitted although over the bound
     await expect(queue.publish([update("small")], 10)).rejects.toBeInstanceOf(QueueFullError);
     await queue.start(async () => {});
@@ -49,7 +50,7 @@ describe("the embedded group-commit queue", () => {
   });
 
   it("keeps the parts of one call in order across lanes", async () => {
-    const queue = new InProcessQueue({ maxPendingEvents: 1000, maxBatchEvents: 7, lanes: 3 });
+    const queue = new InProcessQueue(topic, { maxPendingEvents: 1000, maxBatchEvents: 7, lanes: 3 });
     const seen = new Map<string, number[]>();
     await queue.start(async (events: readonly TraceEvent[]) => {
       for (const e of events as CallUpdateEvent[]) seen.set(e.id, [...(seen.get(e.id) ?? []), e.updated_at]);
@@ -62,7 +63,7 @@ describe("the embedded group-commit queue", () => {
   });
 
   it("refuses only the request whose events broke a shared write", async () => {
-    const queue = new InProcessQueue({ maxPendingEvents: 100, maxBatchEvents: 100 });
+    const queue = new InProcessQueue(topic, { maxPendingEvents: 100, maxBatchEvents: 100 });
     let calls = 0;
     const blocker = queue.publish([update("first")]);
     const good = queue.publish([update("good")]);
@@ -78,7 +79,7 @@ describe("the embedded group-commit queue", () => {
   });
 
   it("turns a store outage into a retryable refusal, and drains on shutdown", async () => {
-    const queue = new InProcessQueue({ maxPendingEvents: 100, maxBatchEvents: 100 });
+    const queue = new InProcessQueue(topic, { maxPendingEvents: 100, maxBatchEvents: 100 });
     let down = true;
     const handled: string[] = [];
     await queue.start(async (events) => {

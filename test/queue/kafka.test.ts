@@ -2,16 +2,17 @@ import { randomBytes } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { CallStartEvent, TraceEvent } from "../../services/queue/events.js";
-import { deadLetterTopic, KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
+import { traceEventsTopic, type CallStartEvent, type TraceEvent } from "../../services/queue/events.js";
+import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
+import { deadLetterTopic } from "../../services/queue/topic.js";
 import { StoreUnavailableError } from "../../services/errors.js";
 import { client, iso, startTestService } from "../support/service.js";
 
 const log = pino({ level: "silent" });
 const unique = () => randomBytes(4).toString("hex");
 
-function settings(topic: string, groupId: string): KafkaSettings {
-  return { brokers: [inject("kafkaBrokers")], topic, groupId, clientId: "test" };
+function settings(groupId: string): KafkaSettings {
+  return { brokers: [inject("kafkaBrokers")], groupId, clientId: "test" };
 }
 
 function startEvent(id: string): CallStartEvent {
@@ -36,12 +37,12 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("commits a batch only after the handler stored it: an unfinished batch is redelivered to the group", async () => {
     const topic = `commit-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(settings(topic, group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
     const events = Array.from({ length: 20 }, (_, i) => startEvent(`c${i}`));
     await publisher.publish(events);
 
     let attemptsA = 0;
-    const a = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    const a = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
     await a.start(async () => {
       attemptsA++;
       throw new StoreUnavailableError("store down");
@@ -50,7 +51,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     await a.shutdown();
 
     const seen = new Set<string>();
-    const b = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    const b = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
     await b.start(async (batch) => {
       for (const e of batch) if (e.kind === "call_start") seen.add(e.id);
     });
@@ -63,13 +64,13 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("hands a large fetch to the worker in slices of maxBatchEvents, committing each", async () => {
     const topic = `slices-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(settings(topic, group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
     const events = Array.from({ length: 95 }, (_, i) => startEvent(`s${i}`));
     await publisher.publish(events);
     await publisher.close();
     const sizes: number[] = [];
     const seen = new Set<string>();
-    const consumer = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, maxBatchEvents: 10, log });
+    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10, log });
     await consumer.start(async (batch) => {
       sizes.push(batch.length);
       for (const e of batch) if (e.kind === "call_start") seen.add(e.id);
@@ -83,10 +84,10 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("sends events the store refuses to the dead-letter topic and goes on with the rest", async () => {
     const topic = `dlq-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(settings(topic, group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
     await publisher.publish([startEvent("good-1"), startEvent("poison"), startEvent("good-2")]);
     const stored: string[] = [];
-    const consumer = new KafkaEventConsumer(settings(topic, group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
     await consumer.start(async (batch: readonly TraceEvent[]) => {
       if (batch.some((e) => e.kind === "call_start" && e.id === "poison")) throw new Error("type mismatch");
       for (const e of batch) if (e.kind === "call_start") stored.push(e.id);
@@ -105,6 +106,54 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     await publisher.close();
     expect(stored.sort()).toEqual(["good-1", "good-2"]);
     expect(dead).toEqual(["poison"]);
+  });
+});
+
+async function readAll(topic: string, count: number): Promise<{ key: string | null; value: string }[]> {
+  const kafka = new Kafka({ clientId: "reader", brokers: [inject("kafkaBrokers")], logLevel: logLevel.NOTHING });
+  const reader = kafka.consumer({ groupId: `r-${unique()}` });
+  const seen: { key: string | null; value: string }[] = [];
+  await reader.connect();
+  await reader.subscribe({ topic, fromBeginning: true });
+  await reader.run({ eachMessage: async ({ message }) => void seen.push({ key: message.key?.toString() ?? null, value: message.value!.toString() }) });
+  await until(async () => seen.length >= count);
+  await reader.disconnect();
+  return seen;
+}
+
+describe("messages that are not of the topic's shape", () => {
+  it("go to the dead-letter topic as they were, the valid ones to the handler, and the offsets are committed", async () => {
+    const topic = `malformed-${unique()}`;
+    const group = `g-${unique()}`;
+    const kafka = new Kafka({ clientId: "raw", brokers: [inject("kafkaBrokers")], logLevel: logLevel.NOTHING });
+    const raw = kafka.producer();
+    await raw.connect();
+    const wrongShape = JSON.stringify({ ...startEvent("bad-shape"), started_at: "yesterday" });
+    // One key: one partition, so the three stay in this order.
+    await raw.send({ topic, messages: [
+      { key: "k", value: "{not json" },
+      { key: "k", value: JSON.stringify(startEvent("fine")) },
+      { key: "k", value: wrongShape },
+    ] });
+    await raw.disconnect();
+
+    const handled: string[] = [];
+    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    await consumer.start(async (batch) => {
+      for (const e of batch) if (e.kind === "call_start") handled.push(e.id);
+    });
+    const dead = await readAll(deadLetterTopic(topic), 2);
+    await until(async () => handled.length === 1);
+    await consumer.shutdown();
+    expect(handled).toEqual(["fine"]);
+    expect(dead.map((m) => m.value).sort()).toEqual(["{not json", wrongShape].sort());
+    expect(dead.map((m) => m.key)).toEqual(["k", "k"]);
+
+    const admin = kafka.admin();
+    await admin.connect();
+    const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    await admin.disconnect();
+    expect(committed!.partitions.map((p) => Number(p.offset)).filter((o) => o > 0)).toEqual([3]);
   });
 });
 

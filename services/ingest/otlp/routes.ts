@@ -11,6 +11,7 @@ import { ProjectId } from "../../contract/common.js";
 import { ClientError } from "../../errors.js";
 import type { ErrorAnswer, HttpApi } from "../../http/app.js";
 import { operation, type RequestHeaders } from "../../contract/operation.js";
+import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { readBody, requestEncoding, requestFormat } from "./body.js";
 import { decodeJsonRequest, decodeProtobufRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "./decode.js";
@@ -92,11 +93,11 @@ function decode(format: OtlpFormat, body: Buffer): OtlpSpanBatch {
   return format === "protobuf" ? decodeProtobufRequest(body) : decodeJsonRequest(body);
 }
 
-export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher, limits: OtlpLimits): void {
+export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
   for (const op of [otlpTracesOp, otlpAgentsAliasOp]) mountExport(api, op, publisher, limits);
 }
 
-function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPublisher, limits: OtlpLimits): void {
+function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
   api.mount(
     op,
     async (_input, ctx) => {

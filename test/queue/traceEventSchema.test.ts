@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { isTraceEvent, TraceEventSchema, type TraceEvent } from "../../services/queue/events.js";
+
+/** A small seeded generator, so that a disagreement is reproducible. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const VALID: TraceEvent[] = [
+  {
+    kind: "call_start", project_id: "acme/p", id: "c1", trace_id: "t1", parent_id: null, thread_id: "th", turn_id: null, op_name: "op",
+    display_name: null, started_at: 1_700_000_000_000_000, attributes: { a: 1 }, inputs: {}, otel_dump: null, wb_user_id: "alice",
+    wb_run_id: null, wb_run_step: 3,
+  },
+  { kind: "call_end", project_id: "acme/p", id: "c1", ended_at: 1_700_000_000_000_500, exception: null, output: [1, "x"], summary: {}, wb_run_step_end: null },
+  { kind: "call_update", project_id: "acme/p", id: "c1", display_name: "renamed", updated_at: 5 },
+  { kind: "calls_delete", project_id: "acme/p", ids: ["c1", "c2"], deleted_at: 6, wb_user_id: "alice" },
+];
+
+/** Values of every JSON kind and the edges of the checks: unsafe and fractional numbers, -0, empty containers. */
+const ODD_VALUES: unknown[] = [
+  undefined, null, true, false, 0, -0, 1, -7, 1.5, 2 ** 53, -(2 ** 53), Number.MAX_SAFE_INTEGER, NaN, Infinity, "", "x", "call_start",
+  "calls_delete", [], ["a"], [1], ["a", null], {}, { a: 1 }, { kind: "call_end" }, [[]],
+];
+
+const FIELDS = [...new Set(VALID.flatMap((e) => Object.keys(e))), "extra"];
+
+function mutate(event: TraceEvent, next: () => number): unknown {
+  const pick = <T,>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
+  if (next() < 0.03) return pick(ODD_VALUES);
+  const copy: Record<string, unknown> = { ...event, ...(event.kind === "calls_delete" ? { ids: [...event.ids] } : {}) };
+  const changes = 1 + Math.floor(next() * 3);
+  for (let i = 0; i < changes; i++) {
+    const roll = next();
+    if (roll < 0.15) copy.kind = pick(VALID).kind;
+    else if (roll < 0.25 && Array.isArray(copy.ids)) (copy.ids as unknown[])[Math.floor(next() * 3)] = pick(ODD_VALUES);
+    else {
+      const field = pick(FIELDS);
+      const value = pick(ODD_VALUES);
+      if (value === undefined && next() < 0.5) delete copy[field];
+      else copy[field] = value;
+    }
+  }
+  return copy;
+}
+
+describe("the trace event check", () => {
+  it("accepts exactly what the schema accepts, on valid events and random changes of them", () => {
+    const next = random(20261121);
+    let accepted = 0;
+    let refused = 0;
+    for (const event of VALID) {
+      expect(isTraceEvent(event)).toBe(true);
+      expect(TraceEventSchema.safeParse(event).success).toBe(true);
+    }
+    for (let i = 0; i < 50_000; i++) {
+      const value = mutate(VALID[i % VALID.length]!, next);
+      const bySchema = TraceEventSchema.safeParse(value).success;
+      if (isTraceEvent(value) !== bySchema) expect({ value, bySchema }).toBeUndefined();
+      if (bySchema) accepted++;
+      else refused++;
+    }
+    // Both verdicts are well represented: the agreement is not one of always saying no.
+    expect(accepted).toBeGreaterThan(5_000);
+    expect(refused).toBeGreaterThan(5_000);
+  });
+
+  it("refuses an event whose JSON-valued field is missing or of the wrong kind", () => {
+    const { output: _, ...endWithoutOutput } = VALID[1] as Extract<TraceEvent, { kind: "call_end" }>;
+    expect(isTraceEvent(endWithoutOutput)).toBe(false);
+    expect(isTraceEvent({ ...VALID[0]!, inputs: [] })).toBe(false);
+    expect(isTraceEvent({ ...VALID[0]!, started_at: 1.5 })).toBe(false);
+    expect(isTraceEvent({ ...VALID[1]!, output: null })).toBe(true);
+  });
+});
