@@ -43,7 +43,7 @@ type Row = { id: string; model: string; requests: number; prompt_tokens: number;
 /** Own usage rows of the project's calls (all wanted unless `wanted` says otherwise), as numbers. */
 async function own(project: string, wanted: (pb: ParamBuilder) => string = () => "1"): Promise<Row[]> {
   const pb = new ParamBuilder();
-  const sql = ownUsageSql({ from: `calls FINAL WHERE project_id = ${pb.str(project)}`, wanted: wanted(pb), carry: {} }, pb);
+  const sql = ownUsageSql({ table: "calls FINAL", where: `project_id = ${pb.str(project)}`, wanted: wanted(pb), carry: {} }, pb);
   const rows = await store.rows<Record<string, string | number>>("test_own_usage", { sql: `${sql}\nORDER BY id, model`, params: pb.params });
   return rows.map((r) => ({
     id: String(r.id), model: String(r.model),
@@ -97,8 +97,13 @@ describe("ownUsageSql", () => {
       // Only attributes.weave.source names an SDK: any other value or place is a plain writer.
       { id: "x", parent: "r", attributes: { weave: { source: "js-sdk-fork" }, source: "js-sdk" }, usage: { m: { prompt_tokens: 1 } } },
       { id: "x1", parent: "x", usage: { m: { prompt_tokens: 1 } } },
+      // A plain call's SDK children are not subtracted from it either.
+      { id: "y", parent: "r", usage: { m: { prompt_tokens: 4 } } },
+      { id: "y1", parent: "y", source: "js-sdk", usage: { m: { prompt_tokens: 3 } } },
     ]);
-    expect(await own("acme/own-plain")).toEqual([row("a", "m", 1, 20, 2), row("a1", "m", 0, 30, 0), row("r", "m", 1, 10, 1), row("x", "m", 0, 1, 0), row("x1", "m", 0, 1, 0)]);
+    expect(await own("acme/own-plain")).toEqual([
+      row("a", "m", 1, 20, 2), row("a1", "m", 0, 30, 0), row("r", "m", 1, 10, 1), row("x", "m", 0, 1, 0), row("x1", "m", 0, 1, 0), row("y", "m", 0, 4, 0), row("y1", "m", 0, 3, 0),
+    ]);
   });
 
   it("never goes below zero, per figure: a late child the SDK did not roll in, a child's model the parent lacks", async () => {
@@ -148,7 +153,7 @@ describe("ownUsageSql", () => {
 
   it("carries the wanted call's columns, not its children's", async () => {
     const pb = new ParamBuilder();
-    const sql = ownUsageSql({ from: `calls FINAL WHERE project_id = ${pb.str("acme/own-js")}`, wanted: `id IN ${pb.inStrings(["r", "a"])}`, carry: { op: "op_name", at: "started_at" } }, pb);
+    const sql = ownUsageSql({ table: "calls FINAL", where: `project_id = ${pb.str("acme/own-js")}`, wanted: `id IN ${pb.inStrings(["r", "a"])}`, carry: { op: "op_name", at: "started_at" } }, pb);
     const rows = await store.rows<Record<string, string | number>>("test_own_usage", { sql: `${sql}\nORDER BY id, model`, params: pb.params });
     expect(rows.map((r) => [r.id, r.model, r.op, Number(r.at)])).toEqual([["a", "m", "op-a", (T0 + 1) * 1000], ["r", "m", "op-r", T0 * 1000]]);
   });

@@ -116,8 +116,8 @@ export function usageBucketsQuery(projectId: string, filter: CallsFilter | null 
   const pb = new ParamBuilder();
   const bucket = `intDiv(started_at - ${pb.int(window.originMicros)}, ${pb.int(window.granularitySeconds * 1_000_000)})`;
   const wanted = windowWhere(projectId, filter, window, pb);
-  const from = `calls FINAL WHERE project_id = ${pb.str(projectId)} AND started_at >= ${pb.int(window.startMicros)}`;
-  const own = ownUsageSql({ from, wanted, carry: { bucket, call_started_at: "started_at", call_project: "project_id" } }, pb);
+  const read = `project_id = ${pb.str(projectId)} AND started_at >= ${pb.int(window.startMicros)}`;
+  const own = ownUsageSql({ table: "calls FINAL", where: read, wanted, carry: { bucket, call_started_at: "started_at", call_project: "project_id" } }, pb);
   const { selects, columns } = aggregates(metrics, (m) => USAGE_VALUES[m] ?? "NULL", pb, new Set());
   const withCosts = metrics.some((m) => m.metric.endsWith("_cost"));
   const costs = withCosts

@@ -137,7 +137,8 @@ export class UsageRepository {
     const pb = new ParamBuilder();
     const project = pb.str(batch.projectId);
     const rows = await this.store.rows<CallRowJson>("usage_read_calls", {
-      sql: `SELECT id, parent_id, ended_at FROM ${batchCalls(batch, project, pb)}
+      sql: `SELECT id, parent_id, ended_at FROM calls FINAL
+            WHERE ${batchCalls(batch, project, pb)}
               AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
       params: pb.params,
     });
@@ -149,7 +150,7 @@ export class UsageRepository {
     const pb = new ParamBuilder();
     const project = pb.str(batch.projectId);
     const sql = ownUsageSql(
-      { from: batchCalls(batch, project, pb), wanted: `id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`, carry: { started_at: "started_at" } },
+      { table: "calls FINAL", where: batchCalls(batch, project, pb), wanted: `id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`, carry: { started_at: "started_at" } },
       pb,
     );
     const rows = await this.store.rows<OwnUsageRowJson>("usage_read_own", { sql, params: pb.params });
@@ -169,10 +170,9 @@ export class UsageRepository {
   }
 }
 
-/** `calls FINAL WHERE ...` for the calls of a batch of traces (deleted ones included). */
+/** The calls of a batch of traces (deleted ones included): a condition over `calls`. */
 function batchCalls(batch: Batch, project: string, pb: ParamBuilder): string {
-  return `calls FINAL
-            WHERE project_id = ${project}
+  return `project_id = ${project}
               AND started_at >= ${pb.int(batch.lo)} AND started_at <= ${pb.int(batch.hi)}
               AND trace_id IN ${pb.inStrings(batch.traceIds)}`;
 }
