@@ -51,8 +51,10 @@ export const LLMAggregatedUsage = z
   })
   .openapi("LLMAggregatedUsage", {
     description:
-      "Usage of one model by a call and all its descendants. prompt_tokens counts prompt_tokens, else input_tokens; " +
-      "completion_tokens counts completion_tokens, else output_tokens; total_tokens is total_tokens, else their sum.",
+      "Usage of one model by a call and all its descendants: the sum of each one's own usage, counted once whichever client " +
+      "wrote the trace (a call of the Weave SDKs, whose summary already holds its children's, is its summary less its direct " +
+      "children's summaries, never below zero; any other call is its summary). prompt_tokens counts prompt_tokens, else " +
+      "input_tokens; completion_tokens counts completion_tokens, else output_tokens; total_tokens is total_tokens, else their sum.",
   });
 
 export const UsageRes = z
@@ -87,7 +89,8 @@ export const UsageMetricSpec = z
   })
   .openapi("UsageMetricSpec", {
     description:
-      "A per-model metric. Each (call, model) is one value: input_tokens = prompt_tokens, else input_tokens; output_tokens = " +
+      "A per-model metric over each call's own usage (as in /calls/usage: a Weave SDK's summary less its direct children's, any " +
+      "other call's summary). Each (call, model) with some own usage is one value: input_tokens = prompt_tokens, else input_tokens; output_tokens = " +
       "completion_tokens, else output_tokens; total_tokens = total_tokens, else input + output; *_cost = tokens × the price in " +
       "force at the call's start (project price, else default; 0 without a price); total_cost = input_cost + output_cost.",
   });

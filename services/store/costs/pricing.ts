@@ -4,9 +4,10 @@ import { microsToIso } from "../../times.js";
 import { isJsonObject } from "../../json.js";
 
 /**
- * Usage and cost arithmetic shared by `include_costs`, `/calls/usage` and `/trace/usage`.
- * The SQL forms of the same rules (cost filters and sorts, `/calls/stats`) are in
- * costFields.ts and ../usage/statsQuery.ts; each rule is written once here in words:
+ * Usage and cost arithmetic of one call's summary as the client sent it (`include_costs`)
+ * and the prices of `/calls/usage` and `/trace/usage`. The SQL forms of the same rules are
+ * in costFields.ts (cost filters and sorts) and ../usage/ownUsage.ts (a call's own usage,
+ * which every total over several calls adds); each rule is written once here in words:
  *
  * - usage of a model = `summary.usage[<model>]`, when that is a non-empty object;
  * - a count is a JSON number, or a string holding one; anything else counts as absent;

@@ -3,14 +3,16 @@ import type { CallMetricSpec, UsageMetricSpec } from "../../contract/usage.js";
 import { whereClause } from "../calls/callsQuery.js";
 import { priceLookupSql } from "../costs/costFields.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
+import { ownUsageSql } from "./ownUsage.js";
 import type { StatsWindow } from "../statsWindow.js";
 
 /**
  * SQL of `/calls/stats`. Both queries read `calls FINAL` over the window's started_at range
  * (the second key of the sort order) with the calls filter, number each call's bucket as
  * intDiv(started_at − origin, granularity), and aggregate one value per call (call
- * metrics) or per (call, model) (usage metrics). Every aggregate gets a positional alias
- * (`c0`, `c1`, ...); `columns` maps each back to its output key.
+ * metrics) or per (call, model) with own usage (usage metrics, ownUsage.ts). Every
+ * aggregate gets a positional alias (`c0`, `c1`, ...); `columns` maps each back to its
+ * output key.
  *
  * Aggregations over the values of a bucket: sum, avg, min, max, count (of values; a running
  * call has no latency). Percentile p: nearest rank, the value at rank max(1, ceil(p/100 × n))
@@ -95,12 +97,6 @@ ORDER BY bucket`,
   };
 }
 
-/** Kinds of usage leaves: 1 prompt_tokens, 2 input_tokens, 3 completion_tokens, 4 output_tokens, 5 total_tokens, 6 requests. */
-const KIND = (p: string) =>
-  `multiIf(endsWith(${p}, '.prompt_tokens'), 1, endsWith(${p}, '.input_tokens'), 2, endsWith(${p}, '.completion_tokens'), 3, ` +
-  `endsWith(${p}, '.output_tokens'), 4, endsWith(${p}, '.total_tokens'), 5, endsWith(${p}, '.requests'), 6, 0)`;
-const KEY_BYTES = "[13, 12, 17, 13, 12, 8]";
-
 const USAGE_VALUES: Readonly<Record<string, string>> = {
   input_tokens: "u_input",
   output_tokens: "u_output",
@@ -111,19 +107,19 @@ const USAGE_VALUES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Plan: ARRAY JOIN the call's `summary.usage.*` leaves (one row per leaf, its kind and its
- * model: the text between `summary.usage.` and the last segment); GROUP BY bucket, call,
- * model to form the call's counts for the model (prompt_tokens else input_tokens, ...);
- * price them when a cost metric is asked; GROUP BY bucket, model for the aggregates.
+ * Plan: each matching call's own usage per model (ownUsage.ts: a rolled-up SDK summary less
+ * its children's), read over the window's start onwards so that every child of a matching
+ * call is read (a child never starts before its parent), bucketed by the call's started_at;
+ * priced when a cost metric is asked; GROUP BY bucket, model for the aggregates.
  */
 export function usageBucketsQuery(projectId: string, filter: CallsFilter | null | undefined, window: StatsWindow, metrics: readonly UsageMetricSpec[]): StatsQuery {
   const pb = new ParamBuilder();
   const bucket = `intDiv(started_at - ${pb.int(window.originMicros)}, ${pb.int(window.granularitySeconds * 1_000_000)})`;
-  const where = windowWhere(projectId, filter, window, pb);
+  const wanted = windowWhere(projectId, filter, window, pb);
+  const read = `project_id = ${pb.str(projectId)} AND started_at >= ${pb.int(window.startMicros)}`;
+  const own = ownUsageSql({ table: "calls FINAL", where: read, wanted, carry: { bucket, call_started_at: "started_at", call_project: "project_id" } }, pb);
   const { selects, columns } = aggregates(metrics, (m) => USAGE_VALUES[m] ?? "NULL", pb, new Set());
   const withCosts = metrics.some((m) => m.metric.endsWith("_cost"));
-  const sumOf = (k: number) => `sumIf(n, k = ${k})`;
-  const numericCount = (k: number) => `countIf(k = ${k} AND isNotNull(n))`;
   const costs = withCosts
     ? `, ${priceLookupSql("model", "call_started_at", "call_project")} AS price, u_input * price.2 AS u_input_cost, u_output * price.3 AS u_output_cost, u_input_cost + u_output_cost AS u_total_cost`
     : "";
@@ -131,22 +127,9 @@ export function usageBucketsQuery(projectId: string, filter: CallsFilter | null 
     query: {
       sql: `SELECT bucket, model, ${selects.join(", ")}
 FROM (
-  SELECT bucket, model, u_input, u_output, u_total${costs}
+  SELECT bucket, model, prompt_tokens AS u_input, completion_tokens AS u_output, total_tokens AS u_total${costs}
   FROM (
-    SELECT bucket, model, any(started_at) AS call_started_at, any(project_id) AS call_project,
-      ifNull(if(${numericCount(1)} > 0, ${sumOf(1)}, ${sumOf(2)}), 0) AS u_input,
-      ifNull(if(${numericCount(3)} > 0, ${sumOf(3)}, ${sumOf(4)}), 0) AS u_output,
-      if(${numericCount(5)} > 0, ifNull(${sumOf(5)}, 0), u_input + u_output) AS u_total
-    FROM (
-      SELECT ${bucket} AS bucket, id, started_at, project_id, toFloat64OrNull(leaf_value) AS n, ${KIND("leaf_path")} AS k,
-        substring(leaf_path, 15, length(leaf_path) - 15 - arrayElement(${KEY_BYTES}, k)) AS model
-      FROM calls FINAL
-      ARRAY JOIN arrayFilter(x -> startsWith(x, 'summary.usage.'), json_paths) AS leaf_path,
-                 arrayFilter((y, x) -> startsWith(x, 'summary.usage.'), json_values, json_paths) AS leaf_value
-      WHERE ${where}
-    )
-    WHERE k > 0
-    GROUP BY bucket, id, model
+${own}
   )
 )
 GROUP BY bucket, model

@@ -4,9 +4,10 @@ import { ClientError } from "../../errors.js";
 import { whereClause } from "../calls/callsQuery.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import type { CostsRepository } from "../costs/costsRepository.js";
-import { usageOfSummary, type PriceBook } from "../costs/pricing.js";
+import type { PriceBook } from "../costs/pricing.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
-import { rollUpUsage, type CallUsage, type UsageCall, type UsageRollup } from "./usageRollup.js";
+import { OWN_FIGURES, ownUsageSql } from "./ownUsage.js";
+import { rollUpUsage, type CallUsage, type OwnUsage, type UsageCall, type UsageRollup } from "./usageRollup.js";
 
 /** At most this many trace ids go into one read (the SQL text stays well under max_query_size). */
 const TRACES_PER_READ = 1000;
@@ -32,12 +33,19 @@ interface TraceSpan {
   calls: string | number;
 }
 
-interface UsageRowJson {
+interface CallRowJson {
   id: string;
   parent_id: string | null;
-  started_at: string | number;
   ended_at: string | number | null;
-  summary: string | null;
+}
+
+type OwnUsageRowJson = Record<"id" | "model", string> & Record<"started_at" | (typeof OWN_FIGURES)[number], string | number>;
+
+interface Batch {
+  readonly projectId: string;
+  readonly lo: number;
+  readonly hi: number;
+  readonly traceIds: readonly string[];
 }
 
 /**
@@ -47,7 +55,8 @@ interface UsageRowJson {
  * from `call_index` (keyed by project and id: the trace filter reads the project's index,
  * a few columns); (2) per batch of whole traces of at most `limit` calls together, the
  * calls of those traces from `calls FINAL`, narrowed by the batch's started_at span (the
- * sort key) and the trace ids, deleted calls left out; (3) the roll-up in memory
+ * sort key) and the trace ids, deleted calls left out, and beside it, in parallel, their
+ * own usage (ownUsage.ts, reading the same rows); (3) the roll-up in memory
  * (usageRollup.ts). A trace larger than `limit` is refused (413) rather than cut.
  */
 export class UsageRepository {
@@ -107,43 +116,65 @@ export class UsageRepository {
 
     const call_usage: Record<string, CallUsage> = {};
     const unfinished: string[] = [];
-    for (const batch of batches) {
-      const calls = await this.readCalls(req.projectId, batch);
-      const book = req.includeCosts ? await this.priceBook(req.projectId, calls) : null;
-      const part = rollUpUsage(calls, roots, book);
+    for (const traces of batches) {
+      const batch: Batch = {
+        projectId: req.projectId,
+        lo: Math.min(...traces.map((t) => t.lo)),
+        hi: Math.max(...traces.map((t) => t.hi)),
+        traceIds: traces.map((t) => t.traceId),
+      };
+      const [calls, own] = await Promise.all([this.readCalls(batch), this.readOwnUsage(batch)]);
+      const book = req.includeCosts ? await this.priceBook(req.projectId, own) : null;
+      const part = rollUpUsage(calls, own, roots, book);
       Object.assign(call_usage, part.call_usage);
       unfinished.push(...part.unfinished_call_ids);
     }
     return { call_usage, unfinished_call_ids: unfinished.sort() };
   }
 
-  private async readCalls(projectId: string, batch: readonly { traceId: string; lo: number; hi: number }[]): Promise<UsageCall[]> {
+  /** The batch's calls, deleted ones left out. */
+  private async readCalls(batch: Batch): Promise<UsageCall[]> {
     const pb = new ParamBuilder();
-    const project = pb.str(projectId);
-    const lo = Math.min(...batch.map((b) => b.lo));
-    const hi = Math.max(...batch.map((b) => b.hi));
-    const rows = await this.store.rows<UsageRowJson>("usage_read_calls", {
-      sql: `SELECT id, parent_id, started_at, ended_at, summary FROM calls FINAL
-            WHERE project_id = ${project}
-              AND started_at >= ${pb.int(lo)} AND started_at <= ${pb.int(hi)}
-              AND trace_id IN ${pb.inStrings(batch.map((b) => b.traceId))}
+    const project = pb.str(batch.projectId);
+    const rows = await this.store.rows<CallRowJson>("usage_read_calls", {
+      sql: `SELECT id, parent_id, ended_at FROM calls FINAL
+            WHERE ${batchCalls(batch, project, pb)}
               AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
       params: pb.params,
     });
+    return rows.map((r) => ({ id: r.id, parent_id: r.parent_id, ended_at: r.ended_at === null ? null : Number(r.ended_at) }));
+  }
+
+  /** The own usage of the batch's calls; deleted calls are read too, as the children they were. */
+  private async readOwnUsage(batch: Batch): Promise<OwnUsage[]> {
+    const pb = new ParamBuilder();
+    const project = pb.str(batch.projectId);
+    const sql = ownUsageSql(
+      { table: "calls FINAL", where: batchCalls(batch, project, pb), wanted: `id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`, carry: { started_at: "started_at" } },
+      pb,
+    );
+    const rows = await this.store.rows<OwnUsageRowJson>("usage_read_own", { sql, params: pb.params });
     return rows.map((r) => ({
       id: r.id,
-      parent_id: r.parent_id,
+      model: r.model,
       started_at: Number(r.started_at),
-      ended_at: r.ended_at === null ? null : Number(r.ended_at),
-      summary: r.summary === null || r.summary === "" ? null : (JSON.parse(r.summary) as unknown),
+      requests: Number(r.requests),
+      prompt_tokens: Number(r.prompt_tokens),
+      completion_tokens: Number(r.completion_tokens),
+      total_tokens: Number(r.total_tokens),
     }));
   }
 
-  private async priceBook(projectId: string, calls: readonly UsageCall[]): Promise<PriceBook> {
-    const models = new Set<string>();
-    for (const c of calls) for (const model of usageOfSummary(c.summary).keys()) models.add(model);
-    return this.costs.priceBook(projectId, [...models]);
+  private async priceBook(projectId: string, own: readonly OwnUsage[]): Promise<PriceBook> {
+    return this.costs.priceBook(projectId, [...new Set(own.map((o) => o.model))]);
   }
+}
+
+/** The calls of a batch of traces (deleted ones included): a condition over `calls`. */
+function batchCalls(batch: Batch, project: string, pb: ParamBuilder): string {
+  return `project_id = ${project}
+              AND started_at >= ${pb.int(batch.lo)} AND started_at <= ${pb.int(batch.hi)}
+              AND trace_id IN ${pb.inStrings(batch.traceIds)}`;
 }
 
 /** Each trace of `traces` (a subquery): its started_at span and number of calls, from the index. */

@@ -1,11 +1,11 @@
-import { usageOfSummary, type ModelUsage, type PriceBook } from "../costs/pricing.js";
+import type { ModelUsage, PriceBook } from "../costs/pricing.js";
 
 /**
  * Usage of calls including all their descendants (`/calls/usage`, `/trace/usage`), over
  * the calls of whole traces read from storage. Pure: the repository reads, this adds up.
  *
- * - A call's own usage is its `summary.usage`, normalised as pricing.ts says.
- * - The usage of a call = its own + the usage of each child (recursively), per model:
+ * - The usage of a call = the sum, per model, of the own usages (ownUsage.ts: what each
+ *   call spent itself, whichever client wrote it) of the call and all its descendants:
  *   requests, prompt_tokens, completion_tokens and total_tokens are summed.
  * - With a price book (include_costs), each call's own usage is priced at its started_at
  *   and prompt_tokens_total_cost / completion_tokens_total_cost are summed the same way;
@@ -17,9 +17,14 @@ import { usageOfSummary, type ModelUsage, type PriceBook } from "../costs/pricin
 export interface UsageCall {
   readonly id: string;
   readonly parent_id: string | null;
-  readonly started_at: number;
   readonly ended_at: number | null;
-  readonly summary: unknown;
+}
+
+/** One model's own usage of one call (a row of ownUsageSql). */
+export interface OwnUsage extends ModelUsage {
+  readonly id: string;
+  readonly model: string;
+  readonly started_at: number;
 }
 
 export interface AggregatedUsage extends ModelUsage {
@@ -34,17 +39,24 @@ export interface UsageRollup {
   readonly unfinished_call_ids: string[];
 }
 
-function ownUsage(call: UsageCall, book: PriceBook | null): Map<string, AggregatedUsage> {
-  const usage = usageOfSummary(call.summary);
-  const out = new Map<string, AggregatedUsage>();
-  for (const [model, u] of usage) {
-    const entry: AggregatedUsage = { ...u };
-    if (book) {
-      const price = book.priceAt(model, call.started_at);
-      entry.prompt_tokens_total_cost = price ? u.prompt_tokens * price.prompt_token_cost : 0;
-      entry.completion_tokens_total_cost = price ? u.completion_tokens * price.completion_token_cost : 0;
-    }
-    out.set(model, entry);
+function priced(own: OwnUsage, book: PriceBook | null): AggregatedUsage {
+  const { requests, prompt_tokens, completion_tokens, total_tokens } = own;
+  const entry: AggregatedUsage = { requests, prompt_tokens, completion_tokens, total_tokens };
+  if (book) {
+    const price = book.priceAt(own.model, own.started_at);
+    entry.prompt_tokens_total_cost = price ? prompt_tokens * price.prompt_token_cost : 0;
+    entry.completion_tokens_total_cost = price ? completion_tokens * price.completion_token_cost : 0;
+  }
+  return entry;
+}
+
+/** Each call's own usage per model, priced when there is a book. */
+function ownByCall(own: readonly OwnUsage[], book: PriceBook | null): Map<string, Map<string, AggregatedUsage>> {
+  const out = new Map<string, Map<string, AggregatedUsage>>();
+  for (const row of own) {
+    const models = out.get(row.id) ?? new Map<string, AggregatedUsage>();
+    addInto(models, new Map([[row.model, priced(row, book)]]), book !== null);
+    out.set(row.id, models);
   }
   return out;
 }
@@ -96,21 +108,37 @@ export function subtreeOrder(calls: readonly UsageCall[], roots: readonly string
   return order;
 }
 
-/** Rolls usage up to each of `roots` that is among `calls`; a root not among them is left out. */
-export function rollUpUsage(calls: readonly UsageCall[], roots: readonly string[], book: PriceBook | null): UsageRollup {
-  const order = subtreeOrder(calls, roots);
+/**
+ * The calls `roots` reach, each after its parent when that is among them: a pre-order from
+ * the topmost of them, so that a root listed before one of its ancestors is still added in.
+ */
+function topDownOrder(calls: readonly UsageCall[], roots: readonly string[]): UsageCall[] {
+  const reached = subtreeOrder(calls, roots);
+  const ids = new Set(reached.map((c) => c.id));
+  const tops = reached.filter((c) => c.parent_id === null || !ids.has(c.parent_id)).map((c) => c.id);
+  // Then every reached call, for calls on a parent cycle (none of them is a top).
+  return subtreeOrder(calls, [...tops, ...ids]);
+}
+
+/**
+ * Rolls the own usages up to each of `roots` that is among `calls`; a root not among them is
+ * left out. `own` holds the own usage rows of `calls` (rows of other calls are ignored).
+ */
+export function rollUpUsage(calls: readonly UsageCall[], own: readonly OwnUsage[], roots: readonly string[], book: PriceBook | null): UsageRollup {
+  const order = topDownOrder(calls, roots);
+  const owned = ownByCall(own, book);
   const inAnswer = new Set(order.map((c) => c.id));
   const totals = new Map<string, Map<string, AggregatedUsage>>();
   // Children come after their parent in pre-order: walking backwards, every child is done
   // before its parent adds it.
   for (let i = order.length - 1; i >= 0; i--) {
     const call = order[i]!;
-    const own = totals.get(call.id) ?? new Map<string, AggregatedUsage>();
-    addInto(own, ownUsage(call, book), book !== null);
-    totals.set(call.id, own);
+    const total = totals.get(call.id) ?? new Map<string, AggregatedUsage>();
+    addInto(total, owned.get(call.id) ?? new Map(), book !== null);
+    totals.set(call.id, total);
     if (call.parent_id !== null && inAnswer.has(call.parent_id)) {
       const parent = totals.get(call.parent_id) ?? new Map<string, AggregatedUsage>();
-      addInto(parent, own, book !== null);
+      addInto(parent, total, book !== null);
       totals.set(call.parent_id, parent);
     }
   }
