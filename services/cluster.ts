@@ -23,7 +23,9 @@ export function reportReady(url: string | null): void {
  * cluster module, which hands each new connection to the next process. Every process runs
  * the roles of ROLE with its own queue and worker; in the embedded mode each one writes
  * what it received (the worker's write-then-look protocol keeps calls whole when a call's
- * parts reach two processes). A process that dies is replaced. Stopping sends SIGTERM to
+ * parts reach two processes) through its own log, the directory of its PROCESS_INDEX. A
+ * process that dies is replaced by one with its index (which replays that log), started
+ * only once the dead one is gone, so no two processes share a log. Stopping sends SIGTERM to
  * every process, waits until each has drained and exited, then stops the local ClickHouse.
  */
 export async function startCluster(config: Config, log: Logger): Promise<RunningService> {
@@ -34,9 +36,9 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
   let stopping = false;
   let url: string | null = null;
 
-  const fork = (): Promise<Worker> =>
+  const fork = (index: number): Promise<Worker> =>
     new Promise((done, fail) => {
-      const worker = cluster.fork(env);
+      const worker = cluster.fork({ ...env, PROCESS_INDEX: String(index) });
       worker.on("message", (message: unknown) => {
         if (!isReady(message)) return;
         url = message.url;
@@ -46,12 +48,12 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
         fail(new Error(`cluster process exited while starting (code ${code}, signal ${signal})`));
         if (stopping) return;
         log.error({ pid: worker.process.pid, code, signal }, "cluster process died: starting another");
-        fork().catch((err: unknown) => log.error({ err }, "could not replace a cluster process"));
+        fork(index).catch((err: unknown) => log.error({ err }, "could not replace a cluster process"));
       });
     });
 
   try {
-    await Promise.all(Array.from({ length: config.PROCESSES }, fork));
+    await Promise.all(Array.from({ length: config.PROCESSES }, (_, index) => fork(index)));
   } catch (err) {
     stopping = true;
     await stopAll();

@@ -19,6 +19,7 @@ export const DEFAULTS = {
   QUEUE_MAX_PENDING_EVENTS: 200_000,
   QUEUE_MAX_PENDING_BYTES: 64 * 1024 * 1024,
   WORKER_LANES: 1,
+  LOG_MAX_BYTES: 1024 ** 3,
   PROCESSES: 1,
   JOBS_CONCURRENCY: 2,
   JOBS_MAX_ATTEMPTS: 5,
@@ -81,6 +82,10 @@ const EnvSchema = z.object({
   BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
   WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),
   PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES),
+  /** Which of the PROCESSES this one is (its log directory); set by the cluster's primary, not by users. */
+  PROCESS_INDEX: z.coerce.number().int().min(0).max(255).default(0),
+  EMBEDDED_QUEUE: z.enum(["log", "memory"]).default("log"),
+  LOG_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.LOG_MAX_BYTES),
   QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
   QUEUE_MAX_PENDING_BYTES: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_BYTES),
   TRUSTED_PROXIES: list.default([]),

@@ -7,9 +7,12 @@ import type { Operation } from "./contract/operation.js";
 import { HttpApi } from "./http/app.js";
 import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
 import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
+import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
+import { logDirsBeyond, processLogDir } from "./queue/durableLog/layout.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import type { EventConsumer, EventPublisher } from "./queue/queue.js";
+import type { Topic } from "./queue/topic.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
 import { ensureDatabase, migrate } from "./store/migrations.js";
@@ -66,6 +69,31 @@ export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; print
   return { ring: new KeyRing(keys), printed: key };
 }
 
+/**
+ * The queue between ingest and worker in one process: the durable log under DATA_DIR (this
+ * process's own directory; process 0 first takes over the logs of processes beyond
+ * PROCESSES), or with EMBEDDED_QUEUE=memory the in-process group commit.
+ */
+async function openEmbeddedQueue(config: Config, topic: Topic<TraceEvent>, log: Logger): Promise<EventPublisher<TraceEvent> & EventConsumer<TraceEvent>> {
+  const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
+  if (config.EMBEDDED_QUEUE === "memory") return new InProcessQueue(topic, { ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
+  const dataDir = resolve(config.DATA_DIR);
+  const queue = await DurableLogQueue.open(topic, {
+    ...limits,
+    dir: processLogDir(dataDir, topic.name, config.PROCESS_INDEX),
+    maxLogBytes: config.LOG_MAX_BYTES,
+    maxBatchEvents: config.BATCH_MAX_EVENTS,
+    maxWaitMs: config.BATCH_MAX_WAIT_MS,
+    log,
+  });
+  if (config.PROCESS_INDEX === 0) {
+    for (const dir of await logDirsBeyond(dataDir, topic.name, config.PROCESSES)) {
+      log.info({ dir, records: await queue.adopt(dir) }, "took over the log of a process no longer run");
+    }
+  }
+  return queue;
+}
+
 const SHUTDOWN_GRACE_MS = 15_000;
 
 /**
@@ -89,10 +117,14 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   if ((roles.has("ingest") !== roles.has("worker")) && !useKafka) {
     throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest and worker roles talk through Kafka`);
   }
-  const { store, local } = await openStore(config, log, deps);
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   const eventsTopic = traceEventsTopic(config.KAFKA_TOPIC);
-  const embedded = useKafka ? null : new InProcessQueue(eventsTopic, { ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
+  // Before the store: a log directory in use by another process stops the start at once.
+  const embedded = useKafka ? null : await openEmbeddedQueue(config, eventsTopic, log);
+  const { store, local } = await openStore(config, log, deps).catch(async (err: unknown) => {
+    await embedded?.close();
+    throw err;
+  });
 
   const publisher: EventPublisher<TraceEvent> | null = roles.has("ingest") ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
   const parts: ServiceParts = { config, log, store, publisher };
@@ -120,7 +152,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.PORT;
     url = `http://127.0.0.1:${port}`;
-    log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : "in-process" }, "listening");
+    log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : config.EMBEDDED_QUEUE }, "listening");
   }
 
   return {

@@ -21,7 +21,14 @@ export function basic(key: string): string {
   return `Basic ${Buffer.from(`api:${key}`).toString("base64")}`;
 }
 
-/** A whole service (ingest, worker, query) in this process, on its own fresh database. */
+/**
+ * A whole service (ingest, worker, query) in this process, on its own fresh database.
+ * Embedded mode with the in-process queue (EMBEDDED_QUEUE=memory) unless `env` says
+ * otherwise: it answers a write once the worker stored it, so a test reads what it just
+ * wrote. The durable log (the default outside tests), which answers once its record is
+ * synced and stores it a little later, has its own tests (test/queue/durableLog*,
+ * test/queue/logService.test.ts, test/durability/).
+ */
 export async function startTestService(env: Record<string, string> = {}): Promise<RunningService & { url: string; database: string }> {
   const database = `s_${randomBytes(6).toString("hex")}`;
   const clickhouse = await suiteClickHouse();
@@ -33,6 +40,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     DATA_DIR: mkdtempSync(join(tmpdir(), "tracehouse-svc-")),
     AUTH_KEYS,
     LOG_LEVEL: "silent",
+    EMBEDDED_QUEUE: "memory",
     ...env,
   });
   const service = await startService(config, pino({ level: "silent" }), typeof clickhouse === "string" ? {} : { clickhouse });

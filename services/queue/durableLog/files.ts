@@ -1,0 +1,70 @@
+import { open, readFile, rename, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
+import { crc32 } from "./crc32.js";
+
+/** Makes the directory's entries (created, renamed files) durable. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes all of `data` at `position`, however many writes it takes. */
+export async function writeFully(handle: FileHandle, data: Buffer, position: number): Promise<void> {
+  let done = 0;
+  while (done < data.length) {
+    const { bytesWritten } = await handle.write(data, done, data.length - done, position + done);
+    done += bytesWritten;
+  }
+}
+
+/** Reads `length` bytes at `position`, fewer only where the file ends. */
+export async function readFully(handle: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await handle.read(buffer, done, length - done, position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return buffer.subarray(0, done);
+}
+
+const CHECKPOINT = "checkpoint";
+
+/**
+ * The consumer's committed position: 8 bytes (little-endian) and their CRC-32, replaced
+ * atomically (written to a temporary file, synced, renamed over, directory synced), so a
+ * crash leaves either the old or the new position, never a mixture.
+ */
+export async function writeCheckpoint(dir: string, position: number): Promise<void> {
+  const data = Buffer.alloc(12);
+  data.writeBigUInt64LE(BigInt(position), 0);
+  data.writeUInt32LE(crc32(data.subarray(0, 8)), 8);
+  const temporary = join(dir, `${CHECKPOINT}.tmp`);
+  const handle = await open(temporary, "w");
+  try {
+    await writeFully(handle, data, 0);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, join(dir, CHECKPOINT));
+  await syncDirectory(dir);
+}
+
+/** The committed position; `absent` when none was written, `damaged` when the file does not check. */
+export async function readCheckpoint(dir: string): Promise<number | "absent" | "damaged"> {
+  let data: Buffer;
+  try {
+    data = await readFile(join(dir, CHECKPOINT));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return "absent";
+    throw err;
+  }
+  if (data.length !== 12 || crc32(data.subarray(0, 8)) !== data.readUInt32LE(8)) return "damaged";
+  return Number(data.readBigUInt64LE(0));
+}
