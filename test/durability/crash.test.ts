@@ -78,6 +78,21 @@ async function allIds(url: string, project: string): Promise<string[]> {
   return (await client(url).lines<{ id: string }>("/calls/stream_query", { project_id: project, columns: ["id"] })).map((c) => c.id);
 }
 
+/** Waits until every acknowledged call is stored, then checks each is stored once. */
+async function expectEachOnce(url: string, project: string, acknowledged: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  let ids: string[] = [];
+  const acked = new Set(acknowledged);
+  while (Date.now() < deadline) {
+    ids = await allIds(url, project);
+    if ([...acked].every((id) => ids.includes(id))) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const seen = new Set(ids);
+  expect(ids.length).toBe(seen.size);
+  expect([...acked].filter((id) => !seen.has(id))).toEqual([]);
+}
+
 async function crashAndRecover(extraEnv: Record<string, string>, signal: NodeJS.Signals = "SIGKILL") {
   const database = `crash_${randomBytes(4).toString("hex")}`;
   const env = { CLICKHOUSE_URL: inject("clickhouseUrl"), CLICKHOUSE_DATABASE: database, DATA_DIR: mkdtempSync(join(tmpdir(), "crash-")), ...extraEnv };
@@ -95,26 +110,50 @@ async function crashAndRecover(extraEnv: Record<string, string>, signal: NodeJS.
   expect(load.acked.length).toBeGreaterThan(0);
   const second = await spawnService(env, port);
   try {
-    const deadline = Date.now() + 90_000;
-    let ids: string[] = [];
-    const acked = new Set(load.acked);
-    while (Date.now() < deadline) {
-      ids = await allIds(`http://127.0.0.1:${port}`, "acme/crash");
-      if ([...acked].every((id) => ids.includes(id))) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    const seen = new Set(ids);
-    expect(ids.length).toBe(seen.size);
-    expect([...acked].filter((id) => !seen.has(id))).toEqual([]);
+    await expectEachOnce(`http://127.0.0.1:${port}`, "acme/crash", load.acked);
   } finally {
     second.kill("SIGTERM");
   }
 }
 
 describe("durability", () => {
-  it("keeps every acknowledged call exactly once across a SIGKILL (embedded mode)", async () => {
+  it("keeps every acknowledged call exactly once across a SIGKILL (embedded mode: the durable log)", async () => {
     await crashAndRecover({});
   });
+
+  it("keeps every acknowledged call exactly once across a SIGKILL (embedded mode, EMBEDDED_QUEUE=memory)", async () => {
+    await crashAndRecover({ EMBEDDED_QUEUE: "memory" });
+  });
+
+  it("keeps the calls acknowledged while ClickHouse was down, killed before it could insert them: each stored once after a restart", async () => {
+    const chDir = mkdtempSync(join(tmpdir(), "log-ch-"));
+    const ports = { http: await freePort(), tcp: await freePort() };
+    let clickhouse = await startLocalClickHouse(chDir, ports);
+    const env = { CLICKHOUSE_URL: clickhouse.url, CLICKHOUSE_DATABASE: `logged_${randomBytes(4).toString("hex")}`, DATA_DIR: mkdtempSync(join(tmpdir(), "log-svc-")) };
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const first = await spawnService(env, port);
+    let second: ChildProcess | null = null;
+    try {
+      await clickhouse.stop();
+      const load = loadUntilKilled(url, "acme/logged", 4);
+      await new Promise((r) => setTimeout(r, 1500));
+      const exited = new Promise((done) => first.once("exit", done));
+      first.kill("SIGKILL");
+      await exited;
+      await load.stop();
+      expect(load.acked.length).toBeGreaterThan(0);
+      clickhouse = await startLocalClickHouse(chDir, ports);
+      second = await spawnService(env, port);
+      await expectEachOnce(url, "acme/logged", load.acked);
+    } finally {
+      first.kill("SIGKILL");
+      second?.kill("SIGTERM");
+      await clickhouse.stop();
+      rmSync(chDir, { recursive: true, force: true });
+      rmSync(env.DATA_DIR, { recursive: true, force: true });
+    }
+  }, 150_000);
 
   it("drains and exits 0 on SIGTERM in the middle of a load, keeping every acknowledged call", async () => {
     await crashAndRecover({}, "SIGTERM");
@@ -160,7 +199,14 @@ describe("durability", () => {
         const ends = ids.map((id, i) => ({ mode: "end", req: { end: { project_id: P, id, ended_at: iso(T + r * 100 + i + 50), output: { r, i }, summary: {} } } }));
         expect(await Promise.all([post({ batch: starts }), post({ batch: ends })])).toEqual([200, 200]);
       }
-      const calls = await client(url).lines<{ id: string; ended_at: string | null; output: unknown }>("/calls/stream_query", { project_id: P, columns: ["id", "ended_at", "output"] });
+      // Acknowledged once in each process's log: stored a moment later.
+      const read = () => client(url).lines<{ id: string; ended_at: string | null }>("/calls/stream_query", { project_id: P, columns: ["id", "ended_at"] });
+      const deadline = Date.now() + 30_000;
+      let calls = await read();
+      while ((calls.length < rounds * 10 || calls.some((c) => c.ended_at === null)) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        calls = await read();
+      }
       expect(calls).toHaveLength(rounds * 10);
       expect(calls.filter((c) => c.ended_at === null).map((c) => c.id)).toEqual([]);
     } finally {
@@ -193,11 +239,11 @@ describe("durability", () => {
     }
   }, 120_000);
 
-  it("answers 503 with Retry-After while ClickHouse is down, and loses nothing acknowledged", async () => {
+  it("answers 503 with Retry-After while ClickHouse is down, and loses nothing acknowledged (EMBEDDED_QUEUE=memory)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ch-down-"));
     const ports = { http: await freePort(), tcp: await freePort() };
     let clickhouse = await startLocalClickHouse(dir, ports);
-    const service = await startTestService({ CLICKHOUSE_URL: clickhouse.url });
+    const service = await startTestService({ CLICKHOUSE_URL: clickhouse.url, EMBEDDED_QUEUE: "memory" });
     const api = client(service.url);
     const P = "acme/outage";
     const call = (id: string) => ({ start: { project_id: P, id, op_name: "op", trace_id: "t", started_at: iso(Date.UTC(2026, 10, 4)), attributes: {}, inputs: {} } });

@@ -177,7 +177,7 @@ describe("segments, checkpoint and trimming", () => {
     await log.close();
     const first = join(dir, segmentFiles(dir)[0]!);
     const bytes = readFileSync(first);
-    bytes[bytes.length - 1] ^= 1; // the second record of the first segment
+    bytes[bytes.length - 1] = bytes.at(-1)! ^ 1; // in the second record of the first segment
     writeFileSync(first, bytes);
     const { log: opened, records } = await reopened(dir);
     expect(records.map(String)).toEqual(["aaaaaaaaaa", "cccccccccc", "dddddddddd", "eeeeeeeeee"]);

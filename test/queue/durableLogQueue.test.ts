@@ -1,0 +1,237 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { QueueFullError, RetryableError, StoreUnavailableError } from "../../services/errors.js";
+import { DurableLogQueue, type DurableLogOptions } from "../../services/queue/durableLog/durableLogQueue.js";
+import { LogInUseError } from "../../services/queue/durableLog/lock.js";
+import { SegmentedLog } from "../../services/queue/durableLog/segmentedLog.js";
+import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
+
+const topic = traceEventsTopic("events");
+const root = mkdtempSync(join(tmpdir(), "log-queue-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let dirs = 0;
+const freshDir = () => join(root, `q${dirs++}`);
+
+const update = (id: string, n = 0): CallUpdateEvent => ({ kind: "call_update", project_id: "acme/q", id, display_name: `v${n}`, updated_at: n });
+const ids = (events: readonly TraceEvent[]) => events.map((e) => (e as CallUpdateEvent).id);
+
+function open(dir: string, options: Partial<DurableLogOptions> = {}) {
+  return DurableLogQueue.open(topic, {
+    dir,
+    maxLogBytes: 1 << 20,
+    maxPendingEvents: 10_000,
+    maxPendingBytes: 1 << 20,
+    maxBatchEvents: 100,
+    maxWaitMs: 1,
+    log: pino({ level: "silent" }),
+    ...options,
+  });
+}
+
+/** A handler that records what it stored, and can be held closed or made to fail. */
+function store() {
+  const batches: string[][] = [];
+  let gate: Promise<void> = Promise.resolve();
+  let open: () => void = () => {};
+  let failing: ((events: readonly TraceEvent[]) => Error | null) | null = null;
+  return {
+    batches,
+    stored: () => batches.flat(),
+    hold: () => (gate = new Promise((r) => (open = r))),
+    release: () => open(),
+    failWith: (f: typeof failing) => (failing = f),
+    handler: async (events: readonly TraceEvent[]) => {
+      await gate;
+      const err = failing?.(events);
+      if (err) throw err;
+      batches.push(ids(events));
+    },
+  };
+}
+
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe("the durable log queue", () => {
+  it("answers a publisher once its record is synced, before the worker stored it, and shares one sync between concurrent publishers", async () => {
+    const queue = await open(freshDir());
+    const s = store();
+    s.hold();
+    await queue.start(s.handler);
+    const appends = vi.spyOn(SegmentedLog.prototype, "append");
+    await Promise.all(Array.from({ length: 40 }, (_, i) => queue.publish([update(`p${i}`)])));
+    expect(s.stored()).toEqual([]);
+    expect(appends.mock.calls.length).toBeLessThan(40);
+    appends.mockRestore();
+    s.release();
+    await until(() => s.stored().length === 40);
+    expect(s.stored()).toEqual(Array.from({ length: 40 }, (_, i) => `p${i}`));
+    await queue.shutdown();
+  });
+
+  it("hands records over whole and in order, in batches of at most maxBatchEvents events", async () => {
+    const queue = await open(freshDir(), { maxBatchEvents: 5, maxWaitMs: 60_000 });
+    const s = store();
+    s.hold();
+    await queue.start(s.handler);
+    const sent: string[] = [];
+    for (let r = 0; r < 12; r++) {
+      const record = Array.from({ length: 1 + (r % 3) }, (_, i) => `r${r}-${i}`);
+      sent.push(...record);
+      await queue.publish(record.map((id) => update(id)));
+    }
+    s.release();
+    await until(() => s.stored().length >= 20);
+    await queue.shutdown();
+    expect(s.stored()).toEqual(sent);
+    expect(s.batches.every((b) => b.length <= 5)).toBe(true);
+    // Whole records: a batch starts at a record's first event and ends at a record's last one.
+    const lastOfRecord = (id: string) => Number(id.split("-")[1]) === Number(id.split("-")[0]!.slice(1)) % 3;
+    expect(s.batches.every((b) => b[0]!.endsWith("-0") && lastOfRecord(b.at(-1)!))).toBe(true);
+  });
+
+  it("keeps what the store has not taken across a restart, replays it once, and never replays what was committed", async () => {
+    const dir = freshDir();
+    const first = await open(dir);
+    const s1 = store();
+    await first.start(s1.handler);
+    await first.publish([update("stored")]);
+    await until(() => s1.stored().length === 1);
+    s1.failWith(() => new StoreUnavailableError("down"));
+    await first.publish([update("a"), update("b")]);
+    await first.publish([update("c")]);
+    await first.shutdown(); // the store fails: what is left stays in the log
+    const second = await open(dir);
+    const s2 = store();
+    await second.start(s2.handler);
+    await until(() => s2.stored().length >= 3);
+    await second.shutdown();
+    expect(s2.stored()).toEqual(["a", "b", "c"]);
+  });
+
+  it("retries a store outage until it is over, without losing or repeating a record", async () => {
+    const queue = await open(freshDir());
+    const s = store();
+    let failures = 0;
+    s.failWith(() => (++failures <= 2 ? new StoreUnavailableError("down") : null));
+    await queue.start(s.handler);
+    await queue.publish([update("x")]);
+    await until(() => s.stored().length === 1);
+    await queue.shutdown();
+    expect(s.stored()).toEqual(["x"]);
+    expect(failures).toBe(3);
+  });
+
+  it("refuses at once with QueueFullError when the log holds maxLogBytes not yet stored, and makes room once stored", async () => {
+    const queue = await open(freshDir(), { maxLogBytes: 250 });
+    const s = store();
+    s.hold();
+    await queue.start(s.handler);
+    await queue.publish([update("big", 1), update("big", 2), update("big", 3)]); // alone: admitted whatever its size
+    const refused = await queue.publish([update("more")]).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(QueueFullError);
+    expect((refused as QueueFullError).retryAfterSeconds).toBeGreaterThan(0);
+    s.release();
+    await until(() => s.stored().length === 3);
+    await until(() => queue.publish([update("later")]).then(() => true, () => false));
+    await queue.shutdown();
+  });
+
+  it("sets aside as dead letters only the messages the store refuses, and stores the rest", async () => {
+    const dir = freshDir();
+    const queue = await open(dir);
+    const s = store();
+    s.hold();
+    s.failWith((events) => (ids(events).includes("bad") ? new Error("type mismatch") : null));
+    await queue.start(s.handler);
+    await queue.publish([update("one"), update("bad"), update("two")]);
+    await queue.publish([update("three")]);
+    s.release();
+    await until(() => s.stored().length === 3);
+    await queue.shutdown();
+    expect(s.stored()).toEqual(["one", "two", "three"]);
+    const dead = readFileSync(join(dir, "dead-letter.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { error: string; message: CallUpdateEvent });
+    expect(dead.map((d) => [d.message.id, d.error])).toEqual([["bad", "type mismatch"]]);
+  });
+
+  it("reads records back from disk when more wait than it keeps in memory, in order and once each", async () => {
+    const queue = await open(freshDir(), { maxCachedEvents: 3, maxBatchEvents: 4 });
+    const s = store();
+    s.hold();
+    await queue.start(s.handler);
+    const sent = Array.from({ length: 30 }, (_, i) => `m${i}`);
+    for (const id of sent) await queue.publish([update(id)]);
+    s.release();
+    await until(() => s.stored().length >= 30);
+    await queue.shutdown();
+    expect(s.stored()).toEqual(sent);
+  });
+
+  it("drains on shutdown, then refuses new messages as retryable", async () => {
+    const queue = await open(freshDir(), { maxWaitMs: 60_000, maxBatchEvents: 1000 });
+    const s = store();
+    await queue.start(s.handler);
+    await queue.publish([update("waiting")]);
+    await queue.shutdown();
+    expect(s.stored()).toEqual(["waiting"]);
+    await expect(queue.publish([update("late")])).rejects.toBeInstanceOf(RetryableError);
+  });
+
+  it("takes over the log another process left, and that directory is gone", async () => {
+    const orphan = freshDir();
+    const left = await open(orphan);
+    await left.publish([update("o1"), update("o2")]);
+    await left.shutdown(); // never started: everything stays
+    const queue = await open(freshDir());
+    expect(await queue.adopt(orphan)).toBe(1);
+    expect(existsSync(orphan)).toBe(false);
+    const s = store();
+    await queue.start(s.handler);
+    await queue.publish([update("own")]);
+    await until(() => s.stored().length === 3);
+    await queue.shutdown();
+    expect(s.stored()).toEqual(["o1", "o2", "own"]);
+  });
+
+  it("cannot be opened twice on one directory", async () => {
+    const dir = freshDir();
+    const queue = await open(dir);
+    await expect(open(dir)).rejects.toBeInstanceOf(LogInUseError);
+    await queue.shutdown();
+    await (await open(dir)).shutdown();
+  });
+
+  it("after a SIGKILL mid-load, hands over every acknowledged message exactly once, and each writer's messages as a prefix of what it sent", async () => {
+    const dir = freshDir();
+    const child = spawn(process.execPath, ["--import", "tsx", "test/queue/support/logWriter.ts", dir], { stdio: ["ignore", "pipe", "inherit"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise((r) => child.once("exit", r));
+    await until(() => output.split("\n").length > 2000 || child.exitCode !== null);
+    child.kill("SIGKILL");
+    await exited;
+    const acked = output.split("\n").slice(0, -1); // the last line may be cut
+    expect(acked.length).toBeGreaterThan(1000);
+    expect(readdirSync(dir).filter((n) => n.endsWith(".log")).length).toBeGreaterThan(1);
+
+    const queue = await open(dir, { maxBatchEvents: 500 });
+    const s = store();
+    await queue.start(s.handler);
+    await queue.shutdown();
+    const delivered = s.stored();
+    expect(new Set(delivered).size).toBe(delivered.length);
+    const seen = new Set(delivered);
+    expect(acked.filter((id) => !seen.has(id))).toEqual([]);
+    for (let w = 0; w < 4; w++) {
+      const own = delivered.filter((id) => id.startsWith(`w${w}-`));
+      const expected = [];
+      for (let n = 0; expected.length < own.length; n++) for (let i = 0; i < 1 + (n % 5); i++) expected.push(`w${w}-${n}-${i}`);
+      expect(own).toEqual(expected);
+    }
+  }, 60_000);
+});
