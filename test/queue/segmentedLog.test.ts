@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { crc32, tableCrc32 } from "../../services/queue/durableLog/crc32.js";
-import { lockDirectory, LogInUseError } from "../../services/queue/durableLog/lock.js";
+import { lockDirectory, LogInUseError, processIdentity } from "../../services/queue/durableLog/lock.js";
 import { SegmentedLog } from "../../services/queue/durableLog/segmentedLog.js";
 
 const root = mkdtempSync(join(tmpdir(), "segmented-log-"));
@@ -188,15 +189,27 @@ describe("segments, checkpoint and trimming", () => {
 });
 
 describe("the log directory's lock", () => {
-  it("refuses a second holder and takes over a lock left by a process that is gone", () => {
+  it("refuses a second holder and takes over a lock left by a process that is gone", async () => {
     const lockDir = mkdtempSync(join(root, "lock-"));
-    const release = lockDirectory(lockDir);
-    expect(() => lockDirectory(lockDir)).toThrow(LogInUseError);
+    const release = await lockDirectory(lockDir);
+    await expect(lockDirectory(lockDir)).rejects.toBeInstanceOf(LogInUseError);
     release();
     writeFileSync(join(lockDir, "lock"), "some-boot 999999999 12345"); // no such process
-    const again = lockDirectory(lockDir);
-    expect(readFileSync(join(lockDir, "lock"), "utf8")).toContain(` ${process.pid} `);
+    const again = await lockDirectory(lockDir);
+    expect(readFileSync(join(lockDir, "lock"), "utf8")).toBe(processIdentity(process.pid));
     again();
     expect(existsSync(join(lockDir, "lock"))).toBe(false);
+  });
+
+  it("refuses a lock another live process holds, or waits until that process is gone", async () => {
+    const lockDir = mkdtempSync(join(root, "lock-"));
+    const holder = spawn("sleep", ["1"]);
+    const gone = new Promise((r) => holder.once("exit", r));
+    writeFileSync(join(lockDir, "lock"), processIdentity(holder.pid!));
+    await expect(lockDirectory(lockDir)).rejects.toBeInstanceOf(LogInUseError);
+    const release = await lockDirectory(lockDir, 30_000);
+    expect(holder.exitCode).not.toBeNull();
+    await gone;
+    release();
   });
 });

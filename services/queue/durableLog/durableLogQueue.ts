@@ -1,11 +1,12 @@
 import { appendFile, mkdir, open, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Gauge } from "prom-client";
 import type { Logger } from "pino";
 import { QueueFullError, RetryableError } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "../queue.js";
 import type { Topic } from "../topic.js";
+import { syncDirectory } from "./files.js";
 import { lockDirectory } from "./lock.js";
 import { framedSize } from "./records.js";
 import { SegmentedLog, type LogRecord } from "./segmentedLog.js";
@@ -273,8 +274,20 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   }
 
   private async consume(handler: BatchHandler<T>): Promise<void> {
-    while (await this.batchReady()) {
-      const batch = await this.takeBatch();
+    for (let failures = 0; await this.batchReady(); ) {
+      let batch: Entry<T>[];
+      try {
+        batch = await this.takeBatch();
+      } catch (err) {
+        // Reading the log failed: start again from the committed position, from disk.
+        if (this.draining) throw err;
+        this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not read the log, retrying");
+        this.next = this.log.committed;
+        while (this.cache.length > 0) this.forgetFirst();
+        await this.pause(Math.min(200 * 2 ** failures++, 5_000));
+        continue;
+      }
+      failures = 0;
       if (batch.length === 0) continue;
       if (!(await this.deliver(handler, batch))) return;
       await this.commit(batch[batch.length - 1]!.end);
@@ -413,9 +426,14 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   }
 }
 
+/** Longer than a process's drain at shutdown: a replaced process waits for its predecessor's lock. */
+const LOCK_WAIT_MS = 30_000;
+
 async function openLocked(dir: string, segmentBytes: number): Promise<{ log: SegmentedLog; release: () => void }> {
   await mkdir(dir, { recursive: true });
-  const release = lockDirectory(dir);
+  // A new directory's own entry must survive a power loss too (the log's files are synced by the log).
+  for (let d = dirname(dir), i = 0; i < 3; d = dirname(d), i++) await syncDirectory(d);
+  const release = await lockDirectory(dir, LOCK_WAIT_MS);
   try {
     return { log: await SegmentedLog.open(dir, { segmentBytes }), release };
   } catch (err) {

@@ -25,7 +25,8 @@ function startTimeOf(pid: number): string | null {
   return stat === null ? null : (stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null);
 }
 
-function identity(pid: number): string {
+/** What the lock file of process `pid` says: boot, pid, start time. */
+export function processIdentity(pid: number): string {
   return `${procField("/proc/sys/kernel/random/boot_id") ?? "-"} ${pid} ${startTimeOf(pid) ?? "-"}`;
 }
 
@@ -38,7 +39,7 @@ function holderAlive(recorded: string): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
-  return identity(pid) === recorded;
+  return processIdentity(pid) === recorded;
 }
 
 export class LogInUseError extends Error {}
@@ -52,13 +53,32 @@ function readLock(path: string): string | null {
   }
 }
 
-/** Takes the directory's lock or throws LogInUseError; returns the release. */
-export function lockDirectory(dir: string): () => void {
+/**
+ * Takes the directory's lock, waiting up to `waitMs` while another live process holds it (a
+ * cluster process replaced while its predecessor still drains), else throws LogInUseError;
+ * returns the release.
+ */
+export async function lockDirectory(dir: string, waitMs = 0): Promise<() => void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return tryLock(dir);
+    } catch (err) {
+      if (!(err instanceof LogHeldError) || Date.now() >= deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Held by another live process (possibly for a moment more). */
+class LogHeldError extends LogInUseError {}
+
+function tryLock(dir: string): () => void {
   const path = join(dir, LOCK);
   if (held.has(path)) throw new LogInUseError(`log directory ${dir} is already open in this process`);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      writeFileSync(path, identity(process.pid), { flag: "wx" });
+      writeFileSync(path, processIdentity(process.pid), { flag: "wx" });
       held.add(path);
       return () => {
         held.delete(path);
@@ -72,7 +92,7 @@ export function lockDirectory(dir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
     const recorded = readLock(path);
-    if (recorded !== null && holderAlive(recorded)) throw new LogInUseError(`log directory ${dir} is in use by process ${recorded.split(" ")[1]}`);
+    if (recorded !== null && holderAlive(recorded)) throw new LogHeldError(`log directory ${dir} is in use by process ${recorded.split(" ")[1]}`);
     try {
       unlinkSync(path); // left by a process that is gone
     } catch {
