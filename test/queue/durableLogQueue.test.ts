@@ -95,6 +95,16 @@ describe("the durable log queue", () => {
     expect(s.batches.every((b) => b[0]!.endsWith("-0") && lastOfRecord(b.at(-1)!))).toBe(true);
   });
 
+  it("sends a batch that is not full once its oldest record has waited maxWaitMs", async () => {
+    const queue = await open(freshDir(), { maxBatchEvents: 1000, maxWaitMs: 30 });
+    const s = store();
+    await queue.start(s.handler);
+    await queue.publish([update("lonely")]);
+    await until(() => s.stored().length === 1);
+    expect(s.batches).toEqual([["lonely"]]);
+    await queue.shutdown();
+  });
+
   it("keeps what the store has not taken across a restart, replays it once, and never replays what was committed", async () => {
     const dir = freshDir();
     const first = await open(dir);

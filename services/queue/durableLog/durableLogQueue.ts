@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Gauge } from "prom-client";
 import type { Logger } from "pino";
@@ -6,9 +6,11 @@ import { QueueFullError, RetryableError } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "../queue.js";
 import type { Topic } from "../topic.js";
+import { appendDeadLetters } from "./deadLetters.js";
 import { syncDirectory } from "./files.js";
 import { lockDirectory } from "./lock.js";
 import { framedSize } from "./records.js";
+import { RecentRecords, type LoggedRecord } from "./recentRecords.js";
 import { SegmentedLog, type LogRecord } from "./segmentedLog.js";
 
 /**
@@ -63,16 +65,6 @@ interface Waiting<T> {
   readonly reject: (err: unknown) => void;
 }
 
-/** A record's messages with its place in the log. */
-interface Entry<T> {
-  readonly start: number;
-  readonly end: number;
-  readonly messages: readonly T[];
-  readonly appendedAt: number;
-  /** Read back from disk: values that are not messages of the topic (set aside when taken). */
-  readonly malformed?: readonly unknown[];
-}
-
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
@@ -83,9 +75,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private flushing: Promise<void> | null = null;
   /** Everything before it is synced and known to the consumer. */
   private durableEnd: number;
-  private readonly cache: Entry<T>[] = [];
-  private cachedEvents = 0;
-  private cachedBytes = 0;
+  private readonly recent: RecentRecords<T>;
   /** Where the consumer reads next. */
   private next: number;
   private closed = false;
@@ -109,6 +99,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes }, topic.name);
     this.durableEnd = log.end;
     this.next = log.committed;
+    this.recent = new RecentRecords(options.maxCachedEvents ?? 2 * options.maxBatchEvents, options.maxCachedBytes ?? options.maxPendingBytes);
     this.accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
     this.updateGauge();
   }
@@ -239,7 +230,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       return;
     }
     const now = Date.now();
-    group.forEach((w, i) => this.remember({ start: ends[i]! - framedSize(w.payload), end: ends[i]!, messages: w.messages, appendedAt: now }));
+    group.forEach((w, i) => this.recent.add({ start: ends[i]! - framedSize(w.payload), end: ends[i]!, messages: w.messages, appendedAt: now }));
     this.durableEnd = this.log.end;
     for (const w of group) this.settle(w, w.resolve);
     this.updateGauge();
@@ -252,30 +243,14 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     answer();
   }
 
-  private remember(entry: Entry<T>): void {
-    this.cache.push(entry);
-    this.cachedEvents += entry.messages.length;
-    this.cachedBytes += entry.end - entry.start;
-    const maxEvents = this.options.maxCachedEvents ?? 2 * this.options.maxBatchEvents;
-    const maxBytes = this.options.maxCachedBytes ?? this.options.maxPendingBytes;
-    while (this.cache.length > 0 && (this.cachedEvents > maxEvents || this.cachedBytes > maxBytes)) this.forgetFirst();
-  }
-
-  private forgetFirst(): Entry<T> {
-    const first = this.cache.shift()!;
-    this.cachedEvents -= first.messages.length;
-    this.cachedBytes -= first.end - first.start;
-    return first;
-  }
-
   /** Records before this are on disk only (not, or no longer, in memory). */
-  private get cacheStart(): number {
-    return this.cache.length > 0 ? this.cache[0]!.start : this.durableEnd;
+  private get recentStart(): number {
+    return this.recent.startOr(this.durableEnd);
   }
 
   private async consume(handler: BatchHandler<T>): Promise<void> {
     for (let failures = 0; await this.batchReady(); ) {
-      let batch: Entry<T>[];
+      let batch: LoggedRecord<T>[];
       try {
         batch = await this.takeBatch();
       } catch (err) {
@@ -283,7 +258,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
         if (this.draining) throw err;
         this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not read the log, retrying");
         this.next = this.log.committed;
-        while (this.cache.length > 0) this.forgetFirst();
+        this.recent.clear();
         await this.pause(Math.min(200 * 2 ** failures++, 5_000));
         continue;
       }
@@ -303,8 +278,8 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
         await this.sleepUntilWoken(null);
         continue;
       }
-      if (this.draining || this.next < this.cacheStart || this.cachedEvents >= this.options.maxBatchEvents) return true;
-      const waited = Date.now() - this.cache[0]!.appendedAt;
+      if (this.draining || this.next < this.recentStart || this.recent.events >= this.options.maxBatchEvents) return true;
+      const waited = Date.now() - this.recent.first!.appendedAt;
       if (waited >= this.options.maxWaitMs) return true;
       await this.sleepUntilWoken(this.options.maxWaitMs - waited);
     }
@@ -329,13 +304,13 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   }
 
   /** The next records in order, from memory or read back from disk, up to maxBatchEvents events. */
-  private async takeBatch(): Promise<Entry<T>[]> {
-    const batch: Entry<T>[] = [];
+  private async takeBatch(): Promise<LoggedRecord<T>[]> {
+    const batch: LoggedRecord<T>[] = [];
     let events = 0;
-    const fits = (entry: Entry<T>) => batch.length === 0 || events + entry.messages.length <= this.options.maxBatchEvents;
+    const fits = (entry: LoggedRecord<T>) => batch.length === 0 || events + entry.messages.length <= this.options.maxBatchEvents;
     while (events < this.options.maxBatchEvents) {
-      if (this.next < this.cacheStart) {
-        const { records, next } = await this.log.read(this.next, this.cacheStart, READ_BYTES);
+      if (this.next < this.recentStart) {
+        const { records, next } = await this.log.read(this.next, this.recentStart, READ_BYTES);
         if (records.length === 0) {
           this.next = next;
           continue;
@@ -348,8 +323,8 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
           events += entry.messages.length;
           this.next = entry.end;
         }
-      } else if (this.cache.length > 0 && fits(this.cache[0]!)) {
-        const entry = this.forgetFirst();
+      } else if (this.recent.first && fits(this.recent.first)) {
+        const entry = this.recent.takeFirst();
         batch.push(entry);
         events += entry.messages.length;
         this.next = entry.end;
@@ -361,7 +336,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   }
 
   /** A record read back from disk: its messages, and the values that are not of the topic's shape. */
-  private decode(record: LogRecord): Entry<T> {
+  private decode(record: LogRecord): LoggedRecord<T> {
     let values: unknown;
     try {
       values = JSON.parse(record.payload.toString("utf8"));
@@ -375,7 +350,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   }
 
   /** Hands a batch to the handler until it is stored; false when stopping with it not stored. */
-  private async deliver(handler: BatchHandler<T>, batch: readonly Entry<T>[]): Promise<boolean> {
+  private async deliver(handler: BatchHandler<T>, batch: readonly LoggedRecord<T>[]): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.handle(handler, batch);
@@ -392,7 +367,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    * Stores the batch; a refusal that is not an outage is narrowed down, record by record,
    * then message by message, and the messages refused alone go to the dead letters.
    */
-  private async handle(handler: BatchHandler<T>, batch: readonly Entry<T>[]): Promise<void> {
+  private async handle(handler: BatchHandler<T>, batch: readonly LoggedRecord<T>[]): Promise<void> {
     const messages = batch.length === 1 ? batch[0]!.messages : batch.flatMap((e) => e.messages);
     if (messages.length === 0) return;
     try {
@@ -406,12 +381,8 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   }
 
   private async deadLetter(messages: readonly unknown[], err: unknown): Promise<void> {
-    const at = new Date().toISOString();
-    const lines = messages.map((message) => `${JSON.stringify({ at, error: errorText(err), message })}\n`).join("");
     const path = join(this.options.dir, DEAD_LETTERS);
-    await appendFile(path, lines);
-    const handle = await open(path, "r");
-    await handle.sync().finally(() => handle.close());
+    await appendDeadLetters(path, messages, errorText(err));
     this.options.log.error({ err: errorText(err), count: messages.length, path, topic: this.topic.name }, "messages refused by the store set aside as dead letters");
   }
 
