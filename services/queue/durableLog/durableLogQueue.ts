@@ -33,7 +33,8 @@ import { SegmentedLog, type LogRecord } from "./segmentedLog.js";
  * After a crash, opening replays what was not committed: the handler must be idempotent.
  *
  * The messages of records just appended are kept in memory for the consumer (at most
- * `maxCachedEvents` events and `maxCachedBytes` log bytes, the oldest dropped first);
+ * `maxCachedEvents` events, by default 2 × maxBatchEvents, and `maxCachedBytes` log bytes,
+ * by default maxPendingBytes; the oldest dropped first);
  * records beyond that are read back from the log and parsed again.
  */
 export interface DurableLogOptions {
