@@ -36,6 +36,13 @@ describe("configuration", () => {
     expect(loadConfig({ KAFKA_TOPIC: "calls", KAFKA_JOBS_TOPIC: "work" }).KAFKA_JOBS_TOPIC).toBe("work");
   });
 
+  it("puts the embedded queue in the durable log unless EMBEDDED_QUEUE=memory, bounded by LOG_MAX_BYTES", () => {
+    expect(loadConfig({})).toMatchObject({ EMBEDDED_QUEUE: "log", LOG_MAX_BYTES: 1024 ** 3, PROCESS_INDEX: 0 });
+    expect(loadConfig({ EMBEDDED_QUEUE: "memory", LOG_MAX_BYTES: "1000" })).toMatchObject({ EMBEDDED_QUEUE: "memory", LOG_MAX_BYTES: 1000 });
+    expect(() => loadConfig({ EMBEDDED_QUEUE: "disk" })).toThrow(/EMBEDDED_QUEUE/);
+    expect(() => loadConfig({ LOG_MAX_BYTES: "0" })).toThrow(/LOG_MAX_BYTES/);
+  });
+
   it("bounds the job runner's settings", () => {
     expect(loadConfig({})).toMatchObject({ JOBS_CONCURRENCY: DEFAULTS.JOBS_CONCURRENCY, JOBS_MAX_ATTEMPTS: DEFAULTS.JOBS_MAX_ATTEMPTS, JOBS_LEASE_MS: DEFAULTS.JOBS_LEASE_MS });
     expect(() => loadConfig({ JOBS_CONCURRENCY: "0" })).toThrow(/JOBS_CONCURRENCY/);
