@@ -169,6 +169,21 @@ describe("the durable log queue", () => {
     expect(dead.map((d) => [d.message.id, d.error])).toEqual([["bad", "type mismatch"]]);
   });
 
+  it("sets aside a record read back that is not JSON or not of the topic's shape, and hands over the rest", async () => {
+    const dir = freshDir();
+    const raw = await SegmentedLog.open(dir, { segmentBytes: 1 << 20 });
+    await raw.append([Buffer.from(JSON.stringify([update("ok1")])), Buffer.from("{not json"), Buffer.from(JSON.stringify([{ kind: "call_update" }, update("ok2")]))]);
+    await raw.close();
+    const queue = await open(dir);
+    const s = store();
+    await queue.start(s.handler);
+    await until(() => s.stored().length === 2);
+    await queue.shutdown();
+    expect(s.stored()).toEqual(["ok1", "ok2"]);
+    const dead = readFileSync(join(dir, "dead-letter.jsonl"), "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { message: unknown }).message);
+    expect(dead).toEqual(["{not json", { kind: "call_update" }]);
+  });
+
   it("reads records back from disk when more wait than it keeps in memory, in order and once each", async () => {
     const queue = await open(freshDir(), { maxCachedEvents: 3, maxBatchEvents: 4 });
     const s = store();

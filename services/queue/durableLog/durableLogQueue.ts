@@ -338,16 +338,17 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   /** A record read back from disk: its messages, and the values that are not of the topic's shape. */
   private decode(record: LogRecord): LoggedRecord<T> {
+    const text = record.payload.toString("utf8");
+    const entry = { start: record.start, end: record.end, appendedAt: 0 };
     let values: unknown;
     try {
-      values = JSON.parse(record.payload.toString("utf8"));
+      values = JSON.parse(text);
     } catch {
-      values = null;
+      return { ...entry, messages: [], malformed: [text] };
     }
     const list: unknown[] = Array.isArray(values) ? values : [values];
     const messages = list.filter(this.accepts);
-    const entry = { start: record.start, end: record.end, messages, appendedAt: 0 };
-    return messages.length === list.length ? entry : { ...entry, malformed: list.filter((m) => !this.accepts(m)) };
+    return messages.length === list.length ? { ...entry, messages } : { ...entry, messages, malformed: list.filter((m) => !this.accepts(m)) };
   }
 
   /** Hands a batch to the handler until it is stored; false when stopping with it not stored. */
