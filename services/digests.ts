@@ -10,8 +10,10 @@ import { DigestInputError } from "./errors.js";
 
 /** SHA-256, URL-safe base64 without padding, then `-` → `X` and `_` → `Y`: 43 characters. */
 export function bytesDigest(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("base64url").replace(/-/g, "X").replace(/_/g, "Y");
+  return weaveBase64(createHash("sha256").update(bytes).digest());
 }
+
+const weaveBase64 = (sha256: Buffer): string => sha256.toString("base64url").replace(/-/g, "X").replace(/_/g, "Y");
 
 export function objectDigest(value: LosslessValue): string {
   return bytesDigest(Buffer.from(pythonJsonDumps(value), "utf8"));
@@ -31,6 +33,25 @@ export function tableDigest(rowDigests: readonly string[]): string {
 
 export function fileDigest(content: Uint8Array): string {
   return bytesDigest(content);
+}
+
+/** `fileDigest` over content that arrives in pieces: `update` each piece in order, then `digest` once. */
+export interface FileDigester {
+  update(piece: Uint8Array): void;
+  /** The digest of every piece given, and their total length; the digester is spent after. */
+  digest(): { digest: string; bytes: number };
+}
+
+export function createFileDigester(): FileDigester {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  return {
+    update(piece) {
+      hash.update(piece);
+      bytes += piece.length;
+    },
+    digest: () => ({ digest: weaveBase64(hash.digest()), bytes }),
+  };
 }
 
 function kindOf(v: LosslessValue): string {
