@@ -35,22 +35,17 @@ export function fileDigest(content: Uint8Array): string {
   return bytesDigest(content);
 }
 
-/** `fileDigest` over content that arrives in pieces: `update` each piece in order, then `digest` once. */
+/** `fileDigest` over content that arrives in pieces: `update` with each piece in order, then `digest` once. */
 export interface FileDigester {
   update(piece: Uint8Array): void;
-  /** The digest of every piece given, and their total length; the digester is spent after. */
-  digest(): { digest: string; bytes: number };
+  digest(): string;
 }
 
 export function createFileDigester(): FileDigester {
   const hash = createHash("sha256");
-  let bytes = 0;
   return {
-    update(piece) {
-      hash.update(piece);
-      bytes += piece.length;
-    },
-    digest: () => ({ digest: weaveBase64(hash.digest()), bytes }),
+    update: (piece) => void hash.update(piece),
+    digest: () => weaveBase64(hash.digest()),
   };
 }
 

@@ -6,6 +6,7 @@ import { mountOtlpIngest } from "./ingest/otlp/routes.js";
 import { mountCallQueries } from "./query/callsRoutes.js";
 import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
+import { mountFileRoutes } from "./query/filesRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import type { EventPublisher } from "./queue/queue.js";
@@ -15,6 +16,7 @@ import { CallsWriteRepository } from "./store/calls/callsWrite.js";
 import type { ClickHouseStore } from "./store/clickhouse.js";
 import { COSTS_MIGRATION } from "./store/costs/schema.js";
 import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
+import { FILES_MIGRATION } from "./store/files/schema.js";
 import type { Migration } from "./store/migrations.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
@@ -84,6 +86,11 @@ export const RESOURCES: readonly Resource[] = [
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
   { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
   { name: "usage", routes: { query: (api, { store }) => mountUsageRoutes(api, { store }) } },
+  {
+    name: "files",
+    migrations: [FILES_MIGRATION],
+    routes: { query: (api, { store, config }) => mountFileRoutes(api, { store, maxFileBytes: config.FILE_MAX_BYTES }) },
+  },
 ];
 
 /** Every resource's migrations, in version order. */

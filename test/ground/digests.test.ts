@@ -58,7 +58,7 @@ describe("createFileDigester", () => {
         const bounds = [0, ...[...new Set(cuts.map((c) => c % (content.length + 1)))].sort((a, b) => a - b), content.length];
         const digester = createFileDigester();
         for (let i = 1; i < bounds.length; i++) digester.update(content.subarray(bounds[i - 1], bounds[i]));
-        expect(digester.digest()).toEqual({ digest: fileDigest(content), bytes: content.length });
+        expect(digester.digest()).toBe(fileDigest(content));
       }),
     );
   });
@@ -66,8 +66,8 @@ describe("createFileDigester", () => {
   it("gives the spec's file vector and the digest of empty content", () => {
     const digester = createFileDigester();
     for (const ch of vectors.file_case.content_utf8) digester.update(Buffer.from(ch, "utf8"));
-    expect(digester.digest().digest).toBe(vectors.file_case.digest);
-    expect(createFileDigester().digest()).toEqual({ digest: fileDigest(new Uint8Array(0)), bytes: 0 });
+    expect(digester.digest()).toBe(vectors.file_case.digest);
+    expect(createFileDigester().digest()).toBe(fileDigest(new Uint8Array(0)));
   });
 });
 
