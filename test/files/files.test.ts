@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileDigest } from "../../services/digests.js";
 import { CHUNK_BYTES } from "../../services/store/files/fileRows.js";
 import { basic, client, KEY_ACME, KEY_OTHER, startTestService, type Client } from "../support/service.js";
-import { postForm, readContent, storedFor, uploadFile } from "./support.js";
+import { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { generatedContent, postForm, readContent, storedFor, streamUpload, uploadFile } from "./support.js";
 
 let service: Awaited<ReturnType<typeof startTestService>>;
 let api: Client;
@@ -172,6 +173,16 @@ describe("refused uploads store nothing", () => {
     const res = await fetch(url(), { method: "POST", headers: { authorization: basic(KEY_ACME), "content-type": "multipart/form-data; boundary=b" }, body });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/^malformed multipart body: /);
+  });
+
+  it("a project the key may not reach → 403 as soon as project_id arrives: not one chunk of a 20 MiB upload is stored", async () => {
+    const res = await streamUpload(service.url, "other/files", generatedContent(20 * CHUNK_BYTES, randomBytes(4096)));
+    expect(res).toEqual({ status: 403, body: { detail: "this key may not reach project other/files" } });
+    expect(await storedFor(service.clickhouseUrl, service.database, "other/files")).toEqual({ files: 0, liveChunks: 0 });
+    const store = new ClickHouseStore(service.clickhouseUrl, service.database);
+    const [row] = await store.rows<{ n: string }>("test_chunks_of_other", { sql: "SELECT count() AS n FROM file_chunks WHERE project_id = 'other/files'", params: {} });
+    await store.close();
+    expect(Number(row?.n)).toBe(0);
   });
 
   it("after all of these, the project has no file and no live chunk", async () => {

@@ -1,3 +1,6 @@
+import { request } from "node:http";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { crc32, deflateSync } from "node:zlib";
 import { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { basic, KEY_ACME } from "../support/service.js";
@@ -10,7 +13,7 @@ export function postForm(url: string, parts: readonly FormPart[], key = KEY_ACME
   const form = new FormData();
   for (const [name, value, filename] of parts) {
     if (typeof value === "string") form.append(name, value);
-    else form.append(name, new Blob([value], { type: "application/octet-stream" }), filename ?? "blob");
+    else form.append(name, new Blob([new Uint8Array(value)], { type: "application/octet-stream" }), filename ?? "blob");
   }
   return fetch(url, { method: "POST", headers: { authorization: basic(key) }, body: form });
 }
@@ -90,4 +93,61 @@ export function tinyWebp(): Buffer {
   const riff = Buffer.concat([Buffer.from("RIFF", "latin1"), Buffer.alloc(4), Buffer.from("WEBP", "latin1"), chunk]);
   riff.writeUInt32LE(riff.length - 8, 4);
   return riff;
+}
+
+const BOUNDARY = "tracehouse-test-boundary-7f3a";
+
+/**
+ * POSTs /file/create with a body written as it is sent: the project_id part, then the file
+ * part whose bytes come from `content` (never held whole), then the closing boundary. Uses
+ * node:http: fetch keeps every piece of a streamed request body until the request is done.
+ * When the service answers before the body is sent (413) and closes the connection, the
+ * answer is what counts and the failed rest of the write is ignored.
+ */
+export function streamUpload(baseUrl: string, project: string, content: AsyncIterable<Uint8Array>): Promise<{ status: number; body: unknown }> {
+  const head = Buffer.from(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="project_id"\r\n\r\n${project}\r\n` +
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
+  async function* body(): AsyncGenerator<Uint8Array> {
+    yield head;
+    yield* content;
+    yield tail;
+  }
+  return new Promise((resolve, reject) => {
+    const req = request(`${baseUrl}/file/create`, {
+      method: "POST",
+      agent: false,
+      headers: { authorization: basic(KEY_ACME), "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
+    });
+    let answered = false;
+    req.on("response", (res) => {
+      answered = true;
+      const pieces: Buffer[] = [];
+      res.on("data", (piece: Buffer) => pieces.push(piece));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(pieces).toString("utf8")) as unknown }));
+      res.on("error", reject);
+    });
+    pipeline(Readable.from(body()), req).catch((err: unknown) => answered || reject(err));
+  });
+}
+
+/** `total` bytes of deterministic content, in pieces of `pieceBytes`, made as they are read. */
+export async function* generatedContent(total: number, seed: Buffer, pieceBytes = 256 * 1024): AsyncGenerator<Buffer> {
+  for (let at = 0; at < total; at += pieceBytes) yield contentPiece(at, Math.min(pieceBytes, total - at), seed);
+}
+
+/** Bytes `at .. at+length-1` of the generated content: the seed repeated, each copy's first 4 bytes replaced by its index. */
+export function contentPiece(at: number, length: number, seed: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(length);
+  for (let i = 0; i < length; ) {
+    const offset = (at + i) % seed.length;
+    const copy = Math.floor((at + i) / seed.length);
+    const n = Math.min(seed.length - offset, length - i);
+    seed.copy(out, i, offset, offset + n);
+    for (let k = offset; k < Math.min(4, offset + n); k++) out[i + k - offset] = (copy >>> (8 * k)) & 0xff;
+    i += n;
+  }
+  return out;
 }
