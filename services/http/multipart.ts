@@ -62,6 +62,9 @@ export async function readSingleFileForm<T>(req: Request, res: Response, form: S
       }
     });
     parser.on("file", (name, stream, info) => {
+      // Its reader sees errors through its own listener; this one keeps an error of a file
+      // nobody reads (a refused request) from going unhandled.
+      stream.on("error", () => undefined);
       if (name !== form.fileField) {
         stream.resume();
         return refuse(name, `unexpected file part "${name}": the file goes in the part named "${form.fileField}"`);
@@ -95,7 +98,7 @@ export async function readSingleFileForm<T>(req: Request, res: Response, form: S
 
 function multipartParser(req: Request, fileField: string): busboy.Busboy {
   const type = req.headers["content-type"] ?? "";
-  if (!/^multipart\/form-data\s*;/i.test(type)) {
+  if (!/^multipart\/form-data\b/i.test(type)) {
     throw new ClientError(415, `expected a multipart/form-data body with a file part named "${fileField}", got ${type ? `"${type.slice(0, 100)}"` : "no Content-Type"}`);
   }
   try {

@@ -79,7 +79,7 @@ export class ClickHouseStore {
     } catch (err) {
       throw wrapError(err);
     } finally {
-      stream?.destroy();
+      if (stream && !stream.readableEnded) stream.destroy();
       end();
     }
   }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileDigest } from "../../services/digests.js";
 import { CHUNK_BYTES } from "../../services/store/files/fileRows.js";
@@ -15,6 +16,27 @@ beforeAll(async () => {
   api = client(service.url);
 });
 afterAll(async () => service.stop());
+
+/** Rows of file_chunks for a project, tombstones included. */
+async function chunkRows(project: string): Promise<number> {
+  const store = new ClickHouseStore(service.clickhouseUrl, service.database);
+  try {
+    const [row] = await store.rows<{ n: string }>("test_chunk_rows", { sql: `SELECT count() AS n FROM file_chunks WHERE project_id = '${project}'`, params: {} });
+    return Number(row?.n ?? 0);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Polls `read` until `done` holds (at most ~20 s), answering the last value read. */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < 200 && !done(value); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = await read();
+  }
+  return value;
+}
 
 const stats = (project: string) => api.json<{ total_size_bytes: number }>("/files/query_stats", { project_id: project });
 const stored = (project: string) => storedFor(service.clickhouseUrl, service.database, project);
@@ -179,10 +201,24 @@ describe("refused uploads store nothing", () => {
     const res = await streamUpload(service.url, "other/files", generatedContent(20 * CHUNK_BYTES, randomBytes(4096)));
     expect(res).toEqual({ status: 403, body: { detail: "this key may not reach project other/files" } });
     expect(await storedFor(service.clickhouseUrl, service.database, "other/files")).toEqual({ files: 0, liveChunks: 0 });
-    const store = new ClickHouseStore(service.clickhouseUrl, service.database);
-    const [row] = await store.rows<{ n: string }>("test_chunks_of_other", { sql: "SELECT count() AS n FROM file_chunks WHERE project_id = 'other/files'", params: {} });
-    await store.close();
-    expect(Number(row?.n)).toBe(0);
+    expect(await chunkRows("other/files")).toBe(0);
+  });
+
+  it("a multipart Content-Type without a boundary → 400", async () => {
+    const res = await fetch(url(), { method: "POST", headers: { authorization: basic(KEY_ACME), "content-type": "multipart/form-data" }, body: "x" });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/^malformed multipart body: /);
+  });
+
+  it("a client that goes away mid-upload leaves no file, and the chunks it had sent are dropped", async () => {
+    const gone = "acme/files-gone";
+    const req = request(url(), { method: "POST", agent: false, headers: { authorization: basic(KEY_ACME), "content-type": "multipart/form-data; boundary=b" } });
+    req.on("error", () => undefined);
+    req.write(`--b\r\nContent-Disposition: form-data; name="project_id"\r\n\r\n${gone}\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\n`);
+    for (let i = 0; i < 9; i++) req.write(randomBytes(CHUNK_BYTES));
+    expect(await eventually(() => chunkRows(gone), (n) => n >= 8)).toBeGreaterThanOrEqual(8);
+    req.destroy();
+    expect(await eventually(() => stored(gone), (s) => s.liveChunks === 0)).toEqual({ files: 0, liveChunks: 0 });
   });
 
   it("after all of these, the project has no file and no live chunk", async () => {
