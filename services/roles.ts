@@ -6,6 +6,7 @@ import { mountOtlpIngest } from "./ingest/otlp/routes.js";
 import { mountCallQueries } from "./query/callsRoutes.js";
 import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
+import { mountTableRoutes } from "./query/tablesRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import type { EventPublisher } from "./queue/queue.js";
@@ -16,6 +17,7 @@ import type { ClickHouseStore } from "./store/clickhouse.js";
 import { COSTS_MIGRATION } from "./store/costs/schema.js";
 import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
 import type { Migration } from "./store/migrations.js";
+import { TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
@@ -84,6 +86,7 @@ export const RESOURCES: readonly Resource[] = [
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
   { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
   { name: "usage", routes: { query: (api, { store }) => mountUsageRoutes(api, { store }) } },
+  { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
 ];
 
 /** Every resource's migrations, in version order. */

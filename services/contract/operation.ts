@@ -55,6 +55,11 @@ export interface Operation<
   readonly streamed?: boolean;
   /** Takes a body other than JSON (described here, read by its handler). */
   readonly rawBody?: string;
+  /**
+   * Keeps the JSON body's text as received (`RequestContext.bodyText`) beside the parsed body,
+   * for handlers that must read numbers exactly as written (digests: `1.0` stays a float).
+   */
+  readonly keepBodyText?: boolean;
   /** Another path for an operation documented under its main path: left out of the OpenAPI document. */
   readonly alias?: boolean;
 }

@@ -45,6 +45,8 @@ export class HttpApi {
   private draining = false;
   /** Size of each parsed JSON body, for the ingest memory bound. */
   private readonly bodySizes = new WeakMap<object, number>();
+  /** The text of each JSON body whose operation keeps it (`keepBodyText`). */
+  private readonly bodyTexts = new WeakMap<object, string>();
 
   constructor(private readonly options: HttpOptions) {
     this.app = express();
@@ -86,7 +88,7 @@ export class HttpApi {
   ): void {
     if (!op.scope) throw new Error(`operation ${op.id} declares no scope: name the projects it touches, or mark it public`);
     this.operations.push(op as unknown as Operation);
-    const parsers = op.body && !op.rawBody ? [this.jsonBody()] : [];
+    const parsers = op.body && !op.rawBody ? [this.jsonBody(op.keepBodyText === true)] : [];
     this.app[op.method](expressPath(op.path), ...parsers, async (req: Request, res: Response, next: NextFunction) => {
       try {
         this.refuseWhileDraining(res);
@@ -100,7 +102,7 @@ export class HttpApi {
         for (const projectId of projects) {
           if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
         }
-        const ctx: RequestContext = { principal, req, res, bodyBytes: this.bodySizes.get(req) ?? 0, projects };
+        const ctx: RequestContext = { principal, req, res, bodyBytes: this.bodySizes.get(req) ?? 0, bodyText: this.bodyTexts.get(req), projects };
         const result = await handler(input, ctx);
         if (!res.headersSent && result !== undefined) res.status(200).json(result);
       } catch (err) {
@@ -110,12 +112,15 @@ export class HttpApi {
     });
   }
 
-  private jsonBody() {
+  private jsonBody(keepText: boolean) {
     return express.json({
       limit: this.options.maxBodyBytes,
       type: () => true,
       strict: false,
-      verify: (req, _res, buf) => this.bodySizes.set(req, buf.length),
+      verify: (req, _res, buf) => {
+        this.bodySizes.set(req, buf.length);
+        if (keepText) this.bodyTexts.set(req, buf.toString("utf8"));
+      },
     });
   }
 

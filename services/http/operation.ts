@@ -9,6 +9,8 @@ export interface RequestContext {
   readonly res: Response;
   /** Bytes of the JSON body as received (0 for operations that read their body themselves). */
   readonly bodyBytes: number;
+  /** The JSON body's text as received, for operations with `keepBodyText`; else undefined. */
+  readonly bodyText?: string;
   /** The projects the operation's scope named, already checked against the key. */
   readonly projects: readonly string[];
 }
