@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rowDigest, tableDigest } from "../../services/digests.js";
+import { parseLossless } from "../../services/losslessJson.js";
 import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
 
 /**
@@ -38,6 +40,13 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; headers?: Record<string
   calls_usage: { body: { project_id: PROJECT, call_ids: ["c1"] } },
   trace_usage: { body: { project_id: PROJECT } },
   calls_stats: { body: { project_id: PROJECT, start: NOW } },
+  table_create: { body: { table: { project_id: PROJECT, rows: [{ a: 1 }] } } },
+  table_create_from_digests: { body: { project_id: PROJECT, row_digests: ["r1"] } },
+  table_update: { body: { project_id: PROJECT, base_digest: "t1", updates: [{ append: { row: { a: 1 } } }] } },
+  table_query: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stream: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stats: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stats_batch: { body: { project_id: PROJECT, digests: ["t1"] } },
 };
 
 /** Operations that touch no project: any key (or none, for public ones) may call them. */
@@ -79,6 +88,7 @@ describe("operation scopes", () => {
     expect(await admin.json("/feedback/query", { project_id: PROJECT })).toEqual({ result: [] });
     const prices = await admin.json<{ results: { llm_id: string }[] }>("/cost/query", { project_id: PROJECT });
     expect(prices.results.filter((p) => p.llm_id === "model-x")).toEqual([]);
+    expect(await admin.json("/table/query_stats_batch", { project_id: PROJECT, digests: [tableDigest([rowDigest(parseLossless('{"a": 1}'))])] })).toEqual({ tables: [] });
   });
 
   it("key-only operations answer any valid key and refuse a missing one; public ones need none", async () => {

@@ -46,7 +46,7 @@ export function rowDigestsInOrderQuery(projectId: string, tableDigest: string): 
 /** The row digests at these positions (at most IDS_PER_QUERY) of a table. */
 export function rowDigestsAtQuery(projectId: string, tableDigest: string, positions: readonly number[]): BuiltQuery {
   const pb = new ParamBuilder();
-  return built(pb, `SELECT toString(idx) AS idx, row_digest FROM table_positions FINAL
+  return built(pb, `SELECT toString(idx) AS position, row_digest FROM table_positions FINAL
     WHERE project_id = ${pb.str(projectId)} AND table_digest = ${pb.str(tableDigest)} AND toInt64(idx) IN ${pb.inInts(positions)}`);
 }
 
@@ -106,7 +106,7 @@ export function tablePositionsQuery(spec: TablePageSpec): BuiltQuery {
   if (sorts.length === 0 && !spec.rowDigests) {
     const from = spec.offset ?? 0;
     const range = (from > 0 ? ` AND idx >= ${pb.count(from)}` : "") + (spec.limit != null ? ` AND idx < ${pb.count(from + spec.limit)}` : "");
-    return built(pb, `SELECT row_digest, toString(idx) AS idx FROM (${positions}${range}) ORDER BY idx`);
+    return built(pb, `SELECT row_digest, toString(idx) AS position FROM (${positions}${range}) ORDER BY idx`);
   }
   const leaves = rowLeafFields();
   const terms = orderByTerms(sorts, composeFields(leaves.set), pb);
@@ -116,7 +116,7 @@ export function tablePositionsQuery(spec: TablePageSpec): BuiltQuery {
       WHERE project_id = ${project} AND path = ${pb.str(path)}) USING row_key`,
     positions,
   );
-  return built(pb, `SELECT row_digest, toString(idx) AS idx FROM (${joined})
+  return built(pb, `SELECT row_digest, toString(idx) AS position FROM (${joined})
     ORDER BY ${[...terms, "idx ASC"].join(", ")} ${pb.limitOffset(spec.limit, spec.offset)}`);
 }
 

@@ -179,8 +179,8 @@ export class TablesRepository {
   }
 
   private async *streamRows(projectId: string, positions: BuiltQuery): AsyncGenerator<TableRowText> {
-    let batch: { row_digest: string; idx: string }[] = [];
-    for await (const position of this.store.stream<{ row_digest: string; idx: string }>("table_query_positions", positions)) {
+    let batch: { row_digest: string; position: string }[] = [];
+    for await (const position of this.store.stream<{ row_digest: string; position: string }>("table_query_positions", positions)) {
       batch.push(position);
       if (batch.length >= VALUE_BATCH) {
         yield* this.withValues(projectId, batch);
@@ -211,7 +211,7 @@ export class TablesRepository {
     });
   }
 
-  private async *withValues(projectId: string, positions: readonly { row_digest: string; idx: string }[]): AsyncGenerator<TableRowText> {
+  private async *withValues(projectId: string, positions: readonly { row_digest: string; position: string }[]): AsyncGenerator<TableRowText> {
     const digests = [...new Set(positions.map((p) => p.row_digest))];
     const values = new Map<string, string>();
     for (const chunk of idChunks(digests)) {
@@ -221,7 +221,7 @@ export class TablesRepository {
     }
     for (const p of positions) {
       const val = values.get(p.row_digest);
-      if (val !== undefined) yield { digest: p.row_digest, val, originalIndex: Number(p.idx) };
+      if (val !== undefined) yield { digest: p.row_digest, val, originalIndex: Number(p.position) };
     }
   }
 
@@ -290,7 +290,7 @@ export class TablesRepository {
     const atPosition = new Map<number, string>();
     for (let from = 0; from < positions.length; from += ROW_BATCH) {
       const query = rowDigestsAtQuery(projectId, baseDigest, positions.slice(from, from + ROW_BATCH));
-      for (const row of await this.store.rows<{ idx: string; row_digest: string }>("table_popped_rows", query)) atPosition.set(Number(row.idx), row.row_digest);
+      for (const row of await this.store.rows<{ position: string; row_digest: string }>("table_popped_rows", query)) atPosition.set(Number(row.position), row.row_digest);
     }
     return updated.map((u) => ("basePosition" in u ? atPosition.get(u.basePosition) ?? "" : u.digest));
   }
