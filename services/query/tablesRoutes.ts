@@ -12,7 +12,7 @@ import {
 import type { HttpApi } from "../http/app.js";
 import type { RequestContext } from "../http/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
-import type { TablePageSpec } from "../store/tables/tablesQuery.js";
+import type { StoredTable, TablePageSpec } from "../store/tables/tablesQuery.js";
 import { TablesRepository, type RowText, type TableRowText, type TableUpdate } from "../store/tables/tablesRepository.js";
 import type { Clock } from "../times.js";
 import { documentSpan, elementSpans, pathSpan, type Span } from "./jsonSpans.js";
@@ -53,17 +53,17 @@ export function mountTableRoutes(api: HttpApi, deps: TablesDeps): void {
   });
 
   api.mount(tableQueryOp, async ({ body }, ctx) => {
-    await repo.requireTable(body.project_id, body.digest);
-    await writeJsonTextArray(ctx.res, '{"rows":[', "]}", rowJsonTexts(repo.rows(pageSpec(body))));
+    const { table } = await repo.requireTable(body.project_id, body.digest);
+    await writeJsonTextArray(ctx.res, '{"rows":[', "]}", rowJsonTexts(repo.rows(pageSpec(table, body))));
   });
 
   api.mount(tableQueryStreamOp, async ({ body }, ctx) => {
-    await repo.requireTable(body.project_id, body.digest);
-    await writeJsonTextStream(ctx.res, ctx.req.headers.accept, rowJsonTexts(repo.rows(pageSpec(body))));
+    const { table } = await repo.requireTable(body.project_id, body.digest);
+    await writeJsonTextStream(ctx.res, ctx.req.headers.accept, rowJsonTexts(repo.rows(pageSpec(table, body))));
   });
 
   api.mount(tableQueryStatsOp, async ({ body }) => {
-    return { count: await repo.requireTable(body.project_id, body.digest) };
+    return { count: (await repo.requireTable(body.project_id, body.digest)).rowCount };
   });
 
   api.mount(tableQueryStatsBatchOp, async ({ body }) => {
@@ -74,10 +74,9 @@ export function mountTableRoutes(api: HttpApi, deps: TablesDeps): void {
   });
 }
 
-function pageSpec(req: TableQueryReq): TablePageSpec {
+function pageSpec(table: StoredTable, req: TableQueryReq): TablePageSpec {
   return {
-    projectId: req.project_id,
-    digest: req.digest,
+    table,
     rowDigests: req.filter?.row_digests,
     sortBy: req.sort_by,
     limit: req.limit,

@@ -9,7 +9,9 @@ import type { Migration } from "../migrations.js";
  *   holds it. `val` is its JSON text as the API answers it (compact, keys in the order sent,
  *   floats written as floats); `row_key` a 64-bit key of its digest (rowKey in tableRows.ts),
  *   the join key of the other tables (joins on a UInt64 are several times faster than on the
- *   43-character digest); `size_bytes` the UTF-8 bytes of `val`.
+ *   43-character digest); `size_bytes` the UTF-8 bytes of `val`. Granules of 64 rows: a page
+ *   reads ~100 rows scattered over the project, and each costs its whole granule (with the
+ *   default 8,192 rows of ~1 KB, a page of a 100,000-row table read every row's text).
  * - `table_row_leaves`: the rows' JSON leaves flattened as calls flatten theirs (paths
  *   `val.<key>...`, at most 1,000 leaves of at most 4,096 characters per row), one row per
  *   leaf, ordered by path: sorting a table by a row field reads only that field's leaves,
@@ -17,10 +19,13 @@ import type { Migration } from "../migrations.js";
  *   has its leaves.
  * - `table_positions`: the rows of each table in order, one row per position (`idx` from 0):
  *   a page in table order is a primary-key range, and no table's row list is ever read into
- *   the service whole. Positions are a pure function of the table digest, so a repeated
- *   write only duplicates identical rows; reads use FINAL.
+ *   the service whole. Each write of a table's positions has its own random `generation`;
+ *   reads take only the generation its `tables` row names, so they need no FINAL (which cost
+ *   more than half of a sorted page) and never see a second copy, a partial write, or the
+ *   positions of a create refused after writing them.
  * - `tables`: one row per table, written last, after its positions: a table exists (reads
- *   and stats find it) once this row does.
+ *   and stats find it) once this row does. Two concurrent creates of one table each commit
+ *   a complete generation; reads take either.
  */
 export const TABLES_MIGRATION: Migration = {
   version: 12,
@@ -34,7 +39,8 @@ export const TABLES_MIGRATION: Migration = {
       size_bytes UInt64,
       created_at Int64
     ) ENGINE = ReplacingMergeTree()
-    ORDER BY (project_id, digest)`,
+    ORDER BY (project_id, digest)
+    SETTINGS index_granularity = 64`,
     `CREATE TABLE IF NOT EXISTS table_row_leaves (
       project_id String,
       path String,
@@ -45,15 +51,17 @@ export const TABLES_MIGRATION: Migration = {
     `CREATE TABLE IF NOT EXISTS table_positions (
       project_id String,
       table_digest String,
+      generation UInt64,
       idx UInt64,
       row_digest String,
       row_key UInt64
     ) ENGINE = ReplacingMergeTree()
-    ORDER BY (project_id, table_digest, idx)`,
+    ORDER BY (project_id, table_digest, generation, idx)`,
     `CREATE TABLE IF NOT EXISTS tables (
       project_id String,
       digest String,
       row_count UInt64,
+      generation UInt64,
       created_at Int64
     ) ENGINE = ReplacingMergeTree()
     ORDER BY (project_id, digest)`,

@@ -12,10 +12,22 @@ import { LEAF_ROOT } from "./tableRows.js";
 
 const built = (pb: ParamBuilder, sql: string): BuiltQuery => ({ sql, params: pb.params });
 
-/** The table's row count; no row when the table does not exist. */
-export function tableRowCountQuery(projectId: string, digest: string): BuiltQuery {
+/** A table as stored: its digest and the generation of positions its `tables` row names (schema.ts). */
+export interface StoredTable {
+  readonly projectId: string;
+  readonly digest: string;
+  readonly generation: bigint;
+}
+
+/** The positions of one table: the start of a WHERE clause over `table_positions`. */
+function positionsOf(table: StoredTable, pb: ParamBuilder): string {
+  return `project_id = ${pb.str(table.projectId)} AND table_digest = ${pb.str(table.digest)} AND generation = ${pb.add(table.generation, "UInt64")}`;
+}
+
+/** The table's row count and generation; no row when the table does not exist. */
+export function storedTableQuery(projectId: string, digest: string): BuiltQuery {
   const pb = new ParamBuilder();
-  return built(pb, `SELECT toString(any(row_count)) AS row_count FROM tables
+  return built(pb, `SELECT toString(any(row_count)) AS row_count, toString(any(generation)) AS generation FROM tables
     WHERE project_id = ${pb.str(projectId)} AND digest = ${pb.str(digest)} GROUP BY digest`);
 }
 
@@ -27,27 +39,25 @@ export function storedRowsQuery(projectId: string, digests: readonly string[]): 
 }
 
 /** Up to `limit` row digests a table's positions name that the project does not store. */
-export function missingRowsQuery(projectId: string, tableDigest: string, limit: number): BuiltQuery {
+export function missingRowsQuery(table: StoredTable, limit: number): BuiltQuery {
   const pb = new ParamBuilder();
-  const project = pb.str(projectId);
   return built(pb, `SELECT DISTINCT row_digest FROM table_positions
-    WHERE project_id = ${project} AND table_digest = ${pb.str(tableDigest)}
-      AND row_key NOT IN (SELECT row_key FROM table_rows WHERE project_id = ${project})
+    WHERE ${positionsOf(table, pb)}
+      AND row_key NOT IN (SELECT row_key FROM table_rows WHERE project_id = ${pb.str(table.projectId)})
     LIMIT ${pb.count(limit)}`);
 }
 
 /** A table's row digests in order (streamed: the base of an update). */
-export function rowDigestsInOrderQuery(projectId: string, tableDigest: string): BuiltQuery {
+export function rowDigestsInOrderQuery(table: StoredTable): BuiltQuery {
   const pb = new ParamBuilder();
-  return built(pb, `SELECT row_digest FROM table_positions FINAL
-    WHERE project_id = ${pb.str(projectId)} AND table_digest = ${pb.str(tableDigest)} ORDER BY idx`);
+  return built(pb, `SELECT row_digest FROM table_positions WHERE ${positionsOf(table, pb)} ORDER BY idx`);
 }
 
 /** The row digests at these positions (at most IDS_PER_QUERY) of a table. */
-export function rowDigestsAtQuery(projectId: string, tableDigest: string, positions: readonly number[]): BuiltQuery {
+export function rowDigestsAtQuery(table: StoredTable, positions: readonly number[]): BuiltQuery {
   const pb = new ParamBuilder();
-  return built(pb, `SELECT toString(idx) AS position, row_digest FROM table_positions FINAL
-    WHERE project_id = ${pb.str(projectId)} AND table_digest = ${pb.str(tableDigest)} AND toInt64(idx) IN ${pb.inInts(positions)}`);
+  return built(pb, `SELECT toString(idx) AS position, row_digest FROM table_positions
+    WHERE ${positionsOf(table, pb)} AND toInt64(idx) IN ${pb.inInts(positions)}`);
 }
 
 /** A run of a base table's positions kept by an update: [from, to) moves to start at `at`. */
@@ -62,25 +72,24 @@ export interface KeptRange {
  * The ranges are ascending and disjoint; each position finds its range as the first whose
  * end lies beyond it.
  */
-export function copyPositionsSql(projectId: string, baseDigest: string, tableDigest: string, ranges: readonly KeptRange[]): BuiltQuery {
+export function copyPositionsSql(base: StoredTable, target: StoredTable, ranges: readonly KeptRange[]): BuiltQuery {
   const pb = new ParamBuilder();
   const froms = pb.add(ranges.map((r) => r.from), "Array(Int64)");
   const tos = pb.add(ranges.map((r) => r.to), "Array(Int64)");
   const ats = pb.add(ranges.map((r) => r.at), "Array(Int64)");
-  return built(pb, `INSERT INTO table_positions (project_id, table_digest, idx, row_digest, row_key)
-    SELECT project_id, ${pb.str(tableDigest)}, toUInt64(arrayElement(${ats}, k) + toInt64(idx) - arrayElement(${froms}, k)), row_digest, row_key
+  return built(pb, `INSERT INTO table_positions (project_id, table_digest, generation, idx, row_digest, row_key)
+    SELECT project_id, ${pb.str(target.digest)}, ${pb.add(target.generation, "UInt64")},
+      toUInt64(arrayElement(${ats}, k) + toInt64(idx) - arrayElement(${froms}, k)), row_digest, row_key
     FROM (
       SELECT project_id, idx, row_digest, row_key, arrayFirstIndex(e -> e > toInt64(idx), ${tos}) AS k
-      FROM table_positions FINAL
-      WHERE project_id = ${pb.str(projectId)} AND table_digest = ${pb.str(baseDigest)}
+      FROM table_positions WHERE ${positionsOf(base, pb)}
     )
     WHERE k > 0 AND toInt64(idx) >= arrayElement(${froms}, k)`);
 }
 
 /** What a table query asks: its rows filtered, sorted by row fields, paged. */
 export interface TablePageSpec {
-  readonly projectId: string;
-  readonly digest: string;
+  readonly table: StoredTable;
   readonly rowDigests?: readonly string[] | null;
   readonly sortBy?: readonly Sort[] | null;
   readonly limit?: number | null;
@@ -98,11 +107,9 @@ export interface TablePageSpec {
  */
 export function tablePositionsQuery(spec: TablePageSpec): BuiltQuery {
   const pb = new ParamBuilder();
-  const project = pb.str(spec.projectId);
   const sorts = spec.sortBy ?? [];
   const filter = spec.rowDigests ? ` AND row_digest IN ${pb.inStrings(spec.rowDigests)}` : "";
-  const positions = `SELECT row_digest, row_key, idx FROM table_positions FINAL
-    WHERE project_id = ${project} AND table_digest = ${pb.str(spec.digest)}${filter}`;
+  const positions = `SELECT row_digest, row_key, idx FROM table_positions WHERE ${positionsOf(spec.table, pb)}${filter}`;
   if (sorts.length === 0 && !spec.rowDigests) {
     const from = spec.offset ?? 0;
     const range = (from > 0 ? ` AND idx >= ${pb.count(from)}` : "") + (spec.limit != null ? ` AND idx < ${pb.count(from + spec.limit)}` : "");
@@ -110,6 +117,7 @@ export function tablePositionsQuery(spec: TablePageSpec): BuiltQuery {
   }
   const leaves = rowLeafFields();
   const terms = orderByTerms(sorts, composeFields(leaves.set), pb);
+  const project = pb.str(spec.table.projectId);
   const joined = leaves.paths.reduce(
     (inner, path, i) => `SELECT * FROM (${inner}) ANY LEFT JOIN (
       SELECT row_key, toUInt8(1) AS has_${i}, value AS leaf_${i} FROM table_row_leaves
@@ -160,8 +168,9 @@ export function tableSizesQuery(projectId: string, digests: readonly string[]): 
   const pb = new ParamBuilder();
   const project = pb.str(projectId);
   return built(pb, `SELECT table_digest, toString(sum(size_bytes)) AS size_bytes FROM (
-      SELECT table_digest, row_key FROM table_positions FINAL
-      WHERE project_id = ${project} AND table_digest IN ${pb.inStrings(digests)}
+      SELECT table_digest, row_key FROM table_positions
+      WHERE project_id = ${project} AND (table_digest, generation) IN (
+        SELECT digest, any(generation) FROM tables WHERE project_id = ${project} AND digest IN ${pb.inStrings(digests)} GROUP BY digest)
     ) ANY LEFT JOIN (
       SELECT row_key, any(size_bytes) AS size_bytes FROM table_rows WHERE project_id = ${project} GROUP BY row_key
     ) USING row_key

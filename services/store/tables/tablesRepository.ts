@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { rowDigest, tableDigest } from "../../digests.js";
 import { ClientError, NotFoundError } from "../../errors.js";
 import { MonotonicClock, type Clock } from "../../times.js";
@@ -15,9 +15,10 @@ import {
   rowValuesQuery,
   storedRowsQuery,
   tableCountsQuery,
+  storedTableQuery,
   tablePositionsQuery,
-  tableRowCountQuery,
   tableSizesQuery,
+  type StoredTable,
   type TablePageSpec,
 } from "./tablesQuery.js";
 
@@ -52,11 +53,20 @@ export interface TableRowText {
   readonly originalIndex: number;
 }
 
+/** A table that exists, and its row count. */
+export interface FoundTable {
+  readonly table: StoredTable;
+  readonly rowCount: number;
+}
+
 export interface TableStats {
   readonly digest: string;
   readonly count: number;
   readonly storageSizeBytes?: number;
 }
+
+/** The generation of a new write of a table's positions (schema.ts). */
+const newGeneration = (): bigint => randomBytes(8).readBigUInt64LE(0);
 
 function checkExpected(expected: string | null | undefined, actual: string): void {
   if (expected && expected !== actual) {
@@ -103,9 +113,10 @@ export class TablesRepository {
     for (const batch of rowBatches(rows)) {
       await this.storeRows(projectId, batch.items.map(({ text, loc }, i) => storedRow(parseRow(text, loc), rowDigests[batch.from + i]!)));
     }
-    if ((await this.rowCount(projectId, digest)) === null) {
-      await this.writePositions(projectId, digest, rowDigests.map((d, idx) => ({ idx, digest: d })));
-      await this.commitTable(projectId, digest, rowDigests.length);
+    if ((await this.findTable(projectId, digest)) === null) {
+      const table = { projectId, digest, generation: newGeneration() };
+      await this.writePositions(table, rowDigests.map((d, idx) => ({ idx, digest: d })));
+      await this.commitTable(table, rowDigests.length);
     }
     return { digest, rowDigests };
   }
@@ -119,20 +130,21 @@ export class TablesRepository {
   async createFromDigests(projectId: string, rowDigests: readonly string[], expected?: string | null): Promise<string> {
     const digest = tableDigest(rowDigests);
     checkExpected(expected, digest);
-    if ((await this.rowCount(projectId, digest)) !== null) return digest;
-    await this.writePositions(projectId, digest, rowDigests.map((d, idx) => ({ idx, digest: d })));
-    const missing = await this.store.rows<{ row_digest: string }>("table_missing_rows", missingRowsQuery(projectId, digest, MISSING_SHOWN + 1));
+    if ((await this.findTable(projectId, digest)) !== null) return digest;
+    const table = { projectId, digest, generation: newGeneration() };
+    await this.writePositions(table, rowDigests.map((d, idx) => ({ idx, digest: d })));
+    const missing = await this.store.rows<{ row_digest: string }>("table_missing_rows", missingRowsQuery(table, MISSING_SHOWN + 1));
     if (missing.length > 0) {
       const named = missing.slice(0, MISSING_SHOWN).map((m) => m.row_digest).join(", ");
       throw new NotFoundError(`row digests not found in project ${projectId}: ${named}${missing.length > MISSING_SHOWN ? " and more" : ""}`);
     }
-    await this.commitTable(projectId, digest, rowDigests.length);
+    await this.commitTable(table, rowDigests.length);
     return digest;
   }
 
   /** `/table/update`: the base table edited (tableEdits.ts), written as a new table. */
   async update(projectId: string, baseDigest: string, updates: readonly TableUpdate[]): Promise<{ digest: string; updatedRowDigests: string[] }> {
-    const baseLength = await this.requireTable(projectId, baseDigest);
+    const { table: base, rowCount: baseLength } = await this.requireTable(projectId, baseDigest);
     const added = new Map<string, PreparedRow>();
     const edits = updates.map((u): Edit => {
       if (u.kind === "pop") return u;
@@ -145,37 +157,38 @@ export class TablesRepository {
       return u.kind === "append" ? u.row.loc : u.loc;
     };
     const edited = applyEdits(baseLength, edits, locOf);
-    const updatedRowDigests = await this.resolveUpdated(projectId, baseDigest, edited.updated);
-    const digest = await this.editedDigest(projectId, baseDigest, edited.segments);
-    if ((await this.rowCount(projectId, digest)) === null) {
+    const updatedRowDigests = await this.resolveUpdated(base, edited.updated);
+    const digest = await this.editedDigest(base, edited.segments);
+    if ((await this.findTable(projectId, digest)) === null) {
+      const table = { projectId, digest, generation: newGeneration() };
       await this.storeRows(projectId, [...added.values()]);
-      await this.writeEditedPositions(projectId, baseDigest, digest, edited.segments);
-      await this.commitTable(projectId, digest, edited.length);
+      await this.writeEditedPositions(base, table, edited.segments);
+      await this.commitTable(table, edited.length);
     }
     return { digest, updatedRowDigests };
   }
 
-  /** The table's row count; null when it does not exist. */
-  async rowCount(projectId: string, digest: string): Promise<number | null> {
-    const [row] = await this.store.rows<{ row_count: string }>("table_row_count", tableRowCountQuery(projectId, digest));
-    return row ? Number(row.row_count) : null;
+  /** The table and its row count; null when it does not exist. */
+  async findTable(projectId: string, digest: string): Promise<FoundTable | null> {
+    const [row] = await this.store.rows<{ row_count: string; generation: string }>("table_find", storedTableQuery(projectId, digest));
+    return row ? { table: { projectId, digest, generation: BigInt(row.generation) }, rowCount: Number(row.row_count) } : null;
   }
 
-  /** The table's row count; 404 when it does not exist. */
-  async requireTable(projectId: string, digest: string): Promise<number> {
-    const count = await this.rowCount(projectId, digest);
-    if (count === null) throw new NotFoundError(`table ${digest} not found in project ${projectId}`);
-    return count;
+  /** The table and its row count; 404 when it does not exist. */
+  async requireTable(projectId: string, digest: string): Promise<FoundTable> {
+    const found = await this.findTable(projectId, digest);
+    if (found === null) throw new NotFoundError(`table ${digest} not found in project ${projectId}`);
+    return found;
   }
 
   /**
    * The rows a table query answers, in order: the positions stream from ClickHouse, and
    * the rows' text is read VALUE_BATCH rows at a time. The query is built (and a bad sort
-   * field refused) at the call; the table must exist (requireTable first, so that a 404 is
+   * field refused) at the call; the table is one requireTable found (so that a 404 is
    * answered before anything is streamed).
    */
   rows(spec: TablePageSpec): AsyncGenerator<TableRowText> {
-    return this.streamRows(spec.projectId, tablePositionsQuery(spec));
+    return this.streamRows(spec.table.projectId, tablePositionsQuery(spec));
   }
 
   private async *streamRows(projectId: string, positions: BuiltQuery): AsyncGenerator<TableRowText> {
@@ -245,51 +258,53 @@ export class TablesRepository {
     await this.store.insertRowBinary("table_rows_insert", "table_rows", ["project_id", "digest", "row_key", "val", "size_bytes", "created_at"], written.bytes());
   }
 
-  private async writePositions(projectId: string, tableDigest: string, positions: readonly { idx: number; digest: string }[]): Promise<void> {
+  private async writePositions(table: StoredTable, positions: readonly { idx: number; digest: string }[]): Promise<void> {
     for (let from = 0; from < positions.length; from += POSITION_BATCH) {
       const writer = new RowBinaryWriter(256 * 1024);
       for (const { idx, digest } of positions.slice(from, from + POSITION_BATCH)) {
-        writer.string(projectId).string(tableDigest).int64(idx).string(digest).uint64(rowKey(digest));
+        writer.string(table.projectId).string(table.digest).uint64(table.generation).int64(idx).string(digest).uint64(rowKey(digest));
       }
-      await this.store.insertRowBinary("table_positions_insert", "table_positions", ["project_id", "table_digest", "idx", "row_digest", "row_key"], writer.bytes());
+      const columns = ["project_id", "table_digest", "generation", "idx", "row_digest", "row_key"];
+      await this.store.insertRowBinary("table_positions_insert", "table_positions", columns, writer.bytes());
     }
   }
 
   /** The base's kept runs copied in ClickHouse (a bounded number of runs per statement), the added rows' positions written. */
-  private async writeEditedPositions(projectId: string, baseDigest: string, digest: string, segments: readonly Segment[]): Promise<void> {
+  private async writeEditedPositions(base: StoredTable, table: StoredTable, segments: readonly Segment[]): Promise<void> {
     const { kept, added } = layout(segments);
     for (let from = 0; from < kept.length; from += ROW_BATCH) {
-      await this.store.command("table_positions_copy", copyPositionsSql(projectId, baseDigest, digest, kept.slice(from, from + ROW_BATCH)));
+      await this.store.command("table_positions_copy", copyPositionsSql(base, table, kept.slice(from, from + ROW_BATCH)));
     }
-    await this.writePositions(projectId, digest, added);
+    await this.writePositions(table, added);
   }
 
   /** Makes a table visible: written after its rows and positions. */
-  private async commitTable(projectId: string, digest: string, rowCount: number): Promise<void> {
-    await this.store.insert("table_insert", "tables", [{ project_id: projectId, digest, row_count: rowCount, created_at: this.clock.nowMicros() }]);
+  private async commitTable(table: StoredTable, rowCount: number): Promise<void> {
+    const row = new RowBinaryWriter(256).string(table.projectId).string(table.digest).int64(rowCount).uint64(table.generation).int64(this.clock.nowMicros());
+    await this.store.insertRowBinary("table_insert", "tables", ["project_id", "digest", "row_count", "generation", "created_at"], row.bytes());
   }
 
   /** The table digest of an edited table, hashing the base's row digests as they stream by (tableDigest, incrementally). */
-  private async editedDigest(projectId: string, baseDigest: string, segments: readonly Segment[]): Promise<string> {
+  private async editedDigest(base: StoredTable, segments: readonly Segment[]): Promise<string> {
     const hash = createHash("sha256");
     const needsBase = segments.some((s) => s.kind === "base");
-    const base = needsBase ? this.baseDigests(projectId, baseDigest) : (async function* () {})();
-    for await (const digest of editedRowDigests(segments, base)) hash.update(digest, "utf8");
+    const baseDigests = needsBase ? this.rowDigestsInOrder(base) : (async function* () {})();
+    for await (const digest of editedRowDigests(segments, baseDigests)) hash.update(digest, "utf8");
     return hash.digest("hex");
   }
 
-  private async *baseDigests(projectId: string, baseDigest: string): AsyncGenerator<string> {
-    for await (const row of this.store.stream<{ row_digest: string }>("table_base_digests", rowDigestsInOrderQuery(projectId, baseDigest))) {
+  private async *rowDigestsInOrder(table: StoredTable): AsyncGenerator<string> {
+    for await (const row of this.store.stream<{ row_digest: string }>("table_base_digests", rowDigestsInOrderQuery(table))) {
       yield row.row_digest;
     }
   }
 
   /** The digests /table/update answers: popped base rows looked up by position. */
-  private async resolveUpdated(projectId: string, baseDigest: string, updated: readonly UpdatedRow[]): Promise<string[]> {
+  private async resolveUpdated(base: StoredTable, updated: readonly UpdatedRow[]): Promise<string[]> {
     const positions = updated.flatMap((u) => ("basePosition" in u ? [u.basePosition] : []));
     const atPosition = new Map<number, string>();
     for (let from = 0; from < positions.length; from += ROW_BATCH) {
-      const query = rowDigestsAtQuery(projectId, baseDigest, positions.slice(from, from + ROW_BATCH));
+      const query = rowDigestsAtQuery(base, positions.slice(from, from + ROW_BATCH));
       for (const row of await this.store.rows<{ position: string; row_digest: string }>("table_popped_rows", query)) atPosition.set(Number(row.position), row.row_digest);
     }
     return updated.map((u) => ("basePosition" in u ? atPosition.get(u.basePosition) ?? "" : u.digest));
