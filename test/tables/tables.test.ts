@@ -160,6 +160,31 @@ describe("create_from_digests", () => {
   });
 });
 
+describe("repeated and refused writes", () => {
+  const P = "acme/repeats";
+
+  it("answers each row once after concurrent creates of one table", async () => {
+    const rows = Array.from({ length: 30 }, (_, i) => ({ i }));
+    const created = await Promise.all([0, 1, 2, 3].map(() => createTable(P, rows)));
+    expect(new Set(created.map((c) => c.digest)).size).toBe(1);
+    const read = await queryRows({ project_id: P, digest: created[0]!.digest, sort_by: [{ field: "i", direction: "desc" }] });
+    expect(read.map((r) => r.original_index)).toEqual(rows.map((_, i) => 29 - i));
+    expect(await api.json("/table/query_stats", { project_id: P, digest: created[0]!.digest })).toEqual({ count: 30 });
+  });
+
+  it("answers each row once when a table refused for unknown rows is created later", async () => {
+    const rows = [{ late: 1 }, { late: 2 }];
+    const digests = rows.map(digestOf);
+    expect((await api.post("/table/create_from_digests", { project_id: P, row_digests: digests })).status).toBe(404);
+    await createTable(P, [rows[0]]);
+    await createTable(P, [rows[1]]);
+    const { digest } = await api.json<{ digest: string }>("/table/create_from_digests", { project_id: P, row_digests: digests });
+    expect(await queryRows({ project_id: P, digest })).toEqual(rows.map((val, i) => ({ digest: digests[i], val, original_index: i })));
+    const sizes = await api.json("/table/query_stats_batch", { project_id: P, digests: [digest], include_storage_size: true });
+    expect(sizes).toEqual({ tables: [{ digest, count: 2, storage_size_bytes: 2 * Buffer.byteLength('{"late":1}') }] });
+  });
+});
+
 describe("expected_digest", () => {
   it("refuses a different digest with 400 naming both, and writes nothing", async () => {
     const project = "acme/expected";
