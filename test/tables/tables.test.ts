@@ -399,3 +399,12 @@ describe("bad input", () => {
     expect(await count(`table_rows WHERE project_id = '${P}'`)).toBe(0);
   });
 });
+
+describe("contract", () => {
+  it("documents every table route in the OpenAPI document", async () => {
+    const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, unknown> }> }>> };
+    const tablePaths = Object.keys(doc.paths).filter((p) => p.startsWith("/table/")).sort();
+    expect(tablePaths).toEqual(["/table/create", "/table/create_from_digests", "/table/query", "/table/query_stats", "/table/query_stats_batch", "/table/query_stream", "/table/update"]);
+    expect(Object.keys(doc.paths["/table/query_stream"]!.post!.responses["200"]!.content)).toEqual(["application/jsonl"]);
+  });
+});
