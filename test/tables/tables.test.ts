@@ -337,6 +337,10 @@ describe("query", () => {
     ]);
     const sorted = await queryRows({ project_id: P, digest: repeated.digest, filter, sort_by: [{ field: "score", direction: "desc" }], limit: 2, offset: 1 });
     expect(sorted.map((r) => r.original_index)).toEqual([0, 2]);
+    const unfiltered = await queryRows({ project_id: P, digest: repeated.digest, filter: { row_digests: [] } });
+    expect(unfiltered.map((r) => r.original_index)).toEqual([0, 1, 2, 3]);
+    const unknown = await queryRows({ project_id: P, digest: repeated.digest, filter: { row_digests: ["unknown"] } });
+    expect(unknown).toEqual([]);
   });
 
   it("refuses a bad sort field with 422 and an unknown table with 404", async () => {

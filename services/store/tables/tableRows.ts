@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { pythonFloat, rowDigest } from "../../digests.js";
+import { pythonFloat } from "../../digests.js";
 import { ValidationError } from "../../errors.js";
 import { JsonFloat, JsonInteger, parseLossless, type LosslessObject, type LosslessValue } from "../../losslessJson.js";
 import { cutLeaf, MAX_JSON_DEPTH, MAX_LEAVES } from "../calls/flatten.js";
@@ -48,12 +48,6 @@ export function storedRow(row: LosslessObject, digest: string): PreparedRow {
   const val = compactJson(row);
   const leaves = flattenRow(row);
   return { digest, key: rowKey(digest), val, sizeBytes: Buffer.byteLength(val, "utf8"), leafPaths: leaves.paths, leafValues: leaves.values };
-}
-
-/** parseRow, digest, storedRow. */
-export function prepareRow(text: string, loc: readonly (string | number)[]): PreparedRow {
-  const row = parseRow(text, loc);
-  return storedRow(row, rowDigest(row));
 }
 
 function allFinite(v: LosslessValue): boolean {

@@ -108,9 +108,11 @@ export interface TablePageSpec {
 export function tablePositionsQuery(spec: TablePageSpec): BuiltQuery {
   const pb = new ParamBuilder();
   const sorts = spec.sortBy ?? [];
-  const filter = spec.rowDigests ? ` AND row_digest IN ${pb.inStrings(spec.rowDigests)}` : "";
+  // As in Weave, an empty list of row digests filters nothing.
+  const filtered = spec.rowDigests && spec.rowDigests.length > 0 ? spec.rowDigests : null;
+  const filter = filtered ? ` AND row_digest IN ${pb.inStrings(filtered)}` : "";
   const positions = `SELECT row_digest, row_key, idx FROM table_positions WHERE ${positionsOf(spec.table, pb)}${filter}`;
-  if (sorts.length === 0 && !spec.rowDigests) {
+  if (sorts.length === 0 && !filtered) {
     const from = spec.offset ?? 0;
     const range = (from > 0 ? ` AND idx >= ${pb.count(from)}` : "") + (spec.limit != null ? ` AND idx < ${pb.count(from + spec.limit)}` : "");
     return built(pb, `SELECT row_digest, toString(idx) AS position FROM (${positions}${range}) ORDER BY idx`);

@@ -6,7 +6,7 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter } from "../rowBinary.js";
 import { idChunks, type BuiltQuery } from "../sql.js";
 import { applyEdits, editedRowDigests, layout, type Edit, type Segment, type UpdatedRow } from "./tableEdits.js";
-import { parseRow, prepareRow, rowKey, storedRow, type PreparedRow } from "./tableRows.js";
+import { parseRow, rowKey, storedRow, type PreparedRow } from "./tableRows.js";
 import {
   copyPositionsSql,
   missingRowsQuery,
@@ -149,15 +149,19 @@ export class TablesRepository {
     return digest;
   }
 
-  /** `/table/update`: the base table edited (tableEdits.ts), written as a new table. */
+  /**
+   * `/table/update`: the base table edited (tableEdits.ts), written as a new table. The
+   * added rows are read twice, as `createFromRows` reads its rows: digested first, stored
+   * a batch at a time once every update is known to apply.
+   */
   async update(projectId: string, baseDigest: string, updates: readonly TableUpdate[]): Promise<{ digest: string; updatedRowDigests: string[] }> {
     const { table: base, rowCount: baseLength } = await this.requireTable(projectId, baseDigest);
-    const added = new Map<string, PreparedRow>();
+    const added: (RowText & { digest: string })[] = [];
     const edits = updates.map((u): Edit => {
       if (u.kind === "pop") return u;
-      const row = prepareRow(u.row.text, u.row.loc);
-      added.set(row.digest, row);
-      return u.kind === "append" ? { kind: "append", digest: row.digest } : { kind: "insert", index: u.index, digest: row.digest };
+      const digest = rowDigest(parseRow(u.row.text, u.row.loc));
+      added.push({ ...u.row, digest });
+      return u.kind === "append" ? { kind: "append", digest } : { kind: "insert", index: u.index, digest };
     });
     const locOf = (i: number) => {
       const u = updates[i]!;
@@ -168,7 +172,9 @@ export class TablesRepository {
     const digest = await this.editedDigest(base, edited.segments);
     if ((await this.findTable(projectId, digest)) === null) {
       const table = { projectId, digest, generation: newGeneration() };
-      await this.storeRows(projectId, [...added.values()]);
+      for (const batch of rowBatches(added)) {
+        await this.storeRows(projectId, batch.items.map((row) => storedRow(parseRow(row.text, row.loc), row.digest)));
+      }
       await this.writeEditedPositions(base, table, edited.segments);
       await this.commitTable(table, edited.length);
     }
