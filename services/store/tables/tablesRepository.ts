@@ -117,22 +117,22 @@ export class TablesRepository {
     }
     const digest = tableDigest(rowDigests);
     checkExpected(expected, digest);
+    // A table that exists has all its rows stored.
+    if ((await this.findTable(projectId, digest)) !== null) return { digest, rowDigests };
     for (const batch of rowBatches(rows)) {
       await this.storeRows(projectId, batch.items.map(({ text, loc }, i) => storedRow(parseRow(text, loc), rowDigests[batch.from + i]!)));
     }
-    if ((await this.findTable(projectId, digest)) === null) {
-      const table = { projectId, digest, generation: newGeneration() };
-      await this.writePositions(table, rowDigests.map((d, idx) => ({ idx, digest: d })));
-      await this.commitTable(table, rowDigests.length);
-    }
+    const table = { projectId, digest, generation: newGeneration() };
+    await this.writePositions(table, rowDigests.map((d, idx) => ({ idx, digest: d })));
+    await this.commitTable(table, rowDigests.length);
     return { digest, rowDigests };
   }
 
   /**
    * `/table/create_from_digests`: every digest must name a row the project stores (404
    * naming the first unknown ones). The positions are written before that check (the list
-   * is too long to name in SQL); a refused table's positions stay invisible, and are the
-   * same rows a later valid create of that digest writes.
+   * is too long to name in SQL); a refused table's generation is never committed, so they
+   * are never read.
    */
   async createFromDigests(projectId: string, rowDigests: readonly string[], expected?: string | null): Promise<string> {
     const digest = tableDigest(rowDigests);
