@@ -12,6 +12,7 @@ import { mountFileRoutes, type ObjectWriter } from "./query/filesRoutes.js";
 import { fromPlainJson } from "./losslessJson.js";
 import { ObjectsRepository } from "./store/objects/objectsRepository.js";
 import { prepareObject } from "./store/objects/objectValue.js";
+import { mountTableRoutes } from "./query/tablesRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import type { TraceEvent } from "./queue/events.js";
@@ -28,6 +29,7 @@ import type { Migration } from "./store/migrations.js";
 import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
 import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
+import { TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
@@ -114,6 +116,7 @@ export const RESOURCES: readonly Resource[] = [
     migrations: [FILES_MIGRATION],
     routes: { query: (api, { store, config }) => mountFileRoutes(api, { store, maxFileBytes: config.FILE_MAX_BYTES, objects: imageObjectWriter(store) }) },
   },
+  { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
 ];
 
 /** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */

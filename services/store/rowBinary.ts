@@ -61,6 +61,14 @@ export class RowBinaryWriter {
     return this;
   }
 
+  /** UInt64 from a bigint in [0, 2^64). */
+  uint64(value: bigint): this {
+    this.reserve(8);
+    this.buffer.writeBigUInt64LE(value, this.position);
+    this.position += 8;
+    return this;
+  }
+
   nullableInt64(value: number | null): this {
     return value === null ? this.byte(1) : this.byte(0).int64(value);
   }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rowDigest, tableDigest } from "../../services/digests.js";
+import { parseLossless } from "../../services/losslessJson.js";
 import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
 
 /**
@@ -62,6 +64,13 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string 
   files_query_stats: { body: { project_id: PROJECT } },
   files_stats: { body: { project_id: PROJECT } },
   image_create: { form: UPLOAD },
+  table_create: { body: { table: { project_id: PROJECT, rows: [{ a: 1 }] } } },
+  table_create_from_digests: { body: { project_id: PROJECT, row_digests: ["r1"] } },
+  table_update: { body: { project_id: PROJECT, base_digest: "t1", updates: [{ append: { row: { a: 1 } } }] } },
+  table_query: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stream: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stats: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stats_batch: { body: { project_id: PROJECT, digests: ["t1"] } },
 };
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
@@ -126,6 +135,7 @@ describe("operation scopes", () => {
     expect(await (await admin.get(`/tags?project_id=${PROJECT}`)).json()).toEqual({ tags: [] });
     expect(await (await admin.get(`/aliases?project_id=${PROJECT}`)).json()).toEqual({ aliases: [] });
     expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: 0 });
+    expect(await admin.json("/table/query_stats_batch", { project_id: PROJECT, digests: [tableDigest([rowDigest(parseLossless('{"a": 1}'))])] })).toEqual({ tables: [] });
   });
 
   it("key-only operations answer any valid key and refuse a missing one; public ones need none", async () => {
