@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowDigest, tableDigest } from "../../services/digests.js";
 import { parseLossless } from "../../services/losslessJson.js";
-import { ClickHouseStore } from "../../services/store/clickhouse.js";
+import type { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { storeOn } from "../support/database.js";
 import { client, KEY_OTHER, startTestService, type Client } from "../support/service.js";
 
 type Row = { digest: string; val: Record<string, unknown>; original_index: number };
@@ -15,7 +16,7 @@ let store: ClickHouseStore;
 beforeAll(async () => {
   service = await startTestService();
   api = client(service.url);
-  store = new ClickHouseStore(service.clickhouseUrl, service.database);
+  store = await storeOn(service.database);
 });
 afterAll(async () => {
   await store.close();
@@ -279,13 +280,16 @@ describe("update", () => {
     const created = await createTable(P, [r(1), r(2)]);
     const bad = await api.post("/table/update", { project_id: P, base_digest: created.digest, updates: [{ append: { row: r(-333) } }, { pop: { index: 3 } }] });
     expect(bad.status).toBe(422);
-    expect(await bad.json()).toEqual({ detail: [{ loc: ["body", "updates", 1, "pop", "index"], msg: "index 3 is out of range: the table has 3 rows at this update", type: "value_error" }] });
+    expect(await bad.json()).toEqual({
+      detail: [{ loc: ["body", "updates", 1, "pop", "index"], msg: "index 3 is out of range: the table has 3 rows at this update", type: "value_error" }],
+      message: "body.updates.1.pop.index: index 3 is out of range: the table has 3 rows at this update",
+    });
     const badInsert = await api.post("/table/update", { project_id: P, base_digest: created.digest, updates: [{ insert: { index: -1, row: r(-333) } }] });
     expect(badInsert.status).toBe(422);
     expect(await count(`table_rows WHERE project_id = '${P}' AND val = '{"n":-333}'`)).toBe(0);
     const unknown = await api.post("/table/update", { project_id: P, base_digest: "nope", updates: [] });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ detail: `table nope not found in project ${P}` });
+    expect(await unknown.json()).toEqual({ detail: `table nope not found in project ${P}`, message: `table nope not found in project ${P}` });
   });
 });
 
@@ -350,7 +354,7 @@ describe("query", () => {
     expect(badStream.status).toBe(422);
     const unknown = await api.post("/table/query", { project_id: P, digest: "nope" });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ detail: `table nope not found in project ${P}` });
+    expect(await unknown.json()).toEqual({ detail: `table nope not found in project ${P}`, message: `table nope not found in project ${P}` });
     expect((await api.post("/table/query_stream", { project_id: P, digest: "nope" })).status).toBe(404);
     expect((await api.post("/table/query", { project_id: "acme/elsewhere", digest })).status).toBe(404);
   });
@@ -388,7 +392,10 @@ describe("bad input", () => {
     expect(((await notObject.json()) as { detail: { loc: unknown[] }[] }).detail[0]!.loc).toEqual(["body", "table", "rows", 1]);
     const huge = await api.post("/table/create", createBody(P, ['{"a": 1}', '{"a": 1e400}']));
     expect(huge.status).toBe(422);
-    expect(await huge.json()).toEqual({ detail: [{ loc: ["body", "table", "rows", 1], msg: "a number in the row is too large for a double", type: "value_error" }] });
+    expect(await huge.json()).toEqual({
+      detail: [{ loc: ["body", "table", "rows", 1], msg: "a number in the row is too large for a double", type: "value_error" }],
+      message: "body.table.rows.1: a number in the row is too large for a double",
+    });
     const base = await createTable("acme/bad-update", [{ a: 1 }]);
     const badAppend = await api.post("/table/update", `{"project_id": "acme/bad-update", "base_digest": "${base.digest}", "updates": [{"append": {"row": {"a": 2}}}, {"append": {"row": {"a": -1e999}}}]}`);
     expect(badAppend.status).toBe(422);

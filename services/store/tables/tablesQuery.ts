@@ -121,9 +121,9 @@ export function tablePositionsQuery(spec: TablePageSpec): BuiltQuery {
   const terms = orderByTerms(sorts, composeFields(leaves.set), pb);
   const project = pb.str(spec.table.projectId);
   const joined = leaves.paths.reduce(
-    (inner, path, i) => `SELECT * FROM (${inner}) ANY LEFT JOIN (
+    (inner, path, i) => `SELECT * FROM (${inner}) AS rows_${i} ANY LEFT JOIN (
       SELECT row_key, toUInt8(1) AS has_${i}, value AS leaf_${i} FROM table_row_leaves
-      WHERE project_id = ${project} AND path = ${pb.str(path)}) USING row_key`,
+      WHERE project_id = ${project} AND path = ${pb.str(path)}) AS leaves_${i} USING row_key`,
     positions,
   );
   return built(pb, `SELECT row_digest, toString(idx) AS position FROM (${joined})
@@ -173,8 +173,8 @@ export function tableSizesQuery(projectId: string, digests: readonly string[]): 
       SELECT table_digest, row_key FROM table_positions
       WHERE project_id = ${project} AND (table_digest, generation) IN (
         SELECT digest, any(generation) FROM tables WHERE project_id = ${project} AND digest IN ${pb.inStrings(digests)} GROUP BY digest)
-    ) ANY LEFT JOIN (
+    ) AS positions ANY LEFT JOIN (
       SELECT row_key, any(size_bytes) AS size_bytes FROM table_rows WHERE project_id = ${project} GROUP BY row_key
-    ) USING row_key
+    ) AS sizes USING row_key
     GROUP BY table_digest`);
 }
