@@ -8,7 +8,8 @@
  * that table's ref. Then times, over 20 runs each, `/refs/read_batch` of BENCH_REFS_BATCH
  * (1,000) refs to rows spread over the table, written the two ways clients write them: a
  * table ref with `id/<row digest>`, and the Dataset's ref with `attr/rows/id/<row digest>`
- * (one more round: the object is read, then its table ref followed).
+ * (one more round: the object is read, then its table ref followed); and one ref alone, the
+ * floor of a request on this machine.
  */
 import { tableDigest } from "../services/digests.js";
 import { ensureDatabase } from "../services/store/migrations.js";
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
     const dataset = await createDataset(service);
     const rows = spread(dataset.rowDigests);
     const cases = [
+      { name: "1 row ref (the request's floor)", refs: rows.slice(0, 1).map((d) => `weave:///${PROJECT}/table/${dataset.tableDigest}/id/${d}`) },
       { name: "table ref + id/<row>", refs: rows.map((d) => `weave:///${PROJECT}/table/${dataset.tableDigest}/id/${d}`) },
       { name: "Dataset ref + attr/rows/id/<row>", refs: rows.map((d) => `${dataset.datasetRef}/attr/rows/id/${d}`) },
       { name: "Dataset ref + attr/rows/id/<row>/key/score", refs: rows.map((d) => `${dataset.datasetRef}/attr/rows/id/${d}/key/score`) },
