@@ -13,6 +13,7 @@ import { fromPlainJson } from "./losslessJson.js";
 import { ObjectsRepository } from "./store/objects/objectsRepository.js";
 import { prepareObject } from "./store/objects/objectValue.js";
 import { mountTableRoutes } from "./query/tablesRoutes.js";
+import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import type { TraceEvent } from "./queue/events.js";
@@ -117,6 +118,8 @@ export const RESOURCES: readonly Resource[] = [
     routes: { query: (api, { store, config }) => mountFileRoutes(api, { store, maxFileBytes: config.FILE_MAX_BYTES, objects: imageObjectWriter(store) }) },
   },
   { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
+  // Reads what objects, tables and calls store; no tables of its own.
+  { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
 ];
 
 /** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */

@@ -71,6 +71,7 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string 
   table_query_stream: { body: { project_id: PROJECT, digest: "t1" } },
   table_query_stats: { body: { project_id: PROJECT, digest: "t1" } },
   table_query_stats_batch: { body: { project_id: PROJECT, digests: ["t1"] } },
+  refs_read_batch: { body: { refs: [`weave:///${PROJECT}/object/o1:d1`] } },
 };
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */

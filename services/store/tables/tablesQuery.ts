@@ -178,3 +178,13 @@ export function tableSizesQuery(projectId: string, digests: readonly string[]): 
     ) AS sizes USING row_key
     GROUP BY table_digest`);
 }
+
+/** The text of those of these rows (at most IDS_PER_QUERY digests) that the table holds. */
+export function tableRowValuesQuery(table: StoredTable, digests: readonly string[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  const wanted = pb.inStrings(digests);
+  return built(pb, `SELECT digest, any(val) AS val FROM table_rows
+    WHERE project_id = ${pb.str(table.projectId)} AND digest IN ${wanted}
+      AND digest IN (SELECT row_digest FROM table_positions WHERE ${positionsOf(table, pb)} AND row_digest IN ${wanted})
+    GROUP BY digest`);
+}

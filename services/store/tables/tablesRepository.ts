@@ -15,6 +15,7 @@ import {
   rowValuesQuery,
   storedRowsQuery,
   tableCountsQuery,
+  tableRowValuesQuery,
   storedTableQuery,
   tablePositionsQuery,
   tableSizesQuery,
@@ -214,6 +215,21 @@ export class TablesRepository {
       }
     }
     if (batch.length > 0) yield* this.withValues(projectId, batch);
+  }
+
+  /**
+   * The text of the rows of one table named by these digests (as table-row refs name them),
+   * by digest: a digest the table does not hold is absent. A few queries for any number of
+   * digests (IDS_PER_QUERY per query).
+   */
+  async rowsByDigest(table: StoredTable, rowDigests: readonly string[]): Promise<Map<string, string>> {
+    const values = new Map<string, string>();
+    for (const chunk of idChunks([...new Set(rowDigests)])) {
+      for (const row of await this.store.rows<{ digest: string; val: string }>("table_rows_by_digest", tableRowValuesQuery(table, chunk))) {
+        values.set(row.digest, row.val);
+      }
+    }
+    return values;
   }
 
   /** Stats of the tables named that exist, in request order (each once). */
