@@ -24,6 +24,7 @@ import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
 import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
+import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
 import type { BatchHandler } from "./queue/queue.js";
@@ -104,6 +105,8 @@ export const RESOURCES: readonly Resource[] = [
     },
   },
   { name: "objects", migrations: [OBJECTS_MIGRATION], routes: { query: (api, { store }) => mountObjectRoutes(api, { store }) } },
+  // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
+  { name: "retries", migrations: [RETRIES_MIGRATION] },
 ];
 
 /** Every resource's migrations, in version order. */

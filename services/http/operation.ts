@@ -13,6 +13,8 @@ export interface RequestContext {
   readonly bodyText?: string;
   /** The projects the operation's scope named, already checked against the key. */
   readonly projects: readonly string[];
+  /** `X-Weave-Retry-Id`, for operations that declare `retries` (null otherwise or when absent). */
+  readonly retryId: string | null;
 }
 
 export type Handler<B, Q, P, R extends z.ZodType> = (input: InputOf<B, Q, P>, ctx: RequestContext) => Promise<z.input<R> | void>;
