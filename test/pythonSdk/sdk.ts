@@ -21,12 +21,12 @@ export interface RawAnswer {
   readonly text: string;
 }
 
-export function rawPost(baseUrl: string, path: string, body: string | Buffer, headers: Record<string, string>): Promise<RawAnswer> {
+export function rawPost(baseUrl: string, path: string, body: string | Buffer, headers: Record<string, string>, method = "POST"): Promise<RawAnswer> {
   const url = new URL(path, baseUrl);
   const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method: "POST", headers: { ...headers, "content-length": String(bytes.length) } },
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: { ...headers, "content-length": String(bytes.length) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -110,10 +110,11 @@ export const completeBatchJson = (calls: readonly CompleteCallText[]): string =>
 
 export interface StartText {
   project_id: string;
-  id: string;
+  /** Null: the server generates it (the single, unbatched start). */
+  id: string | null;
   op_name: string;
   display_name?: string | null;
-  trace_id: string;
+  trace_id: string | null;
   parent_id: string | null;
   started_at: string;
   inputs: string;
