@@ -3,8 +3,8 @@ import { basic, KEY_ACME } from "../support/service.js";
 
 /**
  * What the Weave Python SDK puts on the wire, replayed without the SDK (it cannot be installed
- * on these machines: no PyPI). Facts from /work/shared/spec/weave-python-sdk.md, which read the
- * SDK's source: RemoteHTTPTraceServer and the tsi models @ 0c87398d (payload fields: also
+ * on these machines: no PyPI). Facts read from the SDK's source (wandb/weave):
+ * RemoteHTTPTraceServer and the tsi models @ 0c87398d (payload fields: also
  * 9d8b9c08), http_utils @ 9d8b9c08 (headers), CallBatchProcessor @ abcb528b / 0324da05
  * (calls_complete batching), the client gap models @ 0e5ec038 (CompletedCallSchemaForInsert
  * field order), the Stainless binding @ a92c7c0c, server_info @ 086ba9ac.
