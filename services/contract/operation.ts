@@ -27,12 +27,22 @@ export type RequestHeaders = Readonly<Record<string, string | string[] | undefin
  * - `public`: no key (health);
  * - `key`: any valid key; the operation touches no project's data (version, server info);
  * - `projects`: a valid key that reaches every project the input names (`entity/project`);
- *   `of` lists them from the validated input (and headers, for OTLP's `project_id`).
+ *   `of` lists them from the validated input (and headers, for OTLP's `project_id`);
+ * - `streamedProject`: a valid key; the project is named inside a body the handler reads as
+ *   a stream (multipart uploads), so the HTTP layer cannot know it before the handler runs.
+ *   The handler confirms it with `ctx.reachProject(id)` (403 when the key may not reach it)
+ *   before it stores anything; store writes of such bodies take the `ReachedProject` that
+ *   call returns, never a bare string.
  */
 export type OperationScope<I> =
   | { readonly kind: "public" }
   | { readonly kind: "key" }
-  | { readonly kind: "projects"; readonly of: (input: I, headers: RequestHeaders) => readonly string[] };
+  | { readonly kind: "projects"; readonly of: (input: I, headers: RequestHeaders) => readonly string[] }
+  | { readonly kind: "streamedProject" };
+
+declare const reached: unique symbol;
+/** A project id the HTTP layer checked against the request's key (see `streamedProject`). */
+export type ReachedProject = string & { readonly [reached]: true };
 
 export interface Operation<
   B extends z.ZodType | undefined = z.ZodType | undefined,
@@ -60,6 +70,10 @@ export interface Operation<
    * it losslessly (digests: `1.0` stays a float, big integers stay exact).
    */
   readonly keepBodyText?: boolean;
+  /** Takes a multipart/form-data body with these parts (documented; read and checked by its handler). */
+  readonly multipart?: z.ZodType;
+  /** Answers raw bytes of this content type (e.g. `application/octet-stream`) instead of JSON. */
+  readonly rawResponse?: string;
   /** Another path for an operation documented under its main path: left out of the OpenAPI document. */
   readonly alias?: boolean;
   /**
@@ -86,8 +100,14 @@ export function operation<
   return op;
 }
 
+/** The same operation under another path and id (mounted with the same handler), left out of the OpenAPI document. */
+export function aliasOf<O extends Operation>(op: O, id: string, path: string): O {
+  return { ...op, id, path, alias: true };
+}
+
 export const PUBLIC = { kind: "public" } as const;
 export const ANY_KEY = { kind: "key" } as const;
+export const STREAMED_PROJECT = { kind: "streamedProject" } as const;
 
 /** The project named by the path: `/v2/{entity}/{project}/...`. */
 export const PATH_PROJECT = {

@@ -2,7 +2,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
 import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
-import type { InputOf, Operation } from "../contract/operation.js";
+import type { InputOf, Operation, ReachedProject } from "../contract/operation.js";
 import type { Handler, RequestContext } from "./operation.js";
 import { ignoredFields, toValidationError } from "./validation.js";
 import { RETRY_ID_HEADER, RetryAnswers, retryKey, type RecordedAnswers } from "./retries.js";
@@ -105,11 +105,18 @@ export class HttpApi {
           body: this.validate(op.body, req.body, "body", res),
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
-        for (const projectId of projects) {
-          if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
-        }
+        for (const projectId of projects) checkReach(principal, projectId);
         const retryId = op.retries ? retryIdOf(req) : null;
-        const ctx: RequestContext = { principal, req, res, bodyBytes: this.bodySizes.get(req) ?? 0, bodyText: this.bodyTexts.get(req), projects, retryId };
+        const ctx: RequestContext = {
+          principal,
+          req,
+          res,
+          bodyBytes: this.bodySizes.get(req) ?? 0,
+          bodyText: this.bodyTexts.get(req),
+          projects,
+          reachProject: (projectId) => checkReach(principal, projectId),
+          retryId,
+        };
         if (retryId === null) {
           const result = await handler(input, ctx);
           if (!res.headersSent && result !== undefined) res.status(200).json(result);
@@ -184,6 +191,11 @@ function retryIdOf(req: Request): string | null {
   const header = req.headers[RETRY_ID_HEADER];
   const value = (Array.isArray(header) ? header[0] : header)?.trim();
   return value ? value : null;
+}
+
+function checkReach(principal: Principal, projectId: string): ReachedProject {
+  if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
+  return projectId as ReachedProject;
 }
 
 /** `/objs/{object_id}/tags` (OpenAPI) → `/objs/:object_id/tags` (Express). */
