@@ -15,6 +15,8 @@ interface Grouped {
   readonly deletes: CallsDeleteEvent[];
 }
 
+const isStartPart = (p: CallPartEvent): boolean => p.kind === "call_start" || p.kind === "call_complete";
+
 function group(events: readonly TraceEvent[]): Grouped {
   const parts = new Map<string, CallPartEvent[]>();
   const deletes: CallsDeleteEvent[] = [];
@@ -33,8 +35,6 @@ function group(events: readonly TraceEvent[]): Grouped {
   for (const list of parts.values()) (list.some(isStartPart) ? withStart : withoutStart).push(list);
   return { withStart, withoutStart, deletes };
 }
-
-const isStartPart = (p: CallPartEvent): boolean => p.kind === "call_start" || p.kind === "call_complete";
 
 /**
  * Turns one batch of events into storage writes. Parts are grouped per call; calls without
