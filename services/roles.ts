@@ -32,6 +32,7 @@ import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
+import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
 import type { BatchHandler } from "./queue/queue.js";
@@ -120,6 +121,8 @@ export const RESOURCES: readonly Resource[] = [
   { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
   { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
+  // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
+  { name: "retries", migrations: [RETRIES_MIGRATION] },
 ];
 
 /** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */

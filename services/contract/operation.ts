@@ -76,6 +76,19 @@ export interface Operation<
   readonly rawResponse?: string;
   /** Another path for an operation documented under its main path: left out of the OpenAPI document. */
   readonly alias?: boolean;
+  /**
+   * What a repeat of a request under the same `X-Weave-Retry-Id` (a client's name for one
+   * logical request, sent on each of its attempts) gets; http/retries.ts. Absent: the header is
+   * ignored and a repeat is applied again, for reads and for writes whose effect and answer a
+   * repeat leaves as they were (`/obj/create`, purges).
+   * - `remembered`: the process answers a repeat it has seen from memory (bounded), without
+   *   applying it again; a repeat that reaches another process is applied again, which the
+   *   handler makes exact (ingest: ids it generates are derived from the retry id).
+   * - `recorded`: the answer is also kept in ClickHouse (`request_retries`), so a repeat in any
+   *   process gets the first answer and nothing is applied twice (writes that generate ids or
+   *   timestamps, or whose answer a repeat would change: `num_deleted`).
+   */
+  readonly retries?: "remembered" | "recorded";
 }
 
 export function operation<
@@ -95,6 +108,12 @@ export function aliasOf<O extends Operation>(op: O, id: string, path: string): O
 export const PUBLIC = { kind: "public" } as const;
 export const ANY_KEY = { kind: "key" } as const;
 export const STREAMED_PROJECT = { kind: "streamedProject" } as const;
+
+/** The project named by the path: `/v2/{entity}/{project}/...`. */
+export const PATH_PROJECT = {
+  kind: "projects",
+  of: ({ params }: { params: { entity: string; project: string } }) => [`${params.entity}/${params.project}`],
+} as const;
 
 /** The project named by the body's `project_id`. */
 export const BODY_PROJECT = { kind: "projects", of: ({ body }: { body: { project_id: string } }) => [body.project_id] } as const;

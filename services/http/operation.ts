@@ -18,6 +18,8 @@ export interface RequestContext {
    * `streamedProject`): ForbiddenError (403) otherwise. Call it before storing anything.
    */
   reachProject(projectId: string): ReachedProject;
+  /** `X-Weave-Retry-Id`, for operations that declare `retries` (null otherwise or when absent). */
+  readonly retryId: string | null;
 }
 
 export type Handler<B, Q, P, R extends z.ZodType> = (input: InputOf<B, Q, P>, ctx: RequestContext) => Promise<z.input<R> | void>;
