@@ -20,7 +20,7 @@ const rowRefs: string[] = [];
 for (let i = 0; i < datasetBack.length; i++) {
   const { __savedRef, ...row } = datasetBack.getRow(i);
   rowsBack.push(row);
-  rowRefs.push((await __savedRef!).uri());
+  rowRefs.push((await (__savedRef as Promise<{ uri(): string }>)).uri());
 }
 
 await client.waitForBatchProcessing();
