@@ -22,7 +22,7 @@ export interface SdkRun<T> {
  * base URL (GraphQL), and a private HOME so no user's netrc or wandb settings are read. The working
  * directory is a fresh temporary one because the SDK appends failures to ./weaveErrors.log.
  */
-export function runSdk<T>(scenario: string, serviceUrl: string, project: string, timeoutMs = 45_000): Promise<SdkRun<T>> {
+export function runSdk<T>(scenario: string, serviceUrl: string, project: string, timeoutMs = 45_000, extraEnv: Record<string, string> = {}): Promise<SdkRun<T>> {
   const home = mkdtempSync(join(tmpdir(), "weave-sdk-"));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -32,6 +32,7 @@ export function runSdk<T>(scenario: string, serviceUrl: string, project: string,
     WANDB_API_KEY: KEY_ACME,
     WEAVE_PRINT_CALL_LINK: "false",
     WEAVE_PROJECT: project,
+    ...extraEnv,
   };
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [tsxCli, join(here, "scripts", `${scenario}.ts`)], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
