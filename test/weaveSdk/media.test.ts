@@ -44,9 +44,8 @@ const fileBacked = (type: string, name: string, bytes: Buffer): FileBacked => ({
 
 describe("the Weave TypeScript SDK: images and audio", () => {
   it("stores each file under its digest, and the calls and objects that hold them name it", async () => {
-    const run = await runSdk<{ label: string; heard: string; posterRef: string }>("media", service.url, P, 45_000, {
-      SDK_PNG_BASE64: PNG.toString("base64"),
-      SDK_WAV_BASE64: WAV.toString("base64"),
+    const run = await runSdk<{ label: string; heard: string; posterRef: string }>("media", service.url, P, {
+      env: { SDK_PNG_BASE64: PNG.toString("base64"), SDK_WAV_BASE64: WAV.toString("base64") },
     });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe("");

@@ -22,8 +22,17 @@ export interface SdkRun<T> {
  * base URL (GraphQL), and a private HOME so no user's netrc or wandb settings are read. The working
  * directory is a fresh temporary one because the SDK appends failures to ./weaveErrors.log.
  */
-export function runSdk<T>(scenario: string, serviceUrl: string, project: string, timeoutMs = 45_000, extraEnv: Record<string, string> = {}): Promise<SdkRun<T>> {
-  const home = mkdtempSync(join(tmpdir(), "weave-sdk-"));
+export interface SdkRunOptions {
+  /** Added to the environment; `undefined` removes a variable (e.g. WANDB_API_KEY). */
+  env?: Record<string, string | undefined>;
+  /** HOME and working directory; a fresh one when absent. */
+  home?: string;
+  timeoutMs?: number;
+}
+
+export function runSdk<T>(scenario: string, serviceUrl: string, project: string, options: SdkRunOptions = {}): Promise<SdkRun<T>> {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "weave-sdk-"));
+  const timeoutMs = options.timeoutMs ?? 45_000;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: home,
@@ -32,8 +41,9 @@ export function runSdk<T>(scenario: string, serviceUrl: string, project: string,
     WANDB_API_KEY: KEY_ACME,
     WEAVE_PRINT_CALL_LINK: "false",
     WEAVE_PROJECT: project,
-    ...extraEnv,
+    ...options.env,
   };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [tsxCli, join(here, "scripts", `${scenario}.ts`)], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
