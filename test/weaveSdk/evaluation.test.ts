@@ -29,6 +29,7 @@ describe("the Weave TypeScript SDK: an Evaluation with a model and scorers", () 
   it("stores evaluate → predictAndScore → model and scorer calls, each prediction and score, and the evaluation's summary", async () => {
     const run = await runSdk<{ summary: Record<string, unknown> }>("evaluation", service.url, P);
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toBe("");
     const { model_latency: latency, ...summary } = run.result.summary;
     expect(summary).toEqual(SUMMARY);
     expect(latency).toEqual({ mean: expect.any(Number) });

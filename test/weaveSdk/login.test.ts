@@ -27,6 +27,7 @@ describe("the Weave TypeScript SDK: weave.login", () => {
 
     const session = await runSdk("afterLogin", service.url, P, { home, env: { WANDB_API_KEY: undefined } });
     expect(session.code, session.stderr).toBe(0);
+    expect(session.stderr).toBe("");
     expect(session.result).toEqual({ greeting: "hello netrc" });
     const [greet] = byOpName(await sdkProject(client(service.url), P).calls(), "greet");
     expect(greet).toMatchObject({ inputs: { arg0: "netrc" }, output: "hello netrc", wb_user_id: "alice" });

@@ -38,6 +38,7 @@ afterAll(async () => service.stop());
 describe("the Weave TypeScript SDK: objects and datasets", () => {
   it("publishes a value whose ref the SDK and /obj/read both read back equal, under the digest Weave computes", async () => {
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toBe("");
     expect(run.result.settingsBack).toEqual(SETTINGS);
     const p = sdkProject(client(service.url), P);
     const ref = parseRef(run.result.settingsRef);

@@ -19,6 +19,7 @@ describe("the Weave TypeScript SDK: ops with nested and failing calls", () => {
     const run = await runSdk("ops", service.url, P);
     expect(run.result, run.stderr).toEqual({ output: { doubled: 42, caught: "refused 42" }, thrown: "Refusal: refused 7" });
     expect(run.code).toBe(0);
+    expect(run.stderr).toBe("");
 
     const p = sdkProject(client(service.url), P);
     const calls = await p.calls();
