@@ -10,8 +10,10 @@ import { DigestInputError } from "./errors.js";
 
 /** SHA-256, URL-safe base64 without padding, then `-` → `X` and `_` → `Y`: 43 characters. */
 export function bytesDigest(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("base64url").replace(/-/g, "X").replace(/_/g, "Y");
+  return weaveBase64(createHash("sha256").update(bytes).digest());
 }
+
+const weaveBase64 = (sha256: Buffer): string => sha256.toString("base64url").replace(/-/g, "X").replace(/_/g, "Y");
 
 export function objectDigest(value: LosslessValue): string {
   return bytesDigest(Buffer.from(pythonJsonDumps(value), "utf8"));
@@ -31,6 +33,20 @@ export function tableDigest(rowDigests: readonly string[]): string {
 
 export function fileDigest(content: Uint8Array): string {
   return bytesDigest(content);
+}
+
+/** `fileDigest` over content that arrives in pieces: `update` with each piece in order, then `digest` once. */
+export interface FileDigester {
+  update(piece: Uint8Array): void;
+  digest(): string;
+}
+
+export function createFileDigester(): FileDigester {
+  const hash = createHash("sha256");
+  return {
+    update: (piece) => void hash.update(piece),
+    digest: () => weaveBase64(hash.digest()),
+  };
 }
 
 function kindOf(v: LosslessValue): string {

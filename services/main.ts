@@ -11,29 +11,35 @@ import { startService } from "./service.js";
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.LOG_LEVEL });
-  const service = config.PROCESSES > 1 && cluster.isPrimary ? await startCluster(config, log) : await startService(config, log);
-  reportReady(service.url);
-  if (service.apiKey && cluster.isPrimary) {
-    process.stdout.write(`\nLocal API key (HTTP Basic, username "api"): ${service.apiKey}\n`);
-    process.stdout.write(`Point the Weave SDK at ${service.url} with WF_TRACE_SERVER_URL and this key.\n\n`);
-  }
+  const starting = config.PROCESSES > 1 && cluster.isPrimary ? startCluster(config, log) : startService(config, log);
+  // Signals are handled from the first moment: a stop asked for while the service (or a
+  // cluster's later processes) is still starting waits for the start, then drains.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "stopping: intake closed, draining");
-    service.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, "error while stopping");
-        process.exit(1);
-      },
-    );
+    starting
+      .then((service) => service.stop())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, "error while stopping");
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
   // A cluster process whose primary is gone drains and exits rather than linger.
   if (cluster.isWorker) process.on("disconnect", () => stop("primary gone"));
+
+  const service = await starting;
+  reportReady(service.url);
+  if (service.apiKey && cluster.isPrimary) {
+    process.stdout.write(`\nLocal API key (HTTP Basic, username "api"): ${service.apiKey}\n`);
+    process.stdout.write(`Point the Weave SDK at ${service.url} with WF_TRACE_SERVER_URL and this key.\n\n`);
+  }
 }
 
 main().catch((err: unknown) => {

@@ -8,6 +8,12 @@ import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
 import { mountGraphqlRoutes } from "./query/graphqlRoutes.js";
 import { mountObjectRoutes } from "./query/objectsRoutes.js";
+import { mountFileRoutes, type ObjectWriter } from "./query/filesRoutes.js";
+import { fromPlainJson } from "./losslessJson.js";
+import { ObjectsRepository } from "./store/objects/objectsRepository.js";
+import { prepareObject } from "./store/objects/objectValue.js";
+import { mountTableRoutes } from "./query/tablesRoutes.js";
+import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import type { TraceEvent } from "./queue/events.js";
@@ -19,11 +25,14 @@ import type { ClickHouseStore } from "./store/clickhouse.js";
 import { COSTS_MIGRATION } from "./store/costs/schema.js";
 import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
 import { JOBS_MIGRATION } from "./store/jobs/schema.js";
+import { FILES_MIGRATION } from "./store/files/schema.js";
 import type { Migration } from "./store/migrations.js";
 import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
 import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
+import { TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
+import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
 import type { BatchHandler } from "./queue/queue.js";
@@ -104,7 +113,27 @@ export const RESOURCES: readonly Resource[] = [
     },
   },
   { name: "objects", migrations: [OBJECTS_MIGRATION], routes: { query: (api, { store }) => mountObjectRoutes(api, { store }) } },
+  {
+    name: "files",
+    migrations: [FILES_MIGRATION],
+    routes: { query: (api, { store, config }) => mountFileRoutes(api, { store, maxFileBytes: config.FILE_MAX_BYTES, objects: imageObjectWriter(store) }) },
+  },
+  { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
+  // Reads what objects, tables and calls store; no tables of its own.
+  { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
+  // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
+  { name: "retries", migrations: [RETRIES_MIGRATION] },
 ];
+
+/** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */
+function imageObjectWriter(store: ClickHouseStore): ObjectWriter {
+  const objects = new ObjectsRepository(store);
+  return async (projectId, objectId, val, wbUserId) => {
+    const prepared = prepareObject(fromPlainJson(val), null);
+    await objects.create({ projectId, objectId, prepared, wbUserId });
+    return prepared.digest;
+  };
+}
 
 /** Every resource's migrations, in version order. */
 export const MIGRATIONS: readonly Migration[] = RESOURCES.flatMap((r) => r.migrations ?? []).sort((a, b) => a.version - b.version);

@@ -16,6 +16,7 @@ import type { Topic } from "./queue/topic.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
 import { ensureDatabase, migrate } from "./store/migrations.js";
+import { RetriesRepository } from "./store/retries/retriesRepository.js";
 import { callBatchHandler, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
 
 export interface RunningService {
@@ -139,7 +140,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
   if (roles.has("ingest") || roles.has("query")) {
-    const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES });
+    const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES, recordedAnswers: new RetriesRepository(store) });
     api = http;
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
     mountRoutes(api, roles, parts);

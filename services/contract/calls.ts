@@ -51,14 +51,55 @@ export const EndedCallSchemaForInsert = z
     output: z.unknown().optional(),
     summary: CallSummary,
     wb_run_step_end: z.number().int().nullish(),
+    // Sent by newer SDKs on every end. `trace_id` and `started_at` let a call whose start has
+    // not (yet) arrived be shown finished (worker/callMerge.ts); `is_eval` is accepted and not kept.
     trace_id: z.string().nullish(),
     started_at: Datetime.nullish(),
+    is_eval: z.boolean().nullish(),
   })
   .openapi("EndedCallSchemaForInsert");
+
+/**
+ * A finished call in one record, start and end fields together (the Python SDK's calls_complete
+ * mode pairs them in memory). Unknown keys are ignored, as in starts and ends.
+ */
+export const CompletedCallSchemaForInsert = z
+  .object({
+    project_id: ProjectId,
+    id: z.string().min(1).max(512),
+    trace_id: z.string().min(1).max(512),
+    op_name: z.string().min(1).max(2048),
+    started_at: Datetime,
+    ended_at: Datetime,
+    attributes: JsonObject,
+    inputs: JsonObject,
+    display_name: z.string().max(2048).nullish(),
+    parent_id: OptionalId,
+    thread_id: OptionalId,
+    turn_id: OptionalId,
+    otel_dump: JsonObject.nullish(),
+    exception: z.string().nullish(),
+    output: z.unknown().optional(),
+    // Required upstream; a client model types it optional, so null is taken as {}.
+    summary: CallSummary.nullish(),
+    wb_user_id: z.string().nullish().openapi({ description: "Ignored: the server fills it from the key" }),
+    wb_run_id: z.string().nullish(),
+    wb_run_step: z.number().int().nullish(),
+    wb_run_step_end: z.number().int().nullish(),
+  })
+  .openapi("CompletedCallSchemaForInsert");
 
 export const CallStartReq = z.object({ start: StartedCallSchemaForInsert }).openapi("CallStartReq");
 export const CallStartRes = z.object({ id: z.string(), trace_id: z.string() }).openapi("CallStartRes");
 export const CallEndReq = z.object({ end: EndedCallSchemaForInsert }).openapi("CallEndReq");
+
+/** The most calls one `/v2/{entity}/{project}/calls/complete` takes (the SDK sends up to 1,000). */
+export const MAX_COMPLETE_BATCH = 10_000;
+export const CallsUpsertCompleteReq = z
+  .object({ batch: z.array(CompletedCallSchemaForInsert).max(MAX_COMPLETE_BATCH) })
+  .openapi("CallsUpsertCompleteReq");
+export const CallStartV2Req = z.object({ start: StartedCallSchemaForInsert }).openapi("CallStartV2Req");
+export const CallEndV2Req = z.object({ end: EndedCallSchemaForInsert }).openapi("CallEndV2Req");
 
 export const UpsertBatchItem = z.discriminatedUnion("mode", [
   z.object({ mode: z.literal("start"), req: CallStartReq }),

@@ -7,6 +7,10 @@ export const ProjectId = z
   .regex(/^[^/\s]+\/[^/\s]+$/, "must be <entity>/<project>")
   .openapi({ example: "acme/agents" });
 
+/** `/v2/{entity}/{project}/...`: the project named by the path (scope: PATH_PROJECT). */
+const PathSegment = z.string().regex(/^[^/\s]+$/, "must be one path segment without whitespace");
+export const V2ProjectParams = z.object({ entity: PathSegment, project: PathSegment });
+
 export const Datetime = z
   .string()
   .refine((s) => isoToMicros(s) !== null, "must be an ISO 8601 timestamp")

@@ -185,7 +185,7 @@ export const objCreateOp = operation({
 });
 export const objReadOp = operation({ id: "obj_read", method: "post", path: "/obj/read", summary: "Read an object", tag: TAG, body: ObjReadReq, scope: BODY_PROJECT, response: ObjReadRes });
 export const objsQueryOp = operation({ id: "objs_query", method: "post", path: "/objs/query", summary: "Query objects", tag: TAG, body: ObjQueryReq, scope: BODY_PROJECT, response: ObjQueryRes });
-export const objDeleteOp = operation({ id: "obj_delete", method: "post", path: "/obj/delete", summary: "Delete an object", tag: TAG, body: ObjDeleteReq, scope: BODY_PROJECT, response: ObjDeleteRes });
+export const objDeleteOp = operation({ id: "obj_delete", method: "post", path: "/obj/delete", summary: "Delete an object", tag: TAG, body: ObjDeleteReq, scope: BODY_PROJECT, response: ObjDeleteRes, retries: "recorded" });
 export const objAddTagsOp = operation({
   id: "obj_add_tags", method: "put", path: "/objs/{object_id}/versions/{digest}/tags", summary: "Add tags to an object version", tag: TAG,
   params: ObjVersionParams, body: ObjTagsBody, scope: BODY_PROJECT, response: EmptyRes,

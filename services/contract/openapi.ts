@@ -12,7 +12,7 @@ export function openApiDocument(operations: readonly Operation[], version: strin
   registry.registerComponent("securitySchemes", "basicAuth", { type: "http", scheme: "basic" });
   for (const op of operations) {
     if (op.alias) continue;
-    const takesInput = op.body || op.query || op.params;
+    const takesInput = op.body || op.query || op.params || op.multipart;
     registry.registerPath({
       method: op.method,
       path: op.path,
@@ -24,14 +24,12 @@ export function openApiDocument(operations: readonly Operation[], version: strin
         ...(op.params instanceof z.ZodObject ? { params: op.params } : {}),
         ...(op.query instanceof z.ZodObject ? { query: op.query } : {}),
         ...(op.body && !op.rawBody ? { body: { content: { "application/json": { schema: op.body } } } } : {}),
+        ...(op.multipart ? { body: { content: { "multipart/form-data": { schema: op.multipart } } } } : {}),
       },
       responses: {
-        200: {
-          description: op.streamed ? "One JSON object per line (application/jsonl)" : "Success",
-          content: { [op.streamed ? "application/jsonl" : "application/json"]: { schema: op.response } },
-        },
+        200: success(op),
         ...(takesInput ? { 422: { description: "Validation error", content: { "application/json": { schema: DetailError } } } } : {}),
-        ...(op.scope.kind === "projects" ? { 403: { description: "The key may not reach a project the request names" } } : {}),
+        ...(op.scope.kind === "projects" || op.scope.kind === "streamedProject" ? { 403: { description: "The key may not reach a project the request names" } } : {}),
       },
     });
   }
@@ -39,4 +37,12 @@ export function openApiDocument(operations: readonly Operation[], version: strin
     openapi: "3.0.3",
     info: { title: "tracehouse tracing API", version },
   });
+}
+
+function success(op: Operation) {
+  if (op.rawResponse) return { description: `Raw bytes (${op.rawResponse})`, content: { [op.rawResponse]: { schema: { type: "string" as const, format: "binary" } } } };
+  return {
+    description: op.streamed ? "One JSON object per line (application/jsonl)" : "Success",
+    content: { [op.streamed ? "application/jsonl" : "application/json"]: { schema: op.response } },
+  };
 }

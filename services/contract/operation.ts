@@ -27,12 +27,22 @@ export type RequestHeaders = Readonly<Record<string, string | string[] | undefin
  * - `public`: no key (health);
  * - `key`: any valid key; the operation touches no project's data (version, server info);
  * - `projects`: a valid key that reaches every project the input names (`entity/project`);
- *   `of` lists them from the validated input (and headers, for OTLP's `project_id`).
+ *   `of` lists them from the validated input (and headers, for OTLP's `project_id`);
+ * - `streamedProject`: a valid key; the project is named inside a body the handler reads as
+ *   a stream (multipart uploads), so the HTTP layer cannot know it before the handler runs.
+ *   The handler confirms it with `ctx.reachProject(id)` (403 when the key may not reach it)
+ *   before it stores anything; store writes of such bodies take the `ReachedProject` that
+ *   call returns, never a bare string.
  */
 export type OperationScope<I> =
   | { readonly kind: "public" }
   | { readonly kind: "key" }
-  | { readonly kind: "projects"; readonly of: (input: I, headers: RequestHeaders) => readonly string[] };
+  | { readonly kind: "projects"; readonly of: (input: I, headers: RequestHeaders) => readonly string[] }
+  | { readonly kind: "streamedProject" };
+
+declare const reached: unique symbol;
+/** A project id the HTTP layer checked against the request's key (see `streamedProject`). */
+export type ReachedProject = string & { readonly [reached]: true };
 
 export interface Operation<
   B extends z.ZodType | undefined = z.ZodType | undefined,
@@ -60,8 +70,25 @@ export interface Operation<
    * it losslessly (digests: `1.0` stays a float, big integers stay exact).
    */
   readonly keepBodyText?: boolean;
+  /** Takes a multipart/form-data body with these parts (documented; read and checked by its handler). */
+  readonly multipart?: z.ZodType;
+  /** Answers raw bytes of this content type (e.g. `application/octet-stream`) instead of JSON. */
+  readonly rawResponse?: string;
   /** Another path for an operation documented under its main path: left out of the OpenAPI document. */
   readonly alias?: boolean;
+  /**
+   * What a repeat of a request under the same `X-Weave-Retry-Id` (a client's name for one
+   * logical request, sent on each of its attempts) gets; http/retries.ts. Absent: the header is
+   * ignored and a repeat is applied again, for reads and for writes whose effect and answer a
+   * repeat leaves as they were (`/obj/create`, purges).
+   * - `remembered`: the process answers a repeat it has seen from memory (bounded), without
+   *   applying it again; a repeat that reaches another process is applied again, which the
+   *   handler makes exact (ingest: ids it generates are derived from the retry id).
+   * - `recorded`: the answer is also kept in ClickHouse (`request_retries`), so a repeat in any
+   *   process gets the first answer and nothing is applied twice (writes that generate ids or
+   *   timestamps, or whose answer a repeat would change: `num_deleted`).
+   */
+  readonly retries?: "remembered" | "recorded";
 }
 
 export function operation<
@@ -73,8 +100,20 @@ export function operation<
   return op;
 }
 
+/** The same operation under another path and id (mounted with the same handler), left out of the OpenAPI document. */
+export function aliasOf<O extends Operation>(op: O, id: string, path: string): O {
+  return { ...op, id, path, alias: true };
+}
+
 export const PUBLIC = { kind: "public" } as const;
 export const ANY_KEY = { kind: "key" } as const;
+export const STREAMED_PROJECT = { kind: "streamedProject" } as const;
+
+/** The project named by the path: `/v2/{entity}/{project}/...`. */
+export const PATH_PROJECT = {
+  kind: "projects",
+  of: ({ params }: { params: { entity: string; project: string } }) => [`${params.entity}/${params.project}`],
+} as const;
 
 /** The project named by the body's `project_id`. */
 export const BODY_PROJECT = { kind: "projects", of: ({ body }: { body: { project_id: string } }) => [body.project_id] } as const;

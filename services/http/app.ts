@@ -2,15 +2,18 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
 import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
-import type { InputOf, Operation } from "../contract/operation.js";
+import type { InputOf, Operation, ReachedProject } from "../contract/operation.js";
 import type { Handler, RequestContext } from "./operation.js";
 import { ignoredFields, toValidationError } from "./validation.js";
+import { RETRY_ID_HEADER, RetryAnswers, retryKey, type RecordedAnswers } from "./retries.js";
 import type { z } from "zod";
 
 export interface HttpOptions {
   readonly keys: KeyRing;
   readonly log: Logger;
   readonly maxBodyBytes: number;
+  /** Where `recorded` operations keep their answers (http/retries.ts); without it they cannot be mounted. */
+  readonly recordedAnswers?: RecordedAnswers;
 }
 
 const ANONYMOUS: Principal = { username: "anonymous", entities: new Set() };
@@ -47,8 +50,10 @@ export class HttpApi {
   private readonly bodySizes = new WeakMap<object, number>();
   /** Text of each JSON body an operation asked to keep (`keepBodyText`). */
   private readonly bodyTexts = new WeakMap<object, string>();
+  private readonly retries: RetryAnswers;
 
   constructor(private readonly options: HttpOptions) {
+    this.retries = new RetryAnswers(options.recordedAnswers ?? null, (err) => options.log.warn({ err }, "could not record the answer of a retried request"));
     this.app = express();
     this.app.disable("x-powered-by");
     this.app.set("trust proxy", false);
@@ -87,6 +92,7 @@ export class HttpApi {
     options: MountOptions = {},
   ): void {
     if (!op.scope) throw new Error(`operation ${op.id} declares no scope: name the projects it touches, or mark it public`);
+    if (op.retries === "recorded" && !this.retries.records) throw new Error(`operation ${op.id} records retried answers: the API needs recordedAnswers`);
     this.operations.push(op as unknown as Operation);
     const parsers = op.body && !op.rawBody ? [this.jsonBody(op.keepBodyText === true)] : [];
     this.app[op.method](expressPath(op.path), ...parsers, async (req: Request, res: Response, next: NextFunction) => {
@@ -99,12 +105,30 @@ export class HttpApi {
           body: this.validate(op.body, req.body, "body", res),
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
-        for (const projectId of projects) {
-          if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
+        for (const projectId of projects) checkReach(principal, projectId);
+        const retryId = op.retries ? retryIdOf(req) : null;
+        const ctx: RequestContext = {
+          principal,
+          req,
+          res,
+          bodyBytes: this.bodySizes.get(req) ?? 0,
+          bodyText: this.bodyTexts.get(req),
+          projects,
+          reachProject: (projectId) => checkReach(principal, projectId),
+          retryId,
+        };
+        if (retryId === null) {
+          const result = await handler(input, ctx);
+          if (!res.headersSent && result !== undefined) res.status(200).json(result);
+          return;
         }
-        const ctx: RequestContext = { principal, req, res, bodyBytes: this.bodySizes.get(req) ?? 0, bodyText: this.bodyTexts.get(req), projects };
-        const result = await handler(input, ctx);
-        if (!res.headersSent && result !== undefined) res.status(200).json(result);
+        const answer = await this.retries.answer(retryKey(retryId, op.id, projects), op.retries === "recorded", async () => {
+          const result = await handler(input, ctx);
+          return res.headersSent || result === undefined ? undefined : JSON.stringify(result);
+        });
+        if (res.headersSent) return;
+        if (answer === undefined) throw new Error(`operation ${op.id} declares retries but answered nothing to keep`);
+        res.status(200).type("application/json").send(answer);
       } catch (err) {
         if (options.renderError) this.answerError(err, req, res, options.renderError);
         else next(err);
@@ -160,6 +184,18 @@ export class HttpApi {
     res.status(answer.status);
     render(answer, err, req, res);
   }
+}
+
+/** The request's `X-Weave-Retry-Id`, null when absent or empty. */
+function retryIdOf(req: Request): string | null {
+  const header = req.headers[RETRY_ID_HEADER];
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  return value ? value : null;
+}
+
+function checkReach(principal: Principal, projectId: string): ReachedProject {
+  if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
+  return projectId as ReachedProject;
 }
 
 /** `/objs/{object_id}/tags` (OpenAPI) → `/objs/:object_id/tags` (Express). */

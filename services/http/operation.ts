@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import type { z } from "zod";
 import type { Principal } from "../auth/keys.js";
-import type { InputOf } from "../contract/operation.js";
+import type { InputOf, ReachedProject } from "../contract/operation.js";
 
 export interface RequestContext {
   readonly principal: Principal;
@@ -13,6 +13,13 @@ export interface RequestContext {
   readonly bodyText?: string;
   /** The projects the operation's scope named, already checked against the key. */
   readonly projects: readonly string[];
+  /**
+   * Checks that the key reaches a project named inside a streamed body (scope
+   * `streamedProject`): ForbiddenError (403) otherwise. Call it before storing anything.
+   */
+  reachProject(projectId: string): ReachedProject;
+  /** `X-Weave-Retry-Id`, for operations that declare `retries` (null otherwise or when absent). */
+  readonly retryId: string | null;
 }
 
 export type Handler<B, Q, P, R extends z.ZodType> = (input: InputOf<B, Q, P>, ctx: RequestContext) => Promise<z.input<R> | void>;

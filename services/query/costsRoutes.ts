@@ -12,7 +12,7 @@ import { isJsonObject } from "../json.js";
 
 const TAG = "Costs";
 
-export const costCreateOp = operation({ id: "cost_create", method: "post", path: "/cost/create", summary: "Create project prices per model", tag: TAG, body: CostCreateReq, scope: BODY_PROJECT, response: CostCreateRes });
+export const costCreateOp = operation({ id: "cost_create", method: "post", path: "/cost/create", summary: "Create project prices per model", tag: TAG, body: CostCreateReq, scope: BODY_PROJECT, response: CostCreateRes, retries: "recorded" });
 export const costQueryOp = operation({ id: "cost_query", method: "post", path: "/cost/query", summary: "Query the project's prices", tag: TAG, body: CostQueryReq, scope: BODY_PROJECT, response: CostQueryRes });
 export const costPurgeOp = operation({ id: "cost_purge", method: "post", path: "/cost/purge", summary: "Delete the project's prices a query matches", tag: TAG, body: CostPurgeReq, scope: BODY_PROJECT, response: EmptyResponse });
 

@@ -10,7 +10,9 @@ import { docsPage } from "./docsPage.js";
 
 const TAG = "Service";
 export const SERVICE_VERSION = "0.1.0";
-export const MIN_WEAVE_PYTHON_VERSION = "0.51.0";
+// No Weave Python SDK is too old for this server (the reference no-op server answers the same); a
+// higher minimum makes older SDKs disable tracing. PEP 440, like SERVICE_VERSION.
+export const MIN_WEAVE_PYTHON_VERSION = "0.0.1";
 
 export const healthOp = operation({ id: "health", method: "get", path: "/health", summary: "Health: ClickHouse and the queue reachable", tag: TAG, response: HealthRes, scope: PUBLIC });
 export const versionOp = operation({ id: "version", method: "get", path: "/version", summary: "Service version", tag: TAG, response: z.string(), scope: ANY_KEY });

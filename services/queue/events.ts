@@ -35,6 +35,23 @@ export interface CallEndEvent {
   readonly output: JsonValue;
   readonly summary: JsonObject;
   readonly wb_run_step_end: number | null;
+  /**
+   * The call's trace and start time, when the client sent them (newer SDKs do): with
+   * `started_at`, an end whose start is unknown still shows a finished call. Absent from
+   * events written before they existed.
+   */
+  readonly trace_id?: string | null;
+  readonly started_at?: number | null;
+}
+
+/** A finished call in one event: its start's fields and its end's, written as one whole call. */
+export interface CallCompleteEvent extends Omit<CallStartEvent, "kind"> {
+  readonly kind: "call_complete";
+  readonly ended_at: number;
+  readonly exception: string | null;
+  readonly output: JsonValue;
+  readonly summary: JsonObject;
+  readonly wb_run_step_end: number | null;
 }
 
 export interface CallUpdateEvent {
@@ -54,7 +71,7 @@ export interface CallsDeleteEvent {
   readonly wb_user_id: string;
 }
 
-export type CallPartEvent = CallStartEvent | CallEndEvent | CallUpdateEvent;
+export type CallPartEvent = CallStartEvent | CallCompleteEvent | CallEndEvent | CallUpdateEvent;
 export type TraceEvent = CallPartEvent | CallsDeleteEvent;
 
 /** Partition key: all parts of one call stay in order in one partition. */
@@ -67,39 +84,47 @@ const jsonObject = z.custom<JsonObject>((value) => isJsonObject(value));
 const jsonValue = z.custom<JsonValue>((value) => value !== undefined);
 const integer = z.number().int();
 
+const startFields = {
+  project_id: z.string(),
+  id: z.string(),
+  trace_id: z.string(),
+  parent_id: z.string().nullable(),
+  thread_id: z.string().nullable(),
+  turn_id: z.string().nullable(),
+  op_name: z.string(),
+  display_name: z.string().nullable(),
+  started_at: integer,
+  attributes: jsonObject,
+  inputs: jsonObject,
+  otel_dump: jsonObject.nullable(),
+  wb_user_id: z.string().nullable(),
+  wb_run_id: z.string().nullable(),
+  wb_run_step: integer.nullable(),
+};
+
+const endFields = {
+  ended_at: integer,
+  exception: z.string().nullable(),
+  output: jsonValue,
+  summary: jsonObject,
+  wb_run_step_end: integer.nullable(),
+};
+
 /**
  * The shape of a trace event read back from the queue (JSON-valued fields: JSON.parse can
  * yield nothing but JSON, so only their top-level kind is checked). `isTraceEvent` is the
  * same check written out by hand: the call events topic is the ingest hot path.
  */
 export const TraceEventSchema = z.discriminatedUnion("kind", [
-  z.object({
-    kind: z.literal("call_start"),
-    project_id: z.string(),
-    id: z.string(),
-    trace_id: z.string(),
-    parent_id: z.string().nullable(),
-    thread_id: z.string().nullable(),
-    turn_id: z.string().nullable(),
-    op_name: z.string(),
-    display_name: z.string().nullable(),
-    started_at: integer,
-    attributes: jsonObject,
-    inputs: jsonObject,
-    otel_dump: jsonObject.nullable(),
-    wb_user_id: z.string().nullable(),
-    wb_run_id: z.string().nullable(),
-    wb_run_step: integer.nullable(),
-  }),
+  z.object({ kind: z.literal("call_start"), ...startFields }),
+  z.object({ kind: z.literal("call_complete"), ...startFields, ...endFields }),
   z.object({
     kind: z.literal("call_end"),
     project_id: z.string(),
     id: z.string(),
-    ended_at: integer,
-    exception: z.string().nullable(),
-    output: jsonValue,
-    summary: jsonObject,
-    wb_run_step_end: integer.nullable(),
+    ...endFields,
+    trace_id: z.string().nullish(),
+    started_at: integer.nullish(),
   }),
   z.object({
     kind: z.literal("call_update"),
@@ -123,6 +148,10 @@ const isNullableString = (v: unknown) => v === null || typeof v === "string";
 const isInteger = (v: unknown) => Number.isSafeInteger(v);
 const isNullableInteger = (v: unknown) => v === null || Number.isSafeInteger(v);
 
+function isOptional(v: unknown, check: (v: unknown) => boolean): boolean {
+  return v === undefined || check(v);
+}
+
 function isCallStart(e: Fields): boolean {
   return (
     isString(e.project_id) && isString(e.id) && isString(e.trace_id) && isNullableString(e.parent_id) && isNullableString(e.thread_id) &&
@@ -132,10 +161,14 @@ function isCallStart(e: Fields): boolean {
   );
 }
 
+function hasEndFields(e: Fields): boolean {
+  return isInteger(e.ended_at) && isNullableString(e.exception) && e.output !== undefined && isJsonObject(e.summary) && isNullableInteger(e.wb_run_step_end);
+}
+
 function isCallEnd(e: Fields): boolean {
   return (
-    isString(e.project_id) && isString(e.id) && isInteger(e.ended_at) && isNullableString(e.exception) && e.output !== undefined &&
-    isJsonObject(e.summary) && isNullableInteger(e.wb_run_step_end)
+    isString(e.project_id) && isString(e.id) && hasEndFields(e) && isOptional(e.trace_id, isNullableString) &&
+    isOptional(e.started_at, isNullableInteger)
   );
 }
 
@@ -153,6 +186,8 @@ export function isTraceEvent(value: unknown): value is TraceEvent {
   switch (value.kind) {
     case "call_start":
       return isCallStart(value);
+    case "call_complete":
+      return isCallStart(value) && hasEndFields(value);
     case "call_end":
       return isCallEnd(value);
     case "call_update":

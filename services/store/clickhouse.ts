@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
 import { StoreQueryError, StoreUnavailableError } from "../errors.js";
 import { uuid4 } from "../ids.js";
+import { readStringColumn } from "./rowBinary.js";
 import { quoteString, renderSql, type BuiltQuery } from "./sql.js";
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -93,6 +94,26 @@ export class ClickHouseStore {
     } catch (err) {
       throw wrapError(err);
     } finally {
+      end();
+    }
+  }
+
+  /**
+   * Each row's value of a query selecting one String column, as the exact bytes stored
+   * (read in RowBinary, so binary content comes back unchanged), one at a time as they
+   * arrive; no value may exceed `maxValueBytes`.
+   */
+  async *blobs(operation: string, query: BuiltQuery, maxValueBytes: number): AsyncGenerator<Buffer> {
+    const end = queryDuration.startTimer({ operation });
+    let stream: Readable | null = null;
+    try {
+      const result = await this.client.exec({ query: `${this.statement(query)} FORMAT RowBinary`, query_id: `${operation}-${uuid4()}` });
+      stream = result.stream;
+      yield* readStringColumn(stream, maxValueBytes);
+    } catch (err) {
+      throw wrapError(err);
+    } finally {
+      if (stream && !stream.readableEnded) stream.destroy();
       end();
     }
   }

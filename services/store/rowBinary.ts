@@ -61,8 +61,31 @@ export class RowBinaryWriter {
     return this;
   }
 
+  /** UInt64 from a bigint in [0, 2^64). */
+  uint64(value: bigint): this {
+    this.reserve(8);
+    this.buffer.writeBigUInt64LE(value, this.position);
+    this.position += 8;
+    return this;
+  }
+
   nullableInt64(value: number | null): this {
     return value === null ? this.byte(1) : this.byte(0).int64(value);
+  }
+
+  /** UInt8. */
+  uint8(value: number): this {
+    if (!Number.isInteger(value) || value < 0 || value > 0xff) throw new RangeError(`expected a UInt8, got ${String(value)}`);
+    return this.byte(value);
+  }
+
+  /** A String column holding arbitrary bytes (file content), copied as they are. */
+  blob(value: Uint8Array): this {
+    this.reserve(5 + value.length);
+    this.varUInt(value.length);
+    this.buffer.set(value, this.position);
+    this.position += value.length;
+    return this;
   }
 
   /** The rows written so far (a view: valid until the next write). */
@@ -111,4 +134,44 @@ export class RowBinaryWriter {
     this.buffer.copy(grown, 0, 0, this.position);
     this.buffer = grown;
   }
+}
+
+/**
+ * The values of a one-String-column RowBinary result (e.g. `SELECT data ... FORMAT RowBinary`),
+ * each as the exact bytes stored, yielded as soon as it is whole: memory holds one value and
+ * the piece being read, whatever the number of rows. A value longer than `maxValueBytes` (a
+ * stream that is not what the caller asked for) or a stream that ends inside a value throws.
+ */
+export async function* readStringColumn(source: AsyncIterable<Uint8Array>, maxValueBytes: number): AsyncGenerator<Buffer> {
+  let value: Buffer | null = null;
+  let filled = 0;
+  let length = 0;
+  let shift = 0;
+  for await (const raw of source) {
+    const piece = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    let at = 0;
+    while (at < piece.length) {
+      if (value === null) {
+        const byte = piece[at++]!;
+        length += (byte & 0x7f) * 2 ** shift;
+        shift += 7;
+        if (byte & 0x80) continue;
+        if (length > maxValueBytes) throw new RangeError(`a RowBinary value of ${length} bytes exceeds the ${maxValueBytes} expected`);
+        value = Buffer.allocUnsafe(length);
+        filled = 0;
+        length = 0;
+        shift = 0;
+      } else {
+        const n = Math.min(value.length - filled, piece.length - at);
+        piece.copy(value, filled, at, at + n);
+        filled += n;
+        at += n;
+      }
+      if (value !== null && filled === value.length) {
+        yield value;
+        value = null;
+      }
+    }
+  }
+  if (value !== null || shift > 0) throw new RangeError("the RowBinary stream ended inside a value");
 }

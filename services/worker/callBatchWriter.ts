@@ -15,6 +15,8 @@ interface Grouped {
   readonly deletes: CallsDeleteEvent[];
 }
 
+const isStartPart = (p: CallPartEvent): boolean => p.kind === "call_start" || p.kind === "call_complete";
+
 function group(events: readonly TraceEvent[]): Grouped {
   const parts = new Map<string, CallPartEvent[]>();
   const deletes: CallsDeleteEvent[] = [];
@@ -30,13 +32,8 @@ function group(events: readonly TraceEvent[]): Grouped {
   }
   const withStart: CallPartEvent[][] = [];
   const withoutStart: CallPartEvent[][] = [];
-  for (const list of parts.values()) (list.some((p) => p.kind === "call_start") ? withStart : withoutStart).push(list);
+  for (const list of parts.values()) (list.some(isStartPart) ? withStart : withoutStart).push(list);
   return { withStart, withoutStart, deletes };
-}
-
-/** Start first, then parts parked earlier, then the batch's own ends and updates. */
-function startFirst(list: readonly CallPartEvent[], parked: readonly CallPartEvent[] = []): CallPartEvent[] {
-  return [...list.filter((p) => p.kind === "call_start"), ...parked, ...list.filter((p) => p.kind !== "call_start")];
 }
 
 /**
@@ -50,6 +47,14 @@ function startFirst(list: readonly CallPartEvent[], parked: readonly CallPartEve
  * writes first and reads the other side after its writes are done: the start's batch
  * looks for parked parts of its calls, the parking batch looks again for the starts. Whatever the interleaving, at least one of them sees the other, and a
  * call found by both is merged twice into the same result.
+ *
+ * An end that names its start time and finds no start also writes a placeholder row (and its
+ * `call_index` row) so that the call shows finished at once; it is parked all the same, and the
+ * start's side fills it in. A known start outranks a placeholder (callRows.ts), so the parking
+ * batch's second look finds the start even when both rows exist. `call_index` keeps the last
+ * row written per call, so the parts are parked only after the placeholder's index row is in,
+ * and whichever side merges a start with parked parts writes the call's index row again:
+ * the start's fields (its parent) are always the last written.
  */
 export class CallBatchWriter {
   constructor(
@@ -60,23 +65,26 @@ export class CallBatchWriter {
   async write(events: readonly TraceEvent[]): Promise<void> {
     const { withStart, withoutStart, deletes } = group(events);
     const existing = await this.repo.findSnapshots(withoutStart.map((l) => l[0]!));
-    const started = withStart.map((list) => mergeCallParts(null, startFirst(list)).snapshot!);
+    const started = withStart.map((list) => mergeCallParts(null, list).snapshot!);
     const continued: CallSnapshot[] = [];
+    const placeholders: CallSnapshot[] = [];
     const parked: OrphanPart[][] = [];
     for (const list of withoutStart) {
       const result = mergeCallParts(existing.get(callKey(list[0]!)) ?? null, list);
-      if (result.snapshot) continued.push(result.snapshot);
+      if (result.snapshot) (result.snapshot.start_known ? continued : placeholders).push(result.snapshot);
       if (result.orphans.length > 0) parked.push([...result.orphans]);
     }
     const now = nowMicros();
+    const parkAfterIndex = placeholders.length > 0;
     await Promise.all([
-      this.repo.insertSnapshots([...started, ...continued].map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, now) }))),
-      this.repo.insertIndex(started),
-      this.repo.insertOrphans(parked.flat(), now),
+      this.repo.insertSnapshots([...started, ...continued, ...placeholders].map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, now) }))),
+      this.repo.insertIndex([...started, ...placeholders]),
+      parkAfterIndex ? undefined : this.repo.insertOrphans(parked.flat(), now),
       this.repo.insertDeletions(deletes),
     ]);
+    if (parkAfterIndex) await this.repo.insertOrphans(parked.flat(), now);
     const [final, adopted] = await Promise.all([this.applyParked(withStart, started), this.adoptParked(parked)]);
-    for (const writer of this.derived) await writer.write([...final, ...continued, ...adopted], deletes);
+    for (const writer of this.derived) await writer.write([...final, ...continued, ...placeholders, ...adopted], deletes);
   }
 
   /** Calls started in this batch that had parts parked before: written again with them. */
@@ -85,7 +93,7 @@ export class CallBatchWriter {
     if (orphans.size === 0) return started;
     const final = withStart.map((list, i) => {
       const parkedParts = orphans.get(callKey(list[0]!));
-      return parkedParts ? mergeCallParts(null, startFirst(list, parkedParts)).snapshot! : started[i]!;
+      return parkedParts ? mergeCallParts(null, list, parkedParts).snapshot! : started[i]!;
     });
     await this.insertLater(final.filter((s, i) => s !== started[i]));
     return final;
@@ -98,14 +106,19 @@ export class CallBatchWriter {
     const adopted: CallSnapshot[] = [];
     for (const list of parked) {
       const stored = found.get(callKey(list[0]!));
-      if (stored) adopted.push(mergeCallParts(stored, list).snapshot!);
+      // A placeholder found here is this batch's own (or another lone end's): nothing to adopt.
+      if (stored?.start_known) adopted.push(mergeCallParts(stored, list).snapshot!);
     }
     await this.insertLater(adopted);
     return adopted;
   }
 
+  /** Calls merged with parked parts: their rows again, and their index rows after any placeholder's. */
   private async insertLater(snapshots: readonly CallSnapshot[]): Promise<void> {
     const later = nowMicros() + 1;
-    await this.repo.insertSnapshots(snapshots.map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, later) })));
+    await Promise.all([
+      this.repo.insertSnapshots(snapshots.map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, later) }))),
+      this.repo.insertIndex(snapshots),
+    ]);
   }
 }

@@ -1,16 +1,31 @@
-import type { CallEndEvent, CallPartEvent, CallStartEvent, CallUpdateEvent } from "../queue/events.js";
-import type { CallSnapshot } from "../store/calls/callRows.js";
+import type { CallCompleteEvent, CallEndEvent, CallPartEvent, CallStartEvent, CallUpdateEvent } from "../queue/events.js";
+import { rowVersion, type CallSnapshot } from "../store/calls/callRows.js";
 
 export type OrphanPart = CallEndEvent | CallUpdateEvent;
+type StartPart = CallStartEvent | CallCompleteEvent;
 
 export interface MergeResult {
-  /** The call after the parts were applied; null while its start is unknown. */
+  /**
+   * The call after the parts were applied: null while nothing is known of its start; a
+   * placeholder (`start_known` false) while only an end naming its start time is.
+   */
   readonly snapshot: CallSnapshot | null;
-  /** Parts that must wait for the start. */
+  /** Parts that must wait for the start (they are also in a placeholder snapshot). */
   readonly orphans: readonly OrphanPart[];
 }
 
-export function snapshotFromStart(start: CallStartEvent): CallSnapshot {
+/**
+ * What a call known only from its end shows until its start comes (a v2 `/call/end` of a call
+ * whose start was lost or is late, a call still running when an SDK shut down): the end's
+ * fields, its `started_at` and `trace_id` (its own id when the end names no trace), this op
+ * name, empty inputs and attributes, no parent, thread, turn or user. The start, when it
+ * comes, fills in every start field except `started_at` (a call's row is placed by it).
+ */
+export const UNKNOWN_START_OP_NAME = "unknown";
+
+const isStartPart = (p: CallPartEvent): p is StartPart => p.kind === "call_start" || p.kind === "call_complete";
+
+export function snapshotFromStart(start: StartPart): CallSnapshot {
   return {
     project_id: start.project_id,
     id: start.id,
@@ -32,7 +47,57 @@ export function snapshotFromStart(start: CallStartEvent): CallSnapshot {
     wb_run_id: start.wb_run_id,
     wb_run_step: start.wb_run_step,
     wb_run_step_end: null,
+    start_known: true,
   };
+}
+
+function placeholderFromEnd(end: CallEndEvent & { started_at: number }): CallSnapshot {
+  return {
+    project_id: end.project_id,
+    id: end.id,
+    trace_id: end.trace_id || end.id,
+    parent_id: null,
+    thread_id: null,
+    turn_id: null,
+    op_name: UNKNOWN_START_OP_NAME,
+    display_name: null,
+    started_at: end.started_at,
+    ended_at: null,
+    exception: null,
+    attributes: {},
+    inputs: {},
+    output: null,
+    summary: null,
+    otel_dump: null,
+    wb_user_id: null,
+    wb_run_id: null,
+    wb_run_step: null,
+    wb_run_step_end: null,
+    start_known: false,
+  };
+}
+
+const namesItsStart = (p: OrphanPart): p is CallEndEvent & { started_at: number } =>
+  p.kind === "call_end" && typeof p.started_at === "number";
+
+/** The end half of a complete call, applied like any end. */
+function endOf(complete: CallCompleteEvent): CallEndEvent {
+  return {
+    kind: "call_end",
+    project_id: complete.project_id,
+    id: complete.id,
+    ended_at: complete.ended_at,
+    exception: complete.exception,
+    output: complete.output,
+    summary: complete.summary,
+    wb_run_step_end: complete.wb_run_step_end,
+  };
+}
+
+/** What a part adds after the start: a complete call its end, a repeated start nothing. */
+function laterParts(part: CallPartEvent): OrphanPart[] {
+  if (part.kind === "call_complete") return [endOf(part)];
+  return part.kind === "call_start" ? [] : [part];
 }
 
 function applyPart(snapshot: CallSnapshot, part: OrphanPart): CallSnapshot {
@@ -48,27 +113,24 @@ function applyPart(snapshot: CallSnapshot, part: OrphanPart): CallSnapshot {
 }
 
 /**
- * Folds the parts of one call onto what is stored. A call's start fields are fixed by its
- * first start (a repeated start changes nothing); ends and updates apply in arrival order.
+ * Folds the parts of one call onto what is stored. The start fields come from the first start
+ * (or complete call) of `parts`, else from the stored call; then `parked` parts (kept in
+ * `call_orphan_parts` until the start came) and `parts`' ends and updates apply in arrival order.
+ * While no start is known, the parts are returned as orphans, and an end that names its
+ * start time (or a stored placeholder) also gives a placeholder snapshot to show meanwhile.
  * Applying the same parts twice gives the same call, which makes redelivery harmless.
  */
-export function mergeCallParts(existing: CallSnapshot | null, parts: readonly CallPartEvent[]): MergeResult {
-  const start = parts.find((p): p is CallStartEvent => p.kind === "call_start");
-  const rest = parts.filter((p): p is OrphanPart => p.kind !== "call_start");
-  const base = existing ?? (start ? snapshotFromStart(start) : null);
-  if (!base) return { snapshot: null, orphans: rest };
-  return { snapshot: rest.reduce(applyPart, base), orphans: [] };
+export function mergeCallParts(existing: CallSnapshot | null, parts: readonly CallPartEvent[], parked: readonly OrphanPart[] = []): MergeResult {
+  const start = parts.find(isStartPart);
+  const rest = [...parked, ...parts.flatMap(laterParts)];
+  const base = start ? snapshotFromStart(start) : existing?.start_known ? existing : null;
+  if (base) return { snapshot: rest.reduce(applyPart, base), orphans: [] };
+  const namedStart = rest.find(namesItsStart);
+  const placeholder = existing ?? (namedStart ? placeholderFromEnd(namedStart) : null);
+  return { snapshot: placeholder ? rest.reduce(applyPart, placeholder) : null, orphans: rest };
 }
 
-const VERSION_EPOCH_MICROS = 1_600_000_000_000_000;
-const RANK_STRIDE = 1_000_000_000_000_000;
-
-/**
- * Row version for ReplacingMergeTree: a finished call always outranks an unfinished one,
- * so a late duplicate start can never hide an end; within a rank, later writes win.
- * Stays below 2^53 until about 2050.
- */
+/** Row version of a merged call (store/calls/callRows.ts: ranks). */
 export function snapshotVersion(snapshot: CallSnapshot, nowMicros: number): number {
-  const rank = snapshot.ended_at === null ? 1 : 2;
-  return rank * RANK_STRIDE + (nowMicros - VERSION_EPOCH_MICROS);
+  return rowVersion(snapshot, nowMicros);
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { bytesDigest, compareCodePoints, fileDigest, objectDigest, pythonFloat, pythonJsonDumps, rowDigest, tableDigest } from "../../services/digests.js";
+import { bytesDigest, compareCodePoints, createFileDigester, fileDigest, objectDigest, pythonFloat, pythonJsonDumps, rowDigest, tableDigest } from "../../services/digests.js";
 import { fromPlainJson, JsonFloat, JsonInteger, MAX_DEPTH, parseLossless, type LosslessValue } from "../../services/losslessJson.js";
 import { DigestInputError } from "../../services/errors.js";
 
@@ -48,6 +48,26 @@ describe("bytesDigest", () => {
 
   it("the table digest of no rows is the SHA-256 of nothing", () => {
     expect(tableDigest([])).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  });
+});
+
+describe("createFileDigester", () => {
+  it("equals fileDigest of the whole content, however the content is split", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 4096 }), fc.array(fc.nat(4096), { maxLength: 12 }), (content, cuts) => {
+        const bounds = [0, ...[...new Set(cuts.map((c) => c % (content.length + 1)))].sort((a, b) => a - b), content.length];
+        const digester = createFileDigester();
+        for (let i = 1; i < bounds.length; i++) digester.update(content.subarray(bounds[i - 1], bounds[i]));
+        expect(digester.digest()).toBe(fileDigest(content));
+      }),
+    );
+  });
+
+  it("gives the spec's file vector and the digest of empty content", () => {
+    const digester = createFileDigester();
+    for (const ch of vectors.file_case.content_utf8) digester.update(Buffer.from(ch, "utf8"));
+    expect(digester.digest()).toBe(vectors.file_case.digest);
+    expect(createFileDigester().digest()).toBe(fileDigest(new Uint8Array(0)));
   });
 });
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rowDigest, tableDigest } from "../../services/digests.js";
+import { parseLossless } from "../../services/losslessJson.js";
 import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
 
 /**
@@ -13,13 +15,22 @@ const START = { project_id: PROJECT, id: "c1", trace_id: "t1", op_name: "op", st
 const END = { project_id: PROJECT, id: "c1", ended_at: NOW, summary: {} };
 const FEEDBACK = { project_id: PROJECT, weave_ref: `weave:///${PROJECT}/call/c1`, feedback_type: "custom", payload: { a: 1 } };
 
-/** A request that passes validation and names PROJECT, per operation id. */
-const PROJECT_REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string>; path?: string }> = {
+/** A multipart upload naming PROJECT, then a file (a PNG, so that /image/create would accept it). */
+const UPLOAD: [string, string | Uint8Array][] = [["project_id", PROJECT], ["file", Buffer.from("89504e470d0a1a0a0000000d49484452", "hex")]];
+
+/**
+ * A request that passes validation and names PROJECT, per operation id: a JSON `body`, or a
+ * multipart `form` (its parts in order) for operations whose project comes inside a streamed body.
+ */
+const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string | Uint8Array][]; headers?: Record<string, string>; path?: string }> = {
   call_start: { body: { start: START } },
   call_end: { body: { end: END } },
   call_upsert_batch: { body: { batch: [{ mode: "start", req: { start: START } }, { mode: "end", req: { end: END } }] } },
   call_update: { body: { project_id: PROJECT, call_id: "c1", display_name: "renamed" } },
   calls_delete: { body: { project_id: PROJECT, call_ids: ["c1"] } },
+  calls_complete: { path: `/v2/${PROJECT}/calls/complete`, body: { batch: [{ ...START, ...END }] } },
+  call_start_v2: { path: `/v2/${PROJECT}/call/start`, body: { start: START } },
+  call_end_v2: { path: `/v2/${PROJECT}/call/end`, body: { end: { ...END, trace_id: "t1", started_at: NOW } } },
   otel_export_traces: { body: {}, headers: { project_id: PROJECT } },
   otel_export_traces_agents: { body: {}, headers: { project_id: PROJECT } },
   call_read: { body: { project_id: PROJECT, id: "c1" } },
@@ -49,7 +60,34 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; headers?: Record<string
   obj_remove_aliases: { path: "/objs/o1/aliases/remove", body: { project_id: PROJECT, aliases: ["prod"] } },
   tags_list: { path: `/tags?project_id=${PROJECT}` },
   aliases_list: { path: `/aliases?project_id=${PROJECT}` },
+  file_create: { form: UPLOAD },
+  files_create: { form: UPLOAD },
+  file_content: { body: { project_id: PROJECT, digest: "d" } },
+  files_content: { body: { project_id: PROJECT, digest: "d" } },
+  files_query_stats: { body: { project_id: PROJECT } },
+  files_stats: { body: { project_id: PROJECT } },
+  image_create: { form: UPLOAD },
+  table_create: { body: { table: { project_id: PROJECT, rows: [{ a: 1 }] } } },
+  table_create_from_digests: { body: { project_id: PROJECT, row_digests: ["r1"] } },
+  table_update: { body: { project_id: PROJECT, base_digest: "t1", updates: [{ append: { row: { a: 1 } } }] } },
+  table_query: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stream: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stats: { body: { project_id: PROJECT, digest: "t1" } },
+  table_query_stats_batch: { body: { project_id: PROJECT, digests: ["t1"] } },
+  refs_read_batch: { body: { refs: [`weave:///${PROJECT}/object/o1:d1`] } },
 };
+
+/** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
+const STREAMED = ["file_create", "files_create", "image_create"];
+
+function formOf(parts: [string, string | Uint8Array][]): FormData {
+  const form = new FormData();
+  for (const [name, value] of parts) {
+    if (typeof value === "string") form.append(name, value);
+    else form.append(name, new Blob([new Uint8Array(value)]), "upload.bin");
+  }
+  return form;
+}
 
 /** Operations that touch no project: any key (or none, for public ones) may call them. */
 const KEY_ONLY_BODIES: Record<string, unknown> = {
@@ -76,18 +114,18 @@ describe("operation scopes", () => {
     const ids = service.operations.map((op) => op.id).sort();
     expect(ids).toEqual([...Object.keys(PROJECT_REQUESTS), ...KEY_ONLY, ...PUBLIC].sort());
     for (const op of service.operations) {
-      const expected = PUBLIC.includes(op.id) ? "public" : KEY_ONLY.includes(op.id) ? "key" : "projects";
+      const expected = PUBLIC.includes(op.id) ? "public" : KEY_ONLY.includes(op.id) ? "key" : STREAMED.includes(op.id) ? "streamedProject" : "projects";
       expect({ id: op.id, scope: op.scope.kind }).toEqual({ id: op.id, scope: expected });
     }
   });
 
   it("answers 403 to another entity's key for every operation that touches a project, and writes nothing", async () => {
-    for (const op of service.operations.filter((o) => o.scope.kind === "projects")) {
+    for (const op of service.operations.filter((o) => o.scope.kind === "projects" || o.scope.kind === "streamedProject")) {
       const request = PROJECT_REQUESTS[op.id]!;
       const res = await fetch(`${service.url}${request.path ?? op.path}`, {
         method: op.method.toUpperCase(),
-        headers: { authorization: basic(KEY_OTHER), "content-type": "application/json", ...request.headers },
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        headers: { authorization: basic(KEY_OTHER), ...(request.form ? {} : { "content-type": "application/json" }), ...request.headers },
+        body: request.form ? formOf(request.form) : request.body === undefined ? undefined : JSON.stringify(request.body),
       });
       await res.arrayBuffer();
       expect({ op: op.id, status: res.status }).toEqual({ op: op.id, status: 403 });
@@ -100,6 +138,8 @@ describe("operation scopes", () => {
     expect(await admin.json("/objs/query", { project_id: PROJECT })).toEqual({ objs: [] });
     expect(await (await admin.get(`/tags?project_id=${PROJECT}`)).json()).toEqual({ tags: [] });
     expect(await (await admin.get(`/aliases?project_id=${PROJECT}`)).json()).toEqual({ aliases: [] });
+    expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: 0 });
+    expect(await admin.json("/table/query_stats_batch", { project_id: PROJECT, digests: [tableDigest([rowDigest(parseLossless('{"a": 1}'))])] })).toEqual({ tables: [] });
   });
 
   it("key-only operations answer any valid key and refuse a missing one; public ones need none", async () => {

@@ -20,6 +20,15 @@ const VALID: TraceEvent[] = [
     wb_run_id: null, wb_run_step: 3,
   },
   { kind: "call_end", project_id: "acme/p", id: "c1", ended_at: 1_700_000_000_000_500, exception: null, output: [1, "x"], summary: {}, wb_run_step_end: null },
+  {
+    kind: "call_end", project_id: "acme/p", id: "c2", ended_at: 1_700_000_000_000_500, exception: "boom", output: null, summary: { a: 1 },
+    wb_run_step_end: 2, trace_id: "t1", started_at: 1_700_000_000_000_000,
+  },
+  {
+    kind: "call_complete", project_id: "acme/p", id: "c3", trace_id: "t1", parent_id: "c1", thread_id: null, turn_id: null, op_name: "op",
+    display_name: "d", started_at: 1_700_000_000_000_000, attributes: {}, inputs: { q: 1 }, otel_dump: null, wb_user_id: "alice",
+    wb_run_id: null, wb_run_step: null, ended_at: 1_700_000_000_000_900, exception: null, output: "x", summary: {}, wb_run_step_end: null,
+  },
   { kind: "call_update", project_id: "acme/p", id: "c1", display_name: "renamed", updated_at: 5 },
   { kind: "calls_delete", project_id: "acme/p", ids: ["c1", "c2"], deleted_at: 6, wb_user_id: "alice" },
 ];
@@ -78,5 +87,10 @@ describe("the trace event check", () => {
     expect(isTraceEvent({ ...VALID[0]!, inputs: [] })).toBe(false);
     expect(isTraceEvent({ ...VALID[0]!, started_at: 1.5 })).toBe(false);
     expect(isTraceEvent({ ...VALID[1]!, output: null })).toBe(true);
+    // Ends written before trace_id and started_at existed are still call ends.
+    expect(isTraceEvent({ ...VALID[2]!, trace_id: undefined, started_at: undefined })).toBe(true);
+    expect(isTraceEvent({ ...VALID[2]!, started_at: "2026-11-21T10:00:00Z" })).toBe(false);
+    const { summary: _s, ...completeWithoutSummary } = VALID[3] as Extract<TraceEvent, { kind: "call_complete" }>;
+    expect(isTraceEvent(completeWithoutSummary)).toBe(false);
   });
 });

@@ -43,7 +43,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     EMBEDDED_QUEUE: "memory",
     ...env,
   });
-  const service = await startService(config, pino({ level: "silent" }), typeof clickhouse === "string" ? {} : { clickhouse });
+  const service = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }), typeof clickhouse === "string" ? {} : { clickhouse });
   return { ...service, url: service.url!, database };
 }
 

@@ -146,7 +146,7 @@ describe("thread aggregates kept by the worker", () => {
       snapshots.push({
         project_id: P, id: `b${i}`, trace_id: `b${i}`, parent_id: null, thread_id: "big", turn_id: `b${i}`, op_name: "op", display_name: null,
         started_at: started, ended_at: finished ? started + duration : null, exception: null, attributes: {}, inputs: {}, output: null,
-        summary: null, otel_dump: null, wb_user_id: null, wb_run_id: null, wb_run_step: null, wb_run_step_end: null,
+        summary: null, otel_dump: null, wb_user_id: null, wb_run_id: null, wb_run_step: null, wb_run_step_end: null, start_known: true,
       });
     }
     await new ThreadAggregatesWriter(store, clock).write(snapshots, []);

@@ -99,7 +99,7 @@ describe("turn rows", () => {
   const call = (over: Partial<CallSnapshot>): CallSnapshot => ({
     project_id: "acme/p", id: "c", trace_id: "t", parent_id: null, thread_id: "th", turn_id: "c", op_name: "op", display_name: null,
     started_at: 10, ended_at: null, exception: null, attributes: {}, inputs: {}, output: null, summary: null, otel_dump: null,
-    wb_user_id: null, wb_run_id: null, wb_run_step: null, wb_run_step_end: null, ...over,
+    wb_user_id: null, wb_run_id: null, wb_run_step: null, wb_run_step_end: null, start_known: true, ...over,
   });
 
   it("keeps only turn calls: id == turn_id with a non-empty thread", () => {

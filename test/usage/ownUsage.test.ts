@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { storeOn } from "../support/database.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { ownUsageSql } from "../../services/store/usage/ownUsage.js";
 import { client, iso, startTestService, type Client } from "../support/service.js";
@@ -58,7 +59,7 @@ const row = (id: string, model: string, requests: number, prompt: number, comple
 beforeAll(async () => {
   service = await startTestService();
   api = client(service.url);
-  store = new ClickHouseStore(inject("clickhouseUrl"), service.database);
+  store = await storeOn(service.database);
 });
 afterAll(async () => {
   await store.close();

@@ -1,14 +1,17 @@
-import type { CallPartEvent, CallsDeleteEvent } from "../../queue/events.js";
+import type { CallEndEvent, CallsDeleteEvent, CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
-import { rowToSnapshot, type CallRow, type CallSnapshot } from "./callRows.js";
+import { rowToSnapshot, type CallSnapshot, type VersionedCallRow } from "./callRows.js";
 import { flattenCallJson } from "./flatten.js";
 
 export interface CallKey {
   readonly project_id: string;
   readonly id: string;
 }
+
+/** A part kept in `call_orphan_parts` until its call's start is stored. */
+export type ParkedPart = CallEndEvent | CallUpdateEvent;
 
 export const callKey = (k: CallKey): string => `${k.project_id}/${k.id}`;
 
@@ -77,8 +80,8 @@ export class CallsWriteRepository {
   constructor(private readonly store: ClickHouseStore) {}
 
   /** Ends and updates parked for these calls because they came before the start. */
-  async findOrphans(keys: readonly CallKey[]): Promise<Map<string, CallPartEvent[]>> {
-    const found = new Map<string, CallPartEvent[]>();
+  async findOrphans(keys: readonly CallKey[]): Promise<Map<string, ParkedPart[]>> {
+    const found = new Map<string, ParkedPart[]>();
     for (const [projectId, ids] of byProject(keys)) {
       const pb = new ParamBuilder();
       const rows = await this.store.rows<{ id: string; event: string }>("worker_find_orphans", {
@@ -90,7 +93,7 @@ export class CallsWriteRepository {
       for (const row of rows) {
         const key = callKey({ project_id: projectId, id: row.id });
         const list = found.get(key) ?? [];
-        list.push(JSON.parse(row.event) as CallPartEvent);
+        list.push(JSON.parse(row.event) as ParkedPart);
         found.set(key, list);
       }
     }
@@ -103,7 +106,7 @@ export class CallsWriteRepository {
     for (const [projectId, ids] of byProject(keys)) {
       const pb = new ParamBuilder();
       const project = pb.str(projectId);
-      const rows = await this.store.rows<CallRow>("worker_find_calls", {
+      const rows = await this.store.rows<VersionedCallRow>("worker_find_calls", {
         sql: `SELECT * FROM calls FINAL
               WHERE project_id = ${project}
                 AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})
@@ -129,7 +132,7 @@ export class CallsWriteRepository {
     await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes());
   }
 
-  async insertOrphans(parts: readonly CallPartEvent[], receivedAt: number): Promise<void> {
+  async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {
     await this.store.insert(
       "worker_insert_orphans",
       "call_orphan_parts",

@@ -82,7 +82,12 @@ function orderBy(s: VersionSelection): string {
   return [...terms, "version_index ASC", "object_id ASC"].join(", ");
 }
 
-/** Version metadata (no values) with version_index and is_latest, filtered, sorted, paged. */
+/**
+ * Version metadata (no values) with version_index and is_latest, filtered, sorted, paged.
+ * `ALL INNER JOIN` against one row per object (`ANY` means one row per key on both sides on
+ * current servers), with aliased subqueries (current servers require them): both forms run
+ * the same on 18.16.
+ */
 export function versionsQuery(s: VersionSelection): BuiltQuery {
   const pb = new ParamBuilder();
   const rows = rowConditions(s, pb).join(" AND ");
@@ -92,14 +97,14 @@ export function versionsQuery(s: VersionSelection): BuiltQuery {
     sql: `SELECT ${META_COLUMNS},
   toInt32(indexOf(ordered, digest) - 1) AS version_index,
   toUInt8(digest = latest_digest) AS is_latest
-FROM (SELECT ${META_COLUMNS} FROM objects FINAL WHERE ${rows})
-ANY INNER JOIN (
+FROM (SELECT ${META_COLUMNS} FROM objects FINAL WHERE ${rows}) AS versions
+ALL INNER JOIN (
   SELECT object_id,
     arrayMap(v -> tupleElement(v, 2), arraySort(groupArray((created_at, digest)))) AS ordered,
     tupleElement(arraySort(groupArrayIf((created_at, digest), deleted_at = 0))[-1], 2) AS latest_digest
   FROM objects FINAL WHERE ${objects}
   GROUP BY object_id
-) USING object_id
+) AS ranks USING object_id
 ${ranks.length > 0 ? `WHERE ${ranks.join(" AND ")}\n` : ""}ORDER BY ${orderBy(s)}
 ${pb.limitOffset(s.limit, s.offset)}`,
     params: pb.params,
