@@ -79,6 +79,17 @@ describe("POST /graphql (the W&B subset the Weave SDK uses)", () => {
     expect((await gql({ query: PROJECT, variables: { entityName: "acme", name: "written" } })).body).toEqual({ data: { project: { name: "written" } } });
   });
 
+  it("knows a project that only received an object or a table", async () => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${service.url}${path}`, { method: "POST", headers: { authorization: basic(KEY_ACME), "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect((await post("/obj/create", { obj: { project_id: "acme/objects-only", object_id: "o", val: { a: 1 } } })).status).toBe(200);
+    expect((await post("/table/create", { table: { project_id: "acme/tables-only", rows: [{ a: 1 }] } })).status).toBe(200);
+    for (const name of ["objects-only", "tables-only"]) {
+      expect((await gql({ query: PROJECT, variables: { entityName: "acme", name } })).body).toEqual({ data: { project: { name } } });
+    }
+    expect((await gql({ query: PROJECT, variables: { entityName: "acme", name: "nothing-here" } })).body).toEqual({ data: { project: null } });
+  });
+
   it("refuses another entity with PERMISSION_ERROR, creating nothing", async () => {
     const upsert = await gql({ query: UPSERT_MODEL, variables: { name: "theirs", entity: "acme", description: null } }, KEY_OTHER);
     expect(upsert.status).toBe(200);

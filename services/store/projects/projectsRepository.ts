@@ -2,6 +2,9 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder } from "../sql.js";
 import { nowMicros } from "../../times.js";
 
+/** Tables of the resources whose writes make a project exist without going through the worker. */
+const WRITTEN_TABLES = ["objects", "tables", "files"] as const;
+
 export interface ProjectRecord {
   readonly entity: string;
   readonly name: string;
@@ -23,13 +26,29 @@ export class ProjectsRepository {
 
   constructor(private readonly store: ClickHouseStore) {}
 
+  /**
+   * The project, when UpsertModel created it or anything was written to it: calls (recorded
+   * in `projects` by the worker), or objects, tables or files (looked up in their tables,
+   * whose sort keys start with the project).
+   */
   async find(entity: string, name: string): Promise<ProjectRecord | null> {
     const pb = new ParamBuilder();
-    const rows = await this.store.rows<ProjectRecord>("projects_find", {
+    const [row] = await this.store.rows<ProjectRecord>("projects_find", {
       sql: `SELECT entity, name, description FROM projects FINAL WHERE entity = ${pb.str(entity)} AND name = ${pb.str(name)} LIMIT 1`,
       params: pb.params,
     });
-    return rows[0] ?? null;
+    if (row) return row;
+    return (await this.holdsData(`${entity}/${name}`)) ? { entity, name, description: null } : null;
+  }
+
+  private async holdsData(projectId: string): Promise<boolean> {
+    const pb = new ParamBuilder();
+    const project = pb.str(projectId);
+    const rows = await this.store.rows<{ project_id: string }>("projects_holds_data", {
+      sql: WRITTEN_TABLES.map((table) => `SELECT project_id FROM (SELECT project_id FROM ${table} WHERE project_id = ${project} LIMIT 1)`).join(" UNION ALL "),
+      params: pb.params,
+    });
+    return rows.length > 0;
   }
 
   /** Creates the project, or updates its description when one is given. */
