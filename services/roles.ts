@@ -9,9 +9,7 @@ import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js
 import { mountGraphqlRoutes } from "./query/graphqlRoutes.js";
 import { mountObjectRoutes } from "./query/objectsRoutes.js";
 import { mountFileRoutes, type ObjectWriter } from "./query/filesRoutes.js";
-import { fromPlainJson } from "./losslessJson.js";
 import { ObjectsRepository } from "./store/objects/objectsRepository.js";
-import { prepareObject } from "./store/objects/objectValue.js";
 import { mountTableRoutes } from "./query/tablesRoutes.js";
 import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
@@ -66,6 +64,12 @@ export interface Resource {
   readonly afterCallBatch?: (parts: ServiceParts) => CallsDerivedWriter;
 }
 
+/** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */
+const objectWriter = (store: ClickHouseStore): ObjectWriter => {
+  const objects = new ObjectsRepository(store);
+  return (projectId, objectId, val, wbUserId) => objects.createValue(projectId, objectId, val, wbUserId);
+};
+
 const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
   if (!parts.publisher) throw new Error("ingest routes need the queue's publisher");
   return parts.publisher;
@@ -116,7 +120,7 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "files",
     migrations: [FILES_MIGRATION],
-    routes: { query: (api, { store, config }) => mountFileRoutes(api, { store, maxFileBytes: config.FILE_MAX_BYTES, objects: imageObjectWriter(store) }) },
+    routes: { query: (api, { store, config }) => mountFileRoutes(api, { store, maxFileBytes: config.FILE_MAX_BYTES, objects: objectWriter(store) }) },
   },
   { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
@@ -124,16 +128,6 @@ export const RESOURCES: readonly Resource[] = [
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
 ];
-
-/** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */
-function imageObjectWriter(store: ClickHouseStore): ObjectWriter {
-  const objects = new ObjectsRepository(store);
-  return async (projectId, objectId, val, wbUserId) => {
-    const prepared = prepareObject(fromPlainJson(val), null);
-    await objects.create({ projectId, objectId, prepared, wbUserId });
-    return prepared.digest;
-  };
-}
 
 /** Every resource's migrations, in version order. */
 export const MIGRATIONS: readonly Migration[] = RESOURCES.flatMap((r) => r.migrations ?? []).sort((a, b) => a.version - b.version);

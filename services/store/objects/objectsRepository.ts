@@ -5,7 +5,8 @@ import { idChunks } from "../sql.js";
 import { ObjectLabels, sortedNames, versionKey, type ObjectLabelSet } from "./objectLabels.js";
 import { newObjectRow, toObjectMeta, type ObjectMeta, type ObjectMetaRow, type ObjectVersion } from "./objectRows.js";
 import { anyLiveObjectQuery, deleteVersionsQuery, valuesQuery, versionsQuery, versionStateQuery, type VersionSelection } from "./objectsQuery.js";
-import type { PreparedObject } from "./objectValue.js";
+import { fromPlainJson, type PlainJson } from "../../losslessJson.js";
+import { prepareObject, type PreparedObject } from "./objectValue.js";
 import { resolveVersion, type ObjectVersions } from "./resolve.js";
 
 export interface NewObject {
@@ -66,6 +67,13 @@ export class ObjectsRepository {
     const createdAt = state ? Number(state.created_at) : now;
     const version = state ? Math.max(now, Number(state.version) + 1) : now;
     await this.store.insert("object_create", "objects", [newObjectRow({ ...obj, createdAt, version })]);
+  }
+
+  /** Creates a version of a value the service made itself (already plain JSON); answers its digest. */
+  async createValue(projectId: string, objectId: string, val: PlainJson, wbUserId: string): Promise<string> {
+    const prepared = prepareObject(fromPlainJson(val), null);
+    await this.create({ projectId, objectId, prepared, wbUserId });
+    return prepared.digest;
   }
 
   /** One live version named by a digest, `latest`, `v<N>` or an alias; NotFoundError otherwise. */
