@@ -2,8 +2,11 @@
  * The layers of services/, checked in `make test` (dependency-cruiser):
  *
  *   ground (files directly under services/: times, ids, json, refs, digests, errors, config)
- *     ← contract ← queue ← store (reads the event types) ; auth ← http, worker ← ingest, query ← wiring
- *     (main, service, cluster, roles)
+ *     ← contract ← queue ← store (reads the event types) ; auth ← http, worker ← ingest, query,
+ *     training, inference ← wiring (main, service, cluster, roles)
+ *
+ *   lm (the built-in language model: tokenizer, transformer, sampling, training steps) is a
+ *   library beside contract: it imports only ground, and the worker and services above use it.
  *
  * An import may only point down (to a layer to its left), and no files may import each
  * other in a circle.
@@ -11,6 +14,7 @@
 const WIRING = "^services/(main|service|cluster|roles)\\.ts$";
 const GROUND = "^services/[^/]+\\.ts$";
 const layer = (name) => `^services/${name}/`;
+const SERVICES = "ingest|query|training|inference";
 
 /** `from` may not import anything in `to` (besides type-only imports, which are still imports: no exception). */
 const forbid = (name, from, to) => ({ name, severity: "error", from: { path: from, pathNot: WIRING }, to: { path: to } });
@@ -19,13 +23,14 @@ module.exports = {
   forbidden: [
     { name: "no-circular", severity: "error", comment: "files that import each other in a circle", from: { path: "^services/" }, to: { circular: true } },
     forbid("ground-imports-nothing-above", GROUND, `${WIRING}|^services/[^/]+/`),
-    forbid("contract-imports-only-ground", layer("contract"), `${WIRING}|${layer("(http|ingest|query|worker|store|queue|auth)")}`),
-    forbid("queue-below-http-worker", layer("queue"), `${WIRING}|${layer("(http|ingest|query|worker|store)")}`),
-    forbid("store-below-http-worker", layer("store"), `${WIRING}|${layer("(http|ingest|query|worker)")}`),
-    forbid("auth-below-http", layer("auth"), `${WIRING}|${layer("(http|ingest|query|worker|store|queue)")}`),
-    forbid("http-knows-no-storage", layer("http"), `${WIRING}|${layer("(ingest|query|worker|store)")}`),
-    forbid("worker-below-ingest-query", layer("worker"), `${WIRING}|${layer("(http|ingest|query)")}`),
-    forbid("ingest-and-query-below-wiring", layer("(ingest|query)"), WIRING),
+    forbid("contract-imports-only-ground", layer("contract"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue|auth|lm)`)}`),
+    forbid("lm-imports-only-ground", layer("lm"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue|auth|contract)`)}`),
+    forbid("queue-below-http-worker", layer("queue"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store)`)}`),
+    forbid("store-below-http-worker", layer("store"), `${WIRING}|${layer(`(http|${SERVICES}|worker)`)}`),
+    forbid("auth-below-http", layer("auth"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue)`)}`),
+    forbid("http-knows-no-storage", layer("http"), `${WIRING}|${layer(`(${SERVICES}|worker|store)`)}`),
+    forbid("worker-below-services", layer("worker"), `${WIRING}|${layer(`(http|${SERVICES})`)}`),
+    forbid("services-below-wiring", layer(`(${SERVICES})`), WIRING),
   ],
   options: {
     doNotFollow: { path: "node_modules" },
