@@ -8,6 +8,8 @@ import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
 import { mountGraphqlRoutes } from "./query/graphqlRoutes.js";
 import { mountObjectRoutes } from "./query/objectsRoutes.js";
+import { mountAnnotationQueueRoutes } from "./query/annotationQueuesRoutes.js";
+import { ANNOTATION_MIGRATIONS } from "./store/annotationQueues/schema.js";
 import { mountFileRoutes, type ObjectWriter } from "./query/filesRoutes.js";
 import { ObjectsRepository } from "./store/objects/objectsRepository.js";
 import { mountTableRoutes } from "./query/tablesRoutes.js";
@@ -125,6 +127,7 @@ export const RESOURCES: readonly Resource[] = [
   { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
   { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
+  { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store }) => mountAnnotationQueueRoutes(api, { store }) } },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
 ];

@@ -1,0 +1,177 @@
+import type { ItemSortField, ItemsFilter } from "../../contract/annotationQueues.js";
+import { ParamBuilder, type BuiltQuery } from "../sql.js";
+
+/** SQL of annotation queues, items and progress; every value through the ParamBuilder. */
+
+const QUEUE_COLUMNS = "project_id, id, name, description, scorer_refs, created_at, created_by, updated_at, deleted_at, version";
+
+export interface SortSpec<F extends string> {
+  readonly field: F;
+  readonly direction: "asc" | "desc";
+}
+
+const orderBy = <F extends string>(sort: readonly SortSpec<F>[], column: (field: F) => string, tiebreak: string): string =>
+  [...sort.map((s) => `${column(s.field)} ${s.direction === "desc" ? "DESC" : "ASC"}`), tiebreak].join(", ");
+
+/** The live queue `queueId` (deleted ones too with `withDeleted`). */
+export function queueByIdQuery(projectId: string, queueId: string, withDeleted = false): BuiltQuery {
+  const pb = new ParamBuilder();
+  const sql = `SELECT ${QUEUE_COLUMNS} FROM annotation_queues FINAL
+    WHERE project_id = ${pb.str(projectId)} AND id = ${pb.str(queueId)}${withDeleted ? "" : " AND deleted_at IS NULL"}`;
+  return { sql, params: pb.params };
+}
+
+export function liveQueuesQuery(projectId: string, queueIds: readonly string[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  const sql = `SELECT id FROM annotation_queues FINAL
+    WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(queueIds)} AND deleted_at IS NULL`;
+  return { sql, params: pb.params };
+}
+
+export type QueueSortField = "created_at" | "updated_at" | "name";
+
+export interface QueuesQuerySpec {
+  readonly projectId: string;
+  readonly name?: string | null;
+  readonly sortBy?: readonly SortSpec<QueueSortField>[] | null;
+  readonly limit?: number | null;
+  readonly offset?: number | null;
+}
+
+const DEFAULT_QUEUE_SORT: readonly SortSpec<QueueSortField>[] = [{ field: "created_at", direction: "desc" }];
+
+export function queuesQuery(spec: QueuesQuerySpec): BuiltQuery {
+  const pb = new ParamBuilder();
+  const conditions = [`project_id = ${pb.str(spec.projectId)}`, "deleted_at IS NULL"];
+  if (spec.name) conditions.push(`positionCaseInsensitiveUTF8(name, ${pb.str(spec.name)}) > 0`);
+  const sort = spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_QUEUE_SORT;
+  const sql = `SELECT ${QUEUE_COLUMNS} FROM annotation_queues FINAL
+    WHERE ${conditions.join(" AND ")}
+    ORDER BY ${orderBy(sort, (f) => f, "id ASC")}
+    ${pb.limitOffset(spec.limit, spec.offset)}`;
+  return { sql, params: pb.params };
+}
+
+/** Which of `callIds` the queue already holds. */
+export function queuedCallsQuery(projectId: string, queueId: string, callIds: readonly string[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  const sql = `SELECT DISTINCT call_id FROM annotation_queue_items
+    WHERE project_id = ${pb.str(projectId)} AND queue_id = ${pb.str(queueId)} AND call_id IN ${pb.inStrings(callIds)}`;
+  return { sql, params: pb.params };
+}
+
+// ---- items -------------------------------------------------------------------------------
+
+const ITEM_COLUMNS = [
+  "project_id", "queue_id", "position", "id", "call_id", "call_started_at", "call_ended_at", "call_op_name", "call_trace_id",
+  "display_fields", "added_by", "created_at", "created_by",
+];
+
+const STATE = "if(progress_state = '', 'unstarted', progress_state)";
+
+/** Sort fields as columns of the joined rows (an item's updated_at is its created_at: items never change). */
+function itemColumn(field: ItemSortField): string {
+  if (field === "updated_at") return "created_at";
+  if (field === "annotation_state") return STATE;
+  return field;
+}
+
+export interface ItemsQuerySpec {
+  readonly projectId: string;
+  readonly queueId: string;
+  readonly filter?: ItemsFilter | null;
+  readonly sortBy?: readonly SortSpec<ItemSortField>[] | null;
+  readonly limit?: number | null;
+  readonly offset?: number | null;
+  readonly includePosition?: boolean;
+}
+
+function itemConditions(spec: ItemsQuerySpec, pb: ParamBuilder, projectParam: string, queueParam: string): string[] {
+  const out = [`project_id = ${projectParam}`, `queue_id = ${queueParam}`];
+  const f = spec.filter ?? {};
+  const equal = (column: string, value: string | null | undefined) => {
+    if (value !== null && value !== undefined) out.push(`${column} = ${pb.str(value)}`);
+  };
+  equal("id", f.id);
+  equal("call_id", f.call_id);
+  equal("call_op_name", f.call_op_name);
+  equal("call_trace_id", f.call_trace_id);
+  if (f.added_by !== null && f.added_by !== undefined) out.push(`added_by = ${pb.str(f.added_by)}`);
+  return out;
+}
+
+/** Each item's latest progress across annotators (the most recently updated one). */
+function progressSubquery(projectParam: string, queueParam: string, itemIds: string | null): string {
+  return `SELECT item_id AS id, argMax(annotation_state, updated_at) AS progress_state, argMax(annotator_id, updated_at) AS progress_annotator
+    FROM annotation_progress FINAL
+    WHERE project_id = ${projectParam} AND queue_id = ${queueParam}${itemIds ? ` AND item_id IN ${itemIds}` : ""}
+    GROUP BY item_id`;
+}
+
+/** Each item's 1-based place in the whole queue, by (position, id). */
+function positionsSubquery(projectParam: string, queueParam: string, itemIds: string | null): string {
+  return `SELECT id, position_in_queue FROM (
+      SELECT arrayMap(t -> t.2, arraySort(groupArray((position, id)))) AS ordered
+      FROM annotation_queue_items WHERE project_id = ${projectParam} AND queue_id = ${queueParam}
+    ) AS q
+    ARRAY JOIN ordered AS id, arrayEnumerate(ordered) AS position_in_queue
+    ${itemIds ? `WHERE id IN ${itemIds}` : ""}`;
+}
+
+/**
+ * A page of a queue's items with their state (and place). When neither the filter nor the
+ * sort names the annotation state, the page is cut from the items alone (in queue order it
+ * reads only its granules) and only its items' progress is read; otherwise every item of the
+ * queue that passes the other filters is joined with its progress, then filtered and cut.
+ */
+export function itemsQuery(spec: ItemsQuerySpec): BuiltQuery {
+  const pb = new ParamBuilder();
+  const projectParam = pb.str(spec.projectId);
+  const queueParam = pb.str(spec.queueId);
+  const conditions = itemConditions(spec, pb, projectParam, queueParam);
+  const sort = spec.sortBy ?? [];
+  const order = orderBy(sort, itemColumn, "position ASC, id ASC");
+  const states = spec.filter?.annotation_states;
+  const byState = (states !== null && states !== undefined) || sort.some((s) => s.field === "annotation_state");
+  const items = `SELECT ${ITEM_COLUMNS.join(", ")} FROM annotation_queue_items WHERE ${conditions.join(" AND ")}`;
+  const page = byState ? items : `${items} ORDER BY ${order} ${pb.limitOffset(spec.limit, spec.offset)}`;
+  const pageIds = byState ? null : `(SELECT id FROM (${page}) AS page_ids)`;
+  const joinedColumns = `${ITEM_COLUMNS.join(", ")}, progress_state, progress_annotator`;
+  const joined = `SELECT ${joinedColumns}
+    FROM (${page}) AS i ALL LEFT JOIN (${progressSubquery(projectParam, queueParam, pageIds)}) AS p USING id`;
+  const withPlace = spec.includePosition
+    ? `SELECT ${joinedColumns}, position_in_queue FROM (${joined}) AS ip ALL LEFT JOIN (${positionsSubquery(projectParam, queueParam, pageIds)}) AS r USING id`
+    : joined;
+  const where = states ? `WHERE ${STATE} IN ${pb.inStrings(states)}` : "";
+  const sql = `SELECT * FROM (${withPlace}) AS rows ${where} ORDER BY ${order} ${byState ? pb.limitOffset(spec.limit, spec.offset) : ""}`;
+  return { sql, params: pb.params };
+}
+
+/** The item `itemId` of the queue with its latest progress. */
+export function itemByIdQuery(projectId: string, queueId: string, itemId: string): BuiltQuery {
+  return itemsQuery({ projectId, queueId, filter: { id: itemId }, limit: 1 });
+}
+
+/** One annotator's stored state of an item. */
+export function progressQuery(projectId: string, queueId: string, itemId: string, annotatorId: string): BuiltQuery {
+  const pb = new ParamBuilder();
+  const sql = `SELECT annotation_state, created_at, version FROM annotation_progress FINAL
+    WHERE project_id = ${pb.str(projectId)} AND queue_id = ${pb.str(queueId)} AND item_id = ${pb.str(itemId)} AND annotator_id = ${pb.str(annotatorId)}`;
+  return { sql, params: pb.params };
+}
+
+/** Per queue: its items, and those completed or skipped by at least one annotator. */
+export function statsQuery(projectId: string, queueIds: readonly string[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  const project = pb.str(projectId);
+  const queues = pb.inStrings(queueIds);
+  const sql = `SELECT queue_id, count() AS total_items, sum(done) AS completed_items FROM (
+      SELECT queue_id, id FROM annotation_queue_items WHERE project_id = ${project} AND queue_id IN ${queues}
+    ) AS i ALL LEFT JOIN (
+      SELECT item_id AS id, max(annotation_state IN ('completed', 'skipped')) AS done
+      FROM annotation_progress FINAL WHERE project_id = ${project} AND queue_id IN ${queues}
+      GROUP BY item_id
+    ) AS p USING id
+    GROUP BY queue_id`;
+  return { sql, params: pb.params };
+}
