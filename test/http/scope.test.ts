@@ -75,6 +75,15 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string 
   table_query_stats: { body: { project_id: PROJECT, digest: "t1" } },
   table_query_stats_batch: { body: { project_id: PROJECT, digests: ["t1"] } },
   refs_read_batch: { body: { refs: [`weave:///${PROJECT}/object/o1:d1`] } },
+  annotation_queue_create: { body: { project_id: PROJECT, name: "q", scorer_refs: [] } },
+  annotation_queues_query_stream: { body: { project_id: PROJECT } },
+  annotation_queue_read: { path: `/annotation_queues/q1?project_id=${PROJECT}` },
+  annotation_queue_update: { path: "/annotation_queues/q1", body: { project_id: PROJECT, name: "renamed" } },
+  annotation_queue_delete: { path: `/annotation_queues/q1?project_id=${PROJECT}` },
+  annotation_queues_stats: { body: { project_id: PROJECT, queue_ids: ["q1"] } },
+  annotation_queue_add_calls: { path: "/annotation_queues/q1/items", body: { project_id: PROJECT, call_ids: ["c1"], display_fields: [] } },
+  annotation_queue_items_query: { path: "/annotation_queues/q1/items/query", body: { project_id: PROJECT } },
+  annotator_queue_items_progress_update: { path: "/annotation_queues/q1/items/i1/progress", body: { project_id: PROJECT, annotation_state: "completed" } },
 };
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
@@ -139,6 +148,7 @@ describe("operation scopes", () => {
     expect(await (await admin.get(`/tags?project_id=${PROJECT}`)).json()).toEqual({ tags: [] });
     expect(await (await admin.get(`/aliases?project_id=${PROJECT}`)).json()).toEqual({ aliases: [] });
     expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: 0 });
+    expect(await admin.lines("/annotation_queues/query", { project_id: PROJECT })).toEqual([]);
     expect(await admin.json("/table/query_stats_batch", { project_id: PROJECT, digests: [tableDigest([rowDigest(parseLossless('{"a": 1}'))])] })).toEqual({ tables: [] });
   });
 
