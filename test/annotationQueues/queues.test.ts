@@ -183,3 +183,17 @@ describe("bad input", () => {
     expect((await readQueue(id)).name).toBe("Valid");
   });
 });
+
+describe("OpenAPI", () => {
+  it("documents the nine operations under their paths and methods", async () => {
+    const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const methods = (path: string) => Object.keys(doc.paths[path] ?? {}).sort();
+    expect(methods("/annotation_queues")).toEqual(["post"]);
+    expect(methods("/annotation_queues/query")).toEqual(["post"]);
+    expect(methods("/annotation_queues/stats")).toEqual(["post"]);
+    expect(methods("/annotation_queues/{queue_id}")).toEqual(["delete", "get", "put"]);
+    expect(methods("/annotation_queues/{queue_id}/items")).toEqual(["post"]);
+    expect(methods("/annotation_queues/{queue_id}/items/query")).toEqual(["post"]);
+    expect(methods("/annotation_queues/{queue_id}/items/{item_id}/progress")).toEqual(["post"]);
+  });
+});
