@@ -108,48 +108,93 @@ function progressSubquery(projectParam: string, queueParam: string, itemIds: str
     GROUP BY item_id`;
 }
 
-/** Each item's 1-based place in the whole queue, by (position, id). */
-function positionsSubquery(projectParam: string, queueParam: string, itemIds: string | null): string {
-  return `SELECT id, position_in_queue FROM (
-      SELECT arrayMap(t -> t.2, arraySort(groupArray((position, id)))) AS ordered
-      FROM annotation_queue_items WHERE project_id = ${projectParam} AND queue_id = ${queueParam}
-    ) AS q
-    ARRAY JOIN ordered AS id, arrayEnumerate(ordered) AS position_in_queue
-    ${itemIds ? `WHERE id IN ${itemIds}` : ""}`;
+/** An item of a page: its id and its position, in page order (the page's first step). */
+export interface ItemKey {
+  readonly id: string;
+  readonly position: string | number;
 }
 
 /**
- * A page of a queue's items with their state (and place). When neither the filter nor the
- * sort names the annotation state, the page is cut from the items alone (in queue order it
- * reads only its granules) and only its items' progress is read; otherwise every item of the
- * queue that passes the other filters is joined with its progress, then filtered and cut.
+ * The first step of a page: the ids and positions of its items, in order. It reads only the
+ * columns the filter and the sort name. When neither names the annotation state, it reads the
+ * items alone (in queue order a deep page only sorts the position column); otherwise it joins
+ * every item that passes the other filters with its latest progress first.
  */
-export function itemsQuery(spec: ItemsQuerySpec): BuiltQuery {
+export function itemKeysQuery(spec: ItemsQuerySpec): BuiltQuery {
   const pb = new ParamBuilder();
   const projectParam = pb.str(spec.projectId);
   const queueParam = pb.str(spec.queueId);
-  const conditions = itemConditions(spec, pb, projectParam, queueParam);
+  const conditions = itemConditions(spec, pb, projectParam, queueParam).join(" AND ");
   const sort = spec.sortBy ?? [];
   const order = orderBy(sort, itemColumn, "position ASC, id ASC");
   const states = spec.filter?.annotation_states;
   const byState = (states !== null && states !== undefined) || sort.some((s) => s.field === "annotation_state");
-  const items = `SELECT ${ITEM_COLUMNS.join(", ")} FROM annotation_queue_items WHERE ${conditions.join(" AND ")}`;
-  const page = byState ? items : `${items} ORDER BY ${order} ${pb.limitOffset(spec.limit, spec.offset)}`;
-  const pageIds = byState ? null : `(SELECT id FROM (${page}) AS page_ids)`;
-  const joinedColumns = `${ITEM_COLUMNS.join(", ")}, progress_state, progress_annotator`;
-  const joined = `SELECT ${joinedColumns}
-    FROM (${page}) AS i ALL LEFT JOIN (${progressSubquery(projectParam, queueParam, pageIds)}) AS p USING id`;
-  const withPlace = spec.includePosition
-    ? `SELECT ${joinedColumns}, position_in_queue FROM (${joined}) AS ip ALL LEFT JOIN (${positionsSubquery(projectParam, queueParam, pageIds)}) AS r USING id`
-    : joined;
-  const where = states ? `WHERE ${STATE} IN ${pb.inStrings(states)}` : "";
-  const sql = `SELECT * FROM (${withPlace}) AS rows ${where} ORDER BY ${order} ${byState ? pb.limitOffset(spec.limit, spec.offset) : ""}`;
+  const page = pb.limitOffset(spec.limit, spec.offset);
+  if (!byState) return { sql: `SELECT id, position FROM annotation_queue_items WHERE ${conditions} ORDER BY ${order} ${page}`, params: pb.params };
+  const columns = [...new Set(["id", "position", ...sort.filter((s) => s.field !== "annotation_state").map((s) => itemColumn(s.field))])];
+  const sql = `SELECT id, position FROM (
+      SELECT ${columns.join(", ")} FROM annotation_queue_items WHERE ${conditions}
+    ) AS i ALL LEFT JOIN (${progressSubquery(projectParam, queueParam, null)}) AS p USING id
+    ${states ? `WHERE ${STATE} IN ${pb.inStrings(states)}` : ""}
+    ORDER BY ${order} ${page}`;
   return { sql, params: pb.params };
 }
 
-/** The item `itemId` of the queue with its latest progress. */
+/**
+ * The second step: the whole rows of some items of a page (at most idChunks' worth) with their
+ * latest progress. Naming their positions lets the primary key skip every other granule.
+ */
+export function itemRowsQuery(projectId: string, queueId: string, keys: readonly ItemKey[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  const projectParam = pb.str(projectId);
+  const queueParam = pb.str(queueId);
+  const ids = pb.inStrings(keys.map((k) => k.id));
+  const positions = pb.inInts(keys.map((k) => Number(k.position)));
+  const sql = `SELECT ${ITEM_COLUMNS.join(", ")}, progress_state, progress_annotator FROM (
+      SELECT ${ITEM_COLUMNS.join(", ")} FROM annotation_queue_items
+      PREWHERE id IN ${ids}
+      WHERE project_id = ${projectParam} AND queue_id = ${queueParam} AND position IN ${positions}
+    ) AS i ALL LEFT JOIN (${progressSubquery(projectParam, queueParam, ids)}) AS p USING id`;
+  return { sql, params: pb.params };
+}
+
+/**
+ * For each of `positions`: how many items of the queue come before it (`before`) and the ids
+ * of the items at it (one, unless two processes gave two items the same microsecond). An
+ * item's 1-based place is then `before` + its rank by id among those ids.
+ */
+export function placesQuery(projectId: string, queueId: string, positions: readonly number[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  const projectParam = pb.str(projectId);
+  const queueParam = pb.str(queueId);
+  const wanted = pb.inInts(positions);
+  const sql = `SELECT position, before, ids FROM (
+      SELECT position, min(rank) - 1 AS before FROM (
+        SELECT arraySort(groupArray(position)) AS ordered FROM annotation_queue_items WHERE project_id = ${projectParam} AND queue_id = ${queueParam}
+      ) AS q
+      ARRAY JOIN ordered AS position, arrayEnumerate(ordered) AS rank
+      WHERE position IN ${wanted}
+      GROUP BY position
+    ) AS b ALL INNER JOIN (
+      SELECT position, groupArray(id) AS ids FROM annotation_queue_items
+      WHERE project_id = ${projectParam} AND queue_id = ${queueParam} AND position IN ${wanted}
+      GROUP BY position
+    ) AS t USING position`;
+  return { sql, params: pb.params };
+}
+
+/** The item `itemId` of the queue with its latest progress (no row when the queue has no such item). */
 export function itemByIdQuery(projectId: string, queueId: string, itemId: string): BuiltQuery {
-  return itemsQuery({ projectId, queueId, filter: { id: itemId }, limit: 1 });
+  const pb = new ParamBuilder();
+  const projectParam = pb.str(projectId);
+  const queueParam = pb.str(queueId);
+  const id = pb.str(itemId);
+  const sql = `SELECT ${ITEM_COLUMNS.join(", ")}, progress_state, progress_annotator FROM (
+      SELECT ${ITEM_COLUMNS.join(", ")} FROM annotation_queue_items
+      WHERE project_id = ${projectParam} AND queue_id = ${queueParam} AND id = ${id}
+      LIMIT 1
+    ) AS i ALL LEFT JOIN (${progressSubquery(projectParam, queueParam, `(${id})`)}) AS p USING id`;
+  return { sql, params: pb.params };
 }
 
 /** One annotator's stored state of an item. */

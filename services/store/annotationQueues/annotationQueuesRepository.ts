@@ -6,13 +6,16 @@ import type { CallsReadRepository } from "../calls/callsRead.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { idChunks } from "../sql.js";
 import {
-  itemByIdQuery, itemsQuery, liveQueuesQuery, progressQuery, queueByIdQuery, queuedCallsQuery, queuesQuery, statsQuery,
-  type ItemsQuerySpec, type QueuesQuerySpec,
+  itemByIdQuery, itemKeysQuery, itemRowsQuery, liveQueuesQuery, placesQuery, progressQuery, queueByIdQuery, queuedCallsQuery, queuesQuery,
+  statsQuery, type ItemKey, type ItemsQuerySpec, type QueuesQuerySpec,
 } from "./annotationQuery.js";
 import {
   queueRowOf, toItemSchema, toQueueSchema, type ItemReadRow, type ItemRow, type ProgressRow, type QueueReadRow, type QueueRow,
 } from "./annotationRows.js";
 import { transition } from "./transitions.js";
+
+/** Items named per query in a page's second step (server-generated ids: well within the SQL size limit). */
+const KEYS_PER_QUERY = 1000;
 
 export interface QueueFields {
   readonly name: string;
@@ -150,11 +153,44 @@ export class AnnotationQueuesRepository {
     return out;
   }
 
-  /** A page of a live queue's items. */
+  /**
+   * A page of a live queue's items, in two steps: the page's ids and positions (narrow), then
+   * the whole rows of those items with their progress (and places), KEYS_PER_QUERY at a time.
+   */
   async items(spec: ItemsQuerySpec): Promise<AnnotationQueueItemSchema[]> {
-    await this.read(spec.projectId, spec.queueId);
-    const rows = await this.store.rows<ItemReadRow>("annotation_queue_items_query", itemsQuery(spec));
-    return rows.map(toItemSchema);
+    const [, keys] = await Promise.all([
+      this.read(spec.projectId, spec.queueId),
+      this.store.rows<ItemKey>("annotation_queue_item_keys", itemKeysQuery(spec)),
+    ]);
+    const rows = new Map<string, ItemReadRow>();
+    const places = new Map<string, number>();
+    for (let from = 0; from < keys.length; from += KEYS_PER_QUERY) {
+      const chunk = keys.slice(from, from + KEYS_PER_QUERY);
+      const [found, placed] = await Promise.all([
+        this.store.rows<ItemReadRow>("annotation_queue_item_rows", itemRowsQuery(spec.projectId, spec.queueId, chunk)),
+        spec.includePosition ? this.places(spec.projectId, spec.queueId, chunk) : new Map<string, number>(),
+      ]);
+      for (const row of found) rows.set(row.id, row);
+      for (const [id, place] of placed) places.set(id, place);
+    }
+    return keys.flatMap((key) => {
+      const row = rows.get(key.id);
+      if (!row) return [];
+      return [toItemSchema(spec.includePosition ? { ...row, position_in_queue: places.get(key.id) ?? 0 } : row)];
+    });
+  }
+
+  /** Each key's 1-based place in the whole queue, by (position, id). */
+  private async places(projectId: string, queueId: string, keys: readonly ItemKey[]): Promise<Map<string, number>> {
+    const positions = [...new Set(keys.map((k) => Number(k.position)))];
+    const rows = await this.store.rows<{ position: string; before: string; ids: string[] }>("annotation_queue_item_places", placesQuery(projectId, queueId, positions));
+    const out = new Map<string, number>();
+    for (const row of rows) {
+      // Ids compare as ClickHouse compares them (bytes), so ties are ranked as pages order them.
+      const tied = [...row.ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      tied.forEach((id, k) => out.set(id, Number(row.before) + k + 1));
+    }
+    return out;
   }
 
   /**
