@@ -16,7 +16,7 @@ import { ensureDatabase } from "../services/store/migrations.js";
 import { BENCH_AUTH, printTable, spawnService, startBenchClickHouse, stats, timeIt, type ServiceProcess } from "./support.js";
 
 const ITEMS = Number(process.env.BENCH_ANNOTATION_ITEMS ?? 100_000);
-const PROGRESS = Number(process.env.BENCH_ANNOTATION_PROGRESS ?? 1000);
+const PROGRESS = Number(process.env.BENCH_ANNOTATION_PROGRESS ?? 500);
 const CALLS_PER_BATCH = 1000;
 const IDS_PER_ADD = 10_000;
 const CLIENTS = 4;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeOn } from "../support/database.js";
 import { iso, KEY_ADMIN, startTestService } from "../support/service.js";
 import { annotationApi, ISO_MICROS, UUIDV7, logCalls, type Detail, type Item } from "./support.js";
 
@@ -273,5 +274,27 @@ describe("progress", () => {
     const res = await aq.progress(queue, item!.id, "done");
     expect(res.status).toBe(422);
     expect(((await res.json()) as Detail).detail.map((d) => d.loc)).toContainEqual(["body", "annotation_state"]);
+  });
+});
+
+describe("items that share a position", () => {
+  it("are ranked by id, in pages and in include_position (two processes adding in the same microsecond)", async () => {
+    const P = "acme/items-ties";
+    const aq = annotationApi(service.url, P);
+    const queue = await aq.create({ name: "ties" });
+    const store = await storeOn(service.database);
+    const row = (id: string, position: number) => ({
+      project_id: P, queue_id: queue, position, id, call_id: `call-${id}`, call_started_at: 1, call_ended_at: null, call_op_name: "op",
+      call_trace_id: "t", display_fields: [], added_by: "alice", created_at: 1, created_by: "alice",
+    });
+    try {
+      await store.insert("test_ties", "annotation_queue_items", [row("b", 20), row("z", 10), row("a", 20), row("c", 30)]);
+    } finally {
+      await store.close();
+    }
+    const place = (items: Item[]) => items.map((i) => [i.id, i.position_in_queue]);
+    expect(place(await aq.items(queue, { include_position: true }))).toEqual([["z", 1], ["a", 2], ["b", 3], ["c", 4]]);
+    expect(place(await aq.items(queue, { include_position: true, limit: 1, offset: 2 }))).toEqual([["b", 3]]);
+    expect(place(await aq.items(queue, { include_position: true, sort_by: [{ field: "id", direction: "desc" }], limit: 2 }))).toEqual([["z", 1], ["c", 4]]);
   });
 });
