@@ -6,7 +6,7 @@
  * stored), logs BENCH_ANNOTATION_ITEMS calls (100,000 by default; 10 op names) through
  * `/call/upsert_batch`, creates a queue and adds every call through
  * `/annotation_queues/{id}/items` in requests of 10,000 ids, then moves BENCH_ANNOTATION_PROGRESS
- * items (1,000) to `completed` (and as many others to `in_progress`) through the progress route.
+ * items (500) to `completed` (and as many others to `in_progress`) through the progress route.
  * Then times, over 20 runs each, `items/query` pages of 100 over HTTP: the first page, a deep
  * page (offset = items − 100), a page filtered on op name, a page filtered on state, a page
  * sorted by the call's start, and the first and deep pages with `include_position`; and the
