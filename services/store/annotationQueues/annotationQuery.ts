@@ -159,27 +159,26 @@ export function itemRowsQuery(projectId: string, queueId: string, keys: readonly
 }
 
 /**
- * For each of `positions`: how many items of the queue come before it (`before`) and the ids
- * of the items at it (one, unless two processes gave two items the same microsecond). An
- * item's 1-based place is then `before` + its rank by id among those ids.
+ * For each of `positions`: how many items of the queue come before it (from the queue's
+ * positions sorted once: an array of integers, whatever the page's order).
  */
-export function placesQuery(projectId: string, queueId: string, positions: readonly number[]): BuiltQuery {
+export function placesBeforeQuery(projectId: string, queueId: string, positions: readonly number[]): BuiltQuery {
   const pb = new ParamBuilder();
-  const projectParam = pb.str(projectId);
-  const queueParam = pb.str(queueId);
-  const wanted = pb.inInts(positions);
-  const sql = `SELECT position, before, ids FROM (
-      SELECT position, min(rank) - 1 AS before FROM (
-        SELECT arraySort(groupArray(position)) AS ordered FROM annotation_queue_items WHERE project_id = ${projectParam} AND queue_id = ${queueParam}
-      ) AS q
-      ARRAY JOIN ordered AS position, arrayEnumerate(ordered) AS rank
-      WHERE position IN ${wanted}
-      GROUP BY position
-    ) AS b ALL INNER JOIN (
-      SELECT position, groupArray(id) AS ids FROM annotation_queue_items
-      WHERE project_id = ${projectParam} AND queue_id = ${queueParam} AND position IN ${wanted}
-      GROUP BY position
-    ) AS t USING position`;
+  const sql = `SELECT position, min(rank) - 1 AS before FROM (
+      SELECT arraySort(groupArray(position)) AS ordered FROM annotation_queue_items WHERE project_id = ${pb.str(projectId)} AND queue_id = ${pb.str(queueId)}
+    ) AS q
+    ARRAY JOIN ordered AS position, arrayEnumerate(ordered) AS rank
+    WHERE position IN ${pb.inInts(positions)}
+    GROUP BY position`;
+  return { sql, params: pb.params };
+}
+
+/** The ids of the items at each of `positions`: one, unless two processes gave two items the same microsecond. */
+export function idsAtPositionsQuery(projectId: string, queueId: string, positions: readonly number[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  const sql = `SELECT position, groupArray(id) AS ids FROM annotation_queue_items
+    WHERE project_id = ${pb.str(projectId)} AND queue_id = ${pb.str(queueId)} AND position IN ${pb.inInts(positions)}
+    GROUP BY position`;
   return { sql, params: pb.params };
 }
 
@@ -205,18 +204,22 @@ export function progressQuery(projectId: string, queueId: string, itemId: string
   return { sql, params: pb.params };
 }
 
-/** Per queue: its items, and those completed or skipped by at least one annotator. */
-export function statsQuery(projectId: string, queueIds: readonly string[]): BuiltQuery {
+/** Per queue: how many items it holds. */
+export function itemCountsQuery(projectId: string, queueIds: readonly string[]): BuiltQuery {
   const pb = new ParamBuilder();
-  const project = pb.str(projectId);
-  const queues = pb.inStrings(queueIds);
-  const sql = `SELECT queue_id, count() AS total_items, sum(done) AS completed_items FROM (
-      SELECT queue_id, id FROM annotation_queue_items WHERE project_id = ${project} AND queue_id IN ${queues}
-    ) AS i ALL LEFT JOIN (
-      SELECT item_id AS id, max(annotation_state IN ('completed', 'skipped')) AS done
-      FROM annotation_progress FINAL WHERE project_id = ${project} AND queue_id IN ${queues}
-      GROUP BY item_id
-    ) AS p USING id
+  const sql = `SELECT queue_id, count() AS n FROM annotation_queue_items
+    WHERE project_id = ${pb.str(projectId)} AND queue_id IN ${pb.inStrings(queueIds)} GROUP BY queue_id`;
+  return { sql, params: pb.params };
+}
+
+/**
+ * Per queue: how many of its items at least one annotator completed or skipped (progress is
+ * only ever written for an item of its queue, so no join with the items is needed).
+ */
+export function doneCountsQuery(projectId: string, queueIds: readonly string[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  const sql = `SELECT queue_id, uniqExact(item_id) AS n FROM annotation_progress FINAL
+    WHERE project_id = ${pb.str(projectId)} AND queue_id IN ${pb.inStrings(queueIds)} AND annotation_state IN ('completed', 'skipped')
     GROUP BY queue_id`;
   return { sql, params: pb.params };
 }

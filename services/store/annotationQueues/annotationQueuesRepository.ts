@@ -6,8 +6,8 @@ import type { CallsReadRepository } from "../calls/callsRead.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { idChunks } from "../sql.js";
 import {
-  itemByIdQuery, itemKeysQuery, itemRowsQuery, liveQueuesQuery, placesQuery, progressQuery, queueByIdQuery, queuedCallsQuery, queuesQuery,
-  statsQuery, type ItemKey, type ItemsQuerySpec, type QueuesQuerySpec,
+  idsAtPositionsQuery, itemByIdQuery, itemKeysQuery, itemRowsQuery, liveQueuesQuery, placesBeforeQuery, progressQuery, queueByIdQuery, queuedCallsQuery, queuesQuery,
+  doneCountsQuery, itemCountsQuery, type ItemKey, type ItemsQuerySpec, type QueuesQuerySpec,
 } from "./annotationQuery.js";
 import {
   queueRowOf, toItemSchema, toQueueSchema, type ItemReadRow, type ItemRow, type ProgressRow, type QueueReadRow, type QueueRow,
@@ -100,12 +100,17 @@ export class AnnotationQueuesRepository {
     for (const chunk of idChunks(asked)) {
       for (const row of await this.store.rows<{ id: string }>("annotation_queues_live", liveQueuesQuery(projectId, chunk))) live.add(row.id);
     }
-    const counts = new Map<string, QueueStats>();
+    const total = new Map<string, number>();
+    const done = new Map<string, number>();
     for (const chunk of idChunks([...live])) {
-      const rows = await this.store.rows<{ queue_id: string; total_items: string; completed_items: string }>("annotation_queues_stats", statsQuery(projectId, chunk));
-      for (const r of rows) counts.set(r.queue_id, { queue_id: r.queue_id, total_items: Number(r.total_items), completed_items: Number(r.completed_items) });
+      const [items, completed] = await Promise.all([
+        this.store.rows<{ queue_id: string; n: string }>("annotation_queues_item_counts", itemCountsQuery(projectId, chunk)),
+        this.store.rows<{ queue_id: string; n: string }>("annotation_queues_done_counts", doneCountsQuery(projectId, chunk)),
+      ]);
+      for (const r of items) total.set(r.queue_id, Number(r.n));
+      for (const r of completed) done.set(r.queue_id, Number(r.n));
     }
-    return asked.filter((id) => live.has(id)).map((id) => counts.get(id) ?? { queue_id: id, total_items: 0, completed_items: 0 });
+    return asked.filter((id) => live.has(id)).map((id) => ({ queue_id: id, total_items: total.get(id) ?? 0, completed_items: done.get(id) ?? 0 }));
   }
 
   /**
@@ -180,15 +185,22 @@ export class AnnotationQueuesRepository {
     });
   }
 
-  /** Each key's 1-based place in the whole queue, by (position, id). */
+  /**
+   * Each key's 1-based place in the whole queue, by (position, id): the items before its
+   * position, plus its rank by id among the items at its position.
+   */
   private async places(projectId: string, queueId: string, keys: readonly ItemKey[]): Promise<Map<string, number>> {
     const positions = [...new Set(keys.map((k) => Number(k.position)))];
-    const rows = await this.store.rows<{ position: string; before: string; ids: string[] }>("annotation_queue_item_places", placesQuery(projectId, queueId, positions));
+    const [before, atPositions] = await Promise.all([
+      this.store.rows<{ position: string; before: string }>("annotation_queue_places_before", placesBeforeQuery(projectId, queueId, positions)),
+      this.store.rows<{ position: string; ids: string[] }>("annotation_queue_ids_at_positions", idsAtPositionsQuery(projectId, queueId, positions)),
+    ]);
+    const beforeOf = new Map(before.map((r) => [Number(r.position), Number(r.before)]));
     const out = new Map<string, number>();
-    for (const row of rows) {
+    for (const row of atPositions) {
       // Ids compare as ClickHouse compares them (bytes), so ties are ranked as pages order them.
       const tied = [...row.ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-      tied.forEach((id, k) => out.set(id, Number(row.before) + k + 1));
+      tied.forEach((id, k) => out.set(id, (beforeOf.get(Number(row.position)) ?? 0) + k + 1));
     }
     return out;
   }
@@ -199,12 +211,14 @@ export class AnnotationQueuesRepository {
    */
   async setProgress(projectId: string, queueId: string, itemId: string, annotator: string, target: AnnotationState): Promise<AnnotationQueueItemSchema> {
     return this.serialized(JSON.stringify([projectId, queueId, itemId, annotator]), async () => {
-      await this.read(projectId, queueId);
-      const [item] = await this.store.rows<ItemReadRow>("annotation_item_read", itemByIdQuery(projectId, queueId, itemId));
+      const [, [item], [stored]] = await Promise.all([
+        this.read(projectId, queueId),
+        this.store.rows<ItemReadRow>("annotation_item_read", itemByIdQuery(projectId, queueId, itemId)),
+        this.store.rows<{ annotation_state: AnnotationState; created_at: string; version: string }>(
+          "annotation_progress_read", progressQuery(projectId, queueId, itemId, annotator),
+        ),
+      ]);
       if (!item) throw new NotFoundError(`Item ${itemId} not found in annotation queue ${queueId}`);
-      const [stored] = await this.store.rows<{ annotation_state: AnnotationState; created_at: string; version: string }>(
-        "annotation_progress_read", progressQuery(projectId, queueId, itemId, annotator),
-      );
       const current = stored?.annotation_state ?? null;
       if (transition(current, target) === "write") {
         const now = Math.max(this.clock.nowMicros(), stored ? Number(stored.version) + 1 : 0);
