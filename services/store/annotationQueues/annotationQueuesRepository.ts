@@ -17,6 +17,9 @@ import { transition } from "./transitions.js";
 /** Items named per query in a page's second step (server-generated ids: well within the SQL size limit). */
 const KEYS_PER_QUERY = 1000;
 
+/** What an item copies of its call. */
+type CopiedCallFields = Pick<ItemRow, "call_started_at" | "call_ended_at" | "call_op_name" | "call_trace_id">;
+
 export interface QueueFields {
   readonly name: string;
   readonly description: string;
@@ -143,8 +146,8 @@ export class AnnotationQueuesRepository {
   }
 
   /** The copied fields of each live call among `callIds`, read through the calls repository. */
-  private async callFields(projectId: string, callIds: readonly string[]): Promise<Map<string, Pick<ItemRow, "call_started_at" | "call_ended_at" | "call_op_name" | "call_trace_id">>> {
-    const out = new Map<string, Pick<ItemRow, "call_started_at" | "call_ended_at" | "call_op_name" | "call_trace_id">>();
+  private async callFields(projectId: string, callIds: readonly string[]): Promise<Map<string, CopiedCallFields>> {
+    const out = new Map<string, CopiedCallFields>();
     for (const chunk of idChunks(callIds)) {
       for await (const call of this.calls.stream({ projectId, filter: { call_ids: chunk }, columns: ["ended_at"] })) {
         out.set(call.id, {
