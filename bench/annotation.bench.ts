@@ -10,10 +10,13 @@
  * Then times, over 20 runs each, `items/query` pages of 100 over HTTP: the first page, a deep
  * page (offset = items − 100), a page filtered on op name, a page filtered on state, a page
  * sorted by the call's start, and the first and deep pages with `include_position`; and the
- * queue's stats. Prints the set-up figures and a table of p50/p99.
+ * queue's stats. Prints the set-up figures and a table of p50/p99 with the CPU each query cost the
+ * service and ClickHouse together (a figure that other load on the machine changes less than
+ * the latencies).
  */
 import { ensureDatabase } from "../services/store/migrations.js";
-import { BENCH_AUTH, printTable, spawnService, startBenchClickHouse, stats, timeIt, type ServiceProcess } from "./support.js";
+import { loadavg } from "node:os";
+import { BENCH_AUTH, childPids, CpuMeter, printTable, spawnService, startBenchClickHouse, stats, timeIt, type ServiceProcess } from "./support.js";
 
 const ITEMS = Number(process.env.BENCH_ANNOTATION_ITEMS ?? 100_000);
 const PROGRESS = Number(process.env.BENCH_ANNOTATION_PROGRESS ?? 500);
@@ -127,14 +130,17 @@ async function main(): Promise<void> {
       const path = c.path ?? `/annotation_queues/${queueId}/items/query`;
       const body = { project_id: PROJECT, ...c.body };
       let count = 0;
+      const meter = new CpuMeter(service.pid, childPids("clickhouse")[0] ?? null);
       const samples = await timeIt(RUNS, async () => {
         const res = await post<{ items?: unknown[]; stats?: unknown[] }>(service, path, body);
         count = (res.items ?? res.stats ?? []).length;
       });
       const { p50, p99 } = stats(samples);
-      rows.push({ query: c.name, rows: count, "p50 ms": p50, "p99 ms": p99 });
+      const cpu = meter.read();
+      // timeIt runs once more to warm up: RUNS + 1 requests.
+      rows.push({ query: c.name, rows: count, "p50 ms": p50, "p99 ms": p99, "CPU ms per query (service + ClickHouse)": ((cpu.service + cpu.clickhouse) * 1000) / (RUNS + 1) });
     }
-    printTable(`annotation_queues items/query on a ${ITEMS.toLocaleString("en")}-item queue over HTTP (pages of ${PAGE}, ${RUNS} runs)`, rows);
+    printTable(`annotation_queues items/query on a ${ITEMS.toLocaleString("en")}-item queue over HTTP (pages of ${PAGE}, ${RUNS} runs; load average ${loadavg()[0]!.toFixed(1)} on this machine)`, rows);
   } finally {
     await service.stop();
     await bench.stop();
