@@ -10,8 +10,10 @@
  * over both evaluations: the first page of 100 rows with the summary; every row (2,000 trials)
  * with the summary; and one evaluation sorted by a score. Goal: p50 ≤ 200 ms.
  */
+import { trialCallsQuery, trialChildrenQuery, type RootPlace } from "../services/store/evalResults/evalResultsQuery.js";
 import { ensureDatabase } from "../services/store/migrations.js";
-import { BENCH_AUTH, printTable, spawnService, startBenchClickHouse, stats, timeIt } from "./support.js";
+import { renderSql, type BuiltQuery } from "../services/store/sql.js";
+import { BENCH_AUTH, clickhouseClientMs, printTable, spawnService, startBenchClickHouse, stats, timeIt } from "./support.js";
 
 const ROWS = Number(process.env.BENCH_EVAL_ROWS ?? 1000);
 const EVALUATIONS = 2;
@@ -20,6 +22,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const PROJECT = "bench/evals";
 const DATABASE = "bench_evals";
 const PARTS_PER_REQUEST = 1000;
+const BASE_MS = Date.UTC(2026, 10, 1);
+const sqlOf = (q: BuiltQuery) => renderSql(q.sql, q.params);
 
 const post = async (url: string, path: string, body: unknown): Promise<unknown> => {
   const res = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: BENCH_AUTH }, body: JSON.stringify(body) });
@@ -56,8 +60,7 @@ function evaluationParts(e: number, base: number): unknown[] {
 }
 
 async function seed(url: string): Promise<number> {
-  const base = Date.UTC(2026, 10, 1);
-  const parts = Array.from({ length: EVALUATIONS }, (_, e) => evaluationParts(e, base + e * 3_600_000)).flat();
+  const parts = Array.from({ length: EVALUATIONS }, (_, e) => evaluationParts(e, BASE_MS + e * 3_600_000)).flat();
   for (let i = 0; i < parts.length; i += PARTS_PER_REQUEST) await post(url, "/call/upsert_batch", { batch: parts.slice(i, i + PARTS_PER_REQUEST) });
   const expected = parts.length / 2;
   const deadline = Date.now() + 120_000;
@@ -90,6 +93,12 @@ async function main(): Promise<void> {
     for (const [name, body] of cases) {
       await post(service.url, path, body);
       const s = stats(await timeIt(RUNS, () => post(service.url, path, body)));
+      rows.push({ query: name, "p50 ms": s.p50.toFixed(1), "p99 ms": s.p99.toFixed(1), runs: RUNS });
+    }
+    // The two reads the service makes (in parallel), alone in clickhouse-client: what is left is the service's share.
+    const roots: RootPlace[] = ids.map((id, e) => ({ id, trace_id: id, started_at: (BASE_MS + e * 3_600_000) * 1000 }));
+    for (const [name, q] of [["SQL: the trials (clickhouse-client)", trialCallsQuery(PROJECT, roots)], ["SQL: their children (clickhouse-client)", trialChildrenQuery(PROJECT, roots)]] as const) {
+      const s = stats(clickhouseClientMs(bench.ch.tcpPort, DATABASE, sqlOf(q), RUNS));
       rows.push({ query: name, "p50 ms": s.p50.toFixed(1), "p99 ms": s.p99.toFixed(1), runs: RUNS });
     }
     printTable(`eval_results over ${EVALUATIONS} × ${ROWS} rows × ${SCORERS.length} scorers (HTTP end to end; goal p50 ≤ 200 ms)`, rows);

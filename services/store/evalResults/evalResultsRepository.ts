@@ -4,7 +4,7 @@ import { microsToIso } from "../../times.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { CostsRepository } from "../costs/costsRepository.js";
 import { costsOfUsage, usageOfSummary, type PriceBook } from "../costs/pricing.js";
-import { evaluationRootsQuery, rowValuesQuery, trialCallsQuery, type RootRow, type TrialCallRow } from "./evalResultsQuery.js";
+import { evaluationRootsQuery, rowValuesQuery, trialCallsQuery, trialChildrenQuery, type RootRow, type TrialCallRow } from "./evalResultsQuery.js";
 import {
   applyFilters, groupRows, intersect, opBaseName, PREDICT_AND_SCORE_OPS, rowRefDigest, sortRows, summarize, trialOf,
   type ResultRow, type RootMeta, type Trial, type TrialCall,
@@ -23,7 +23,6 @@ function toTrialCall(row: TrialCallRow): TrialCall {
     endedAt: row.ended_at === null ? null : Number(row.ended_at),
     attributes: parse<JsonObject>(row.attributes, {}),
     inputs: parse<JsonObject>(row.inputs, {}),
-    inputSelf: row.input_self,
     output: parse<JsonValue>(row.output, null),
     summary: parse<JsonObject | null>(row.summary, null),
   };
@@ -49,7 +48,12 @@ export class EvalResultsRepository {
     const warnings = rootIds.filter((id) => !found.has(id)).map((id) => `evaluation call ${id} not found`);
     if (roots.length === 0) return { ...empty, warnings };
 
-    const calls = (await this.store.rows<TrialCallRow>("eval_results_trials", trialCallsQuery(projectId, roots.map((r) => ({ id: r.id, trace_id: r.trace_id, started_at: Number(r.started_at) }))))).map(toTrialCall);
+    const places = roots.map((r) => ({ id: r.id, trace_id: r.trace_id, started_at: Number(r.started_at) }));
+    const [first, second] = await Promise.all([
+      this.store.rows<TrialCallRow>("eval_results_trials", trialCallsQuery(projectId, places)),
+      this.store.rows<TrialCallRow>("eval_results_trial_children", trialChildrenQuery(projectId, places)),
+    ]);
+    const calls = [...first, ...second].map(toTrialCall);
     const trials = await this.trials(projectId, calls, req.include_costs);
     const withRaw = req.include_rows && req.include_raw_data_rows;
     let all = groupRows(rootIds, trials, withRaw);

@@ -13,9 +13,11 @@ import { evaluateExpr, fieldOf } from "./trialExpr.js";
  *   digest; an inline example the digest of its JSON (`json.dumps(sort_keys=True)`);
  * - its model output is `output.output` (`output.model_output` in the TS SDK), its scores
  *   `output.scores`;
- * - its model call is the child that is not a score and whose `inputs.self` or op is the
- *   trial's `inputs.model`, else whose op name holds `predict` or `invoke`; latency is that
- *   call's duration, else `output.model_latency` (a number or `{mean}`); tokens the sum of
+ * - its model call is the child that is not a score (`attributes.weave.score`, or the TS
+ *   SDK's `_weave_eval_meta.score`) and whose op is the trial's `inputs.model` (a model that is
+ *   an op), else whose op name holds `predict`, `invoke`, `infer` or `forward` (the model
+ *   methods Weave's SDKs call; Weave's server compares `inputs.self` with the model instead,
+ *   which costs a read of every child's inputs); latency is that call's duration, else `output.model_latency` (a number or `{mean}`); tokens the sum of
  *   `total_tokens` over its `summary.usage`;
  * - each score key names the scorer call whose op name is the key (or `<key>.score`), else
  *   one whose op name holds the key.
@@ -41,7 +43,6 @@ export interface TrialCall {
   readonly endedAt: number | null;
   readonly attributes: JsonObject;
   readonly inputs: JsonObject;
-  readonly inputSelf: string;
   readonly output: JsonValue;
   readonly summary: JsonObject | null;
 }
@@ -74,13 +75,15 @@ const isScoreCall = (c: TrialCall): boolean => {
   return weave.score === "true" || meta.score === true;
 };
 
+const MODEL_METHOD = /predict|invoke|infer|forward/;
+
 function modelCallOf(children: readonly TrialCall[], modelRef: JsonValue | undefined): TrialCall | null {
   const candidates = children.filter((c) => !isScoreCall(c));
-  if (typeof modelRef === "string") {
-    const named = candidates.find((c) => c.inputSelf === modelRef || c.opName === modelRef);
-    if (named) return named;
-  }
-  return candidates.find((c) => /predict|invoke/.test(opBaseName(c.opName).toLowerCase())) ?? null;
+  return (
+    candidates.find((c) => c.opName === modelRef) ??
+    candidates.find((c) => MODEL_METHOD.test(opBaseName(c.opName).toLowerCase())) ??
+    null
+  );
 }
 
 function scorerCallIds(scores: JsonObject, children: readonly TrialCall[], model: TrialCall | null): Record<string, string> {
