@@ -82,18 +82,19 @@ export const V2_OBJECT_FAMILIES = ["ops", "datasets", "scorers", "evaluations", 
 export type V2ObjectFamily = (typeof V2_OBJECT_FAMILIES)[number];
 
 /** The four operations of one family; `id` prefixes and paths follow the family name. */
-function familyOps<B extends z.ZodType, C extends z.ZodType, R extends z.ZodType>(family: V2ObjectFamily, one: string, body: B, created: C, read: R) {
+function familyOps<B extends z.ZodType, C extends z.ZodType, R extends z.ZodType>(family: V2ObjectFamily, one: string, body: B, created: C, read: R, keepBodyText = false) {
   const base = `/v2/{entity}/{project}/${family}`;
   return {
     list: operation({ id: `v2_${family}_list`, method: "get", path: base, summary: `List ${family} (JSON lines)`, tag: TAG, params: V2ProjectParams, query: ListQuery, scope: PATH_PROJECT, response: read, streamed: true }),
-    create: operation({ id: `v2_${family}_create`, method: "post", path: base, summary: `Create a version of a ${one}`, tag: TAG, params: V2ProjectParams, body, scope: PATH_PROJECT, response: created }),
+    create: operation({ id: `v2_${family}_create`, method: "post", path: base, summary: `Create a version of a ${one}`, tag: TAG, params: V2ProjectParams, body, scope: PATH_PROJECT, response: created, keepBodyText }),
     delete: operation({ id: `v2_${family}_delete`, method: "delete", path: `${base}/{object_id}`, summary: `Delete versions of a ${one} (all without digests)`, tag: TAG, params: ObjectParams, query: DeleteQuery, scope: PATH_PROJECT, response: DeleteRes }),
     read: operation({ id: `v2_${family}_read`, method: "get", path: `${base}/{object_id}/versions/{digest}`, summary: `Read one version of a ${one}`, tag: TAG, params: VersionParams, scope: PATH_PROJECT, response: read }),
   };
 }
 
 export const opsOps = familyOps("ops", "op", OpCreateBody, Created, OpReadRes);
-export const datasetsOps = familyOps("datasets", "dataset", DatasetCreateBody, Created, DatasetReadRes);
+// A dataset's rows are digested as sent (lossless: `1.0` stays a float), like /table/create's.
+export const datasetsOps = familyOps("datasets", "dataset", DatasetCreateBody, Created, DatasetReadRes, true);
 export const scorersOps = familyOps("scorers", "scorer", ScorerCreateBody, Created.extend({ scorer: z.string() }), ScorerReadRes);
 export const evaluationsOps = familyOps("evaluations", "evaluation", EvaluationCreateBody, Created.extend({ evaluation_ref: z.string() }), EvaluationReadRes);
 export const modelsOps = familyOps("models", "model", ModelCreateBody, Created.extend({ model_ref: z.string() }), ModelReadRes);

@@ -10,8 +10,10 @@ import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CallsReadRepository } from "../store/calls/callsRead.js";
 import { EvalResultsRepository } from "../store/evalResults/evalResultsRepository.js";
 import { FeedbackRepository } from "../store/feedback/feedbackRepository.js";
+import type { RowText } from "../store/tables/tablesRepository.js";
 import { V2ObjectsRepository } from "../store/v2/v2Objects.js";
 import { writeStream } from "./jsonLines.js";
+import { documentSpan, elementSpans, pathSpan } from "./jsonSpans.js";
 import { EvalCallsService, type CallWriter } from "./v2Calls.js";
 
 export interface V2Deps {
@@ -54,7 +56,9 @@ function mountObjectFamilies(api: HttpApi, objects: V2ObjectsRepository): void {
   common("evaluations", evaluationsOps);
   common("models", modelsOps);
   api.mount(opsOps.create, async ({ params, body }, ctx) => objects.createOp(ctx.reachProject(projectOf(params)), body, ctx.principal.username));
-  api.mount(datasetsOps.create, async ({ params, body }, ctx) => objects.createDataset(ctx.reachProject(projectOf(params)), body, ctx.principal.username));
+  api.mount(datasetsOps.create, async ({ params, body }, ctx) =>
+    objects.createDataset(ctx.reachProject(projectOf(params)), body, ctx.principal.username, rowTexts(ctx.bodyText, body.rows.length)),
+  );
   api.mount(scorersOps.create, async ({ params, body }, ctx) => objects.createScorer(ctx.reachProject(projectOf(params)), body, ctx.principal.username));
   api.mount(evaluationsOps.create, async ({ params, body }, ctx) => objects.createEvaluation(ctx.reachProject(projectOf(params)), body, ctx.principal.username));
   api.mount(modelsOps.create, async ({ params, body }, ctx) => objects.createModel(ctx.reachProject(projectOf(params)), body, ctx.principal.username));
@@ -89,4 +93,13 @@ function mountCallFamilies(api: HttpApi, calls: EvalCallsService): void {
   api.mount(scoreCreateOp, async ({ params, body }, ctx) => ({ score_id: await calls.createScore(projectOf(params), body, ctx.principal.username) }));
   api.mount(scoresDeleteOp, async ({ params, query }, ctx) => ({ num_deleted: await calls.deleteScores(projectOf(params), query.score_ids, ctx.principal.username) }));
   api.mount(scoreReadOp, async ({ params }) => calls.readScore(projectOf(params), params.id));
+}
+
+/** Each row's text as the request wrote it (undefined without the text, or when it does not hold `count` rows). */
+function rowTexts(text: string | undefined, count: number): RowText[] | undefined {
+  if (text === undefined) return undefined;
+  const array = pathSpan(text, documentSpan(text), ["rows"]);
+  const spans = array ? [...elementSpans(text, array)] : [];
+  if (spans.length !== count) return undefined;
+  return spans.map((span, i) => ({ text: text.slice(span.start, span.end), loc: ["body", "rows", i] }));
 }

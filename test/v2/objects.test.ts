@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowDigest, tableDigest } from "../../services/digests.js";
-import { fromPlainJson } from "../../services/losslessJson.js";
-import { client, KEY_OTHER, startTestService } from "../support/service.js";
+import { fromPlainJson, parseLossless } from "../../services/losslessJson.js";
+import { basic, client, KEY_ACME, KEY_OTHER, startTestService } from "../support/service.js";
 import type { Obj } from "../objects/support.js";
 import { ISO, v2Client } from "./support.js";
 
@@ -70,6 +70,18 @@ describe("/v2/ datasets", () => {
     expect(objs.objs.map((o) => o.object_id)).toEqual(["arithmetic"]);
     expect((await v2.list("/datasets")).length).toBe(1);
     expect(await v2.del("/datasets/arithmetic")).toEqual({ num_deleted: 1 });
+  });
+
+  it("digests rows as sent: 1.0 stays a float", async () => {
+    const res = await fetch(`${service.url}/v2/${P}/datasets`, {
+      method: "POST",
+      headers: { authorization: basic(KEY_ACME), "content-type": "application/json" },
+      body: '{"name": "floats", "rows": [{"x": 1.0}, {"x": 2}]}',
+    });
+    const created = (await res.json()) as Created;
+    const read = await v2.get<{ rows: string }>(`/datasets/floats/versions/${created.digest}`);
+    const table = tableDigest([rowDigest(parseLossless('{"x": 1.0}')), rowDigest(parseLossless('{"x": 2}'))]);
+    expect(read.rows).toBe(`weave:///${P}/table/${table}`);
   });
 });
 

@@ -12,7 +12,7 @@ import { FilesRepository } from "../files/filesRepository.js";
 import type { ObjectMeta } from "../objects/objectRows.js";
 import { ObjectsRepository } from "../objects/objectsRepository.js";
 import type { VersionSelection } from "../objects/objectsQuery.js";
-import { TablesRepository } from "../tables/tablesRepository.js";
+import { TablesRepository, type RowText } from "../tables/tablesRepository.js";
 
 /**
  * The object-backed `/v2/` families, stored as ordinary objects (so `/obj/read` and
@@ -76,10 +76,11 @@ export class V2ObjectsRepository {
     return this.createVersion(projectId, objectId, await this.opValue(projectId, body.source_code ?? ""), user);
   }
 
-  async createDataset(projectId: ReachedProject, body: DatasetCreateBody, user: string): Promise<CreatedVersion> {
+  /** `rows`: each row's JSON text as sent (digested losslessly); the parsed rows' text when absent. */
+  async createDataset(projectId: ReachedProject, body: DatasetCreateBody, user: string, rowTexts?: readonly RowText[]): Promise<CreatedVersion> {
     const name = body.name ?? "Dataset";
     const objectId = objectIdOf(name, ["body", "name"]);
-    const rows = body.rows.map((row, i) => ({ text: JSON.stringify(row), loc: ["body", "rows", i] }));
+    const rows = rowTexts ?? body.rows.map((row, i) => ({ text: JSON.stringify(row), loc: ["body", "rows", i] }));
     const { digest } = await this.tables.createFromRows(projectId, rows);
     const [entity, project] = projectId.split("/") as [string, string];
     const rowsRef = formatRef({ kind: "table", entity, project, digest, extra: [] });
