@@ -16,6 +16,7 @@ import { mountTableRoutes } from "./query/tablesRoutes.js";
 import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
+import { mountV2Routes } from "./query/v2Routes.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
@@ -130,6 +131,9 @@ export const RESOURCES: readonly Resource[] = [
   { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store }) => mountAnnotationQueueRoutes(api, { store }) } },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
+  // /v2/ ops, datasets, scorers, evaluations, models (objects), evaluation runs, predictions and scores (calls
+  // written through the worker's merge in this process, readable at once), eval_results. No tables of its own.
+  { name: "v2", routes: { query: (api, parts) => mountV2Routes(api, { store: parts.store, writeCalls: callBatchHandler(parts) }) } },
 ];
 
 /** Every resource's migrations, in version order. */
