@@ -14,6 +14,8 @@ import { mountTableRoutes } from "./query/tablesRoutes.js";
 import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
+import { mountInference, mountInferenceCatalogs } from "./inference/inferenceRoutes.js";
+import { baseModelLister, baseModelResolver } from "./inference/models.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
@@ -41,8 +43,8 @@ import type { BatchHandler } from "./queue/queue.js";
  * its schema under store/<resource>/schema.ts, its queries and repository beside it, its
  * routes under query/ (or ingest/ for high-volume writes through the queue), and one row
  * here. Roles: `ingest` (validated writes → queue), `query` (reads and low-volume writes
- * straight to ClickHouse), `worker` (queue → ClickHouse). The training issue adds
- * `trainer` and `inference` rows' parts the same way.
+ * straight to ClickHouse), `worker` (queue → ClickHouse), `inference` (chat completions on
+ * the built-in models, CPU-bound: run it in processes of its own when it is used much).
  */
 export type HttpRole = Exclude<RoleName, "worker">;
 
@@ -125,6 +127,15 @@ export const RESOURCES: readonly Resource[] = [
   { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
   { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
+  {
+    name: "inference",
+    routes: {
+      // Trained models (`wandb-artifact:///…`) join by a resolver and a lister from the training service.
+      inference: (api, { config, log, publisher }) =>
+        mountInference(api, { config, log, publisher, resolvers: [baseModelResolver], listers: [baseModelLister] }),
+      query: (api, { config, log }) => mountInferenceCatalogs(api, config, log),
+    },
+  },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
 ];
@@ -134,7 +145,7 @@ export const MIGRATIONS: readonly Migration[] = RESOURCES.flatMap((r) => r.migra
 
 /** Mounts the routes of every resource for the HTTP roles this process runs. */
 export function mountRoutes(api: HttpApi, roles: ReadonlySet<RoleName>, parts: ServiceParts): void {
-  for (const role of ["ingest", "query"] as const) {
+  for (const role of ["ingest", "query", "inference"] as const) {
     if (!roles.has(role)) continue;
     for (const resource of RESOURCES) resource.routes?.[role]?.(api, parts);
   }

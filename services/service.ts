@@ -115,8 +115,10 @@ async function closeServer(server: Server): Promise<void> {
 export async function startService(config: Config, log: Logger, deps: ServiceDependencies = {}): Promise<RunningService> {
   const roles = rolesOf(config.ROLE);
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
-  if ((roles.has("ingest") !== roles.has("worker")) && !useKafka) {
-    throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest and worker roles talk through Kafka`);
+  // Inference records each completion as a call: it publishes call events as ingest does.
+  const publishesCalls = roles.has("ingest") || roles.has("inference");
+  if (publishesCalls !== roles.has("worker") && !useKafka) {
+    throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest (or inference) and worker roles talk through Kafka`);
   }
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   const eventsTopic = traceEventsTopic(config.KAFKA_TOPIC);
@@ -127,7 +129,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     throw err;
   });
 
-  const publisher: EventPublisher<TraceEvent> | null = roles.has("ingest") ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
+  const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
   const parts: ServiceParts = { config, log, store, publisher };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
@@ -139,7 +141,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let url: string | null = null;
   const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
-  if (roles.has("ingest") || roles.has("query")) {
+  if (roles.has("ingest") || roles.has("query") || roles.has("inference")) {
     const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES, recordedAnswers: new RetriesRepository(store) });
     api = http;
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);

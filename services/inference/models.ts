@@ -1,0 +1,41 @@
+import type { ModelEntry } from "../contract/chat.js";
+import { baseModels, baseModelWeights } from "../lm/index.js";
+
+/**
+ * Which weights a model name stands for, and which models a key may list. A chat request
+ * asks each resolver in turn; the first that knows the name answers. The base models are
+ * resolved here; trained models (`wandb-artifact:///…`) by the training service's lookup,
+ * given to the routes by the wiring (roles.ts).
+ */
+
+/** Whether the request's key reaches a project (`entity/project`). */
+export type Reach = (projectId: string) => boolean;
+
+export interface ResolvedModel {
+  /** The concrete model: names the weights (a trained model's step), keys the loaded-model cache, answered as `model`. */
+  readonly modelId: string;
+  readonly weights: Uint8Array;
+}
+
+export type ModelResolver = (name: string, reach: Reach) => Promise<ResolvedModel | null>;
+
+/** The models a key may use, as `GET /v1/models` lists them. */
+export type ModelLister = (reach: Reach) => Promise<ModelEntry[]>;
+
+export const OWNER = "tracehouse";
+
+export const baseModelResolver: ModelResolver = async (name) => {
+  const weights = await baseModelWeights(name);
+  return weights ? { modelId: name, weights } : null;
+};
+
+export const baseModelLister: ModelLister = async () =>
+  baseModels().map((m) => ({ id: m.id, object: "model" as const, created: m.created, owned_by: OWNER, root: m.id }));
+
+export async function resolveModel(resolvers: readonly ModelResolver[], name: string, reach: Reach): Promise<ResolvedModel | null> {
+  for (const resolve of resolvers) {
+    const found = await resolve(name, reach);
+    if (found) return found;
+  }
+  return null;
+}
