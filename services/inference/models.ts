@@ -24,9 +24,19 @@ export type ModelLister = (reach: Reach) => Promise<ModelEntry[]>;
 
 export const OWNER = "tracehouse";
 
+/** A base model's weights never change while the process runs: read once per id. */
+const baseWeights = new Map<string, Promise<Uint8Array | null>>();
+
 export const baseModelResolver: ModelResolver = async (name) => {
-  const weights = await baseModelWeights(name);
-  return weights ? { modelId: name, weights } : null;
+  if (!baseModels().some((m) => m.id === name)) return null;
+  let weights = baseWeights.get(name);
+  if (!weights) {
+    weights = baseModelWeights(name);
+    baseWeights.set(name, weights);
+    weights.catch(() => baseWeights.delete(name));
+  }
+  const found = await weights;
+  return found ? { modelId: name, weights: found } : null;
 };
 
 export const baseModelLister: ModelLister = async () =>

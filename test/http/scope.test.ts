@@ -75,6 +75,8 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string 
   table_query_stats: { body: { project_id: PROJECT, digest: "t1" } },
   table_query_stats_batch: { body: { project_id: PROJECT, digests: ["t1"] } },
   refs_read_batch: { body: { refs: [`weave:///${PROJECT}/object/o1:d1`] } },
+  chat_completions: { body: { model: "tracehouse/bytelm-small", messages: [{ role: "user", content: "hi" }], max_tokens: 1 }, headers: { "OpenAI-Project": PROJECT } },
+  inference_models_list: { headers: { "Vendor-Project": PROJECT } },
 };
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
@@ -96,6 +98,9 @@ const KEY_ONLY_BODIES: Record<string, unknown> = {
   geolocate: undefined,
   projects_info: { project_ids: [PROJECT] },
   graphql: { query: "query DefaultEntity { viewer { username } }" },
+  inference_analysis_models: undefined,
+  inference_hardware: undefined,
+  inference_router_models: undefined,
 };
 const KEY_ONLY = Object.keys(KEY_ONLY_BODIES);
 const PUBLIC = ["health"];
