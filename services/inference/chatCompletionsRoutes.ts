@@ -59,7 +59,9 @@ export function mountChatCompletions(api: HttpApi, deps: ChatCompletionsDeps): v
       const gone = new AbortController();
       ctx.res.on("close", () => gone.abort());
       const response = await deps.upstream.forward(rawRequest, ctx.res, gone.signal);
+      // Recorded before the answer ends, so a client that read all of it finds the call.
       if (response) await record(response, "upstream");
+      ctx.res.end();
       return;
     }
 
@@ -120,13 +122,11 @@ async function streamCompletion(
     const turns = turnsOf(req.messages);
     for (let index = 0; index < n; index++) {
       const options = samplingOf(req, index, deps.maxTokens);
-      const stream = new ChoiceStream(options.stop);
+      const stream = new ChoiceStream();
       const completion = await model.complete(turns, options, (token) => {
         if (gone) throw new ClientGone();
-        const ready = stream.push(token);
-        if (ready.length === 0) return;
-        const text = ready.map((t) => t.token).join("");
-        send([{ index, delta: { content: text }, logprobs: withLogprobs ? { content: ready.map(tokenLogprobOut) } : null, finish_reason: null }]);
+        const piece = stream.push(token);
+        send([{ index, delta: { content: piece.text }, logprobs: withLogprobs ? { content: piece.tokens.map(tokenLogprobOut) } : null, finish_reason: null }]);
       });
       const rest = stream.finish(completion);
       if (rest.text !== "" || rest.tokens.length > 0) {

@@ -51,53 +51,27 @@ export function chunkOf(header: AnswerHeader, choices: ChunkChoice[], includeUsa
 }
 
 /**
- * The pieces of one choice's stream, so that what is sent adds up to the final completion's
- * text exactly. Tokens are held back while they could still turn out to be part of a stop
- * sequence (the model cuts a stop sequence from its text once it is complete). When the
- * completion ends, the rest of its text is sent with the logprobs of its remaining tokens.
+ * The pieces of one choice's stream. Tokens are bytes (a character beyond ASCII spans several,
+ * each named `bytes:\xNN` in logprobs), so the text sent is decoded as the bytes come: a token
+ * that ends inside a character sends its logprobs with empty content, the character goes with
+ * the token that completes it. The model hands a token over only once it cannot turn into a
+ * stop sequence; the completion's text is the authority, and `finish` sends what of it is left.
  */
 export class ChoiceStream {
-  private readonly pending: TokenLogprob[] = [];
-  private pendingText = "";
-  private sentText = 0;
+  private readonly decoder = new TextDecoder();
+  private sentText = "";
   private sentTokens = 0;
-  private readonly holdBack: number;
 
-  constructor(stop: readonly string[]) {
-    this.holdBack = Math.max(0, ...stop.map((s) => s.length));
-  }
-
-  /**
-   * The tokens that may be sent now, after `token` was produced. A stop sequence completed by a
-   * later token holds at least one character of it, so it starts at most `holdBack - 1`
-   * characters before that token: text ending before that point is final.
-   */
-  push(token: TokenLogprob): TokenLogprob[] {
-    this.pending.push(token);
-    this.pendingText += token.token;
-    if (this.holdBack === 0) return this.release(this.pending.length);
-    const limit = this.pendingText.length - token.token.length - (this.holdBack - 1);
-    let releasable = 0;
-    let end = 0;
-    for (const pendingToken of this.pending) {
-      end += pendingToken.token.length;
-      if (end > limit) break;
-      releasable++;
-    }
-    return this.release(releasable);
-  }
-
-  private release(count: number): TokenLogprob[] {
-    const out = this.pending.splice(0, count);
-    const text = out.map((t) => t.token).join("");
-    this.pendingText = this.pendingText.slice(text.length);
-    this.sentText += text.length;
-    this.sentTokens += out.length;
-    return out;
+  push(token: TokenLogprob): { text: string; tokens: TokenLogprob[] } {
+    const text = this.decoder.decode(Uint8Array.from(token.bytes), { stream: true });
+    this.sentText += text;
+    this.sentTokens++;
+    return { text, tokens: [token] };
   }
 
   /** What is left to send once the completion is known: the rest of its text and its remaining tokens. */
   finish(completion: Completion): { text: string; tokens: TokenLogprob[] } {
-    return { text: completion.text.slice(this.sentText), tokens: completion.tokens.slice(this.sentTokens) };
+    const rest = completion.text.startsWith(this.sentText) ? completion.text.slice(this.sentText.length) : "";
+    return { text: rest, tokens: completion.tokens.slice(this.sentTokens) };
   }
 }

@@ -33,7 +33,8 @@ export class Upstream {
 
   /**
    * Forwards the request and writes the upstream's answer (status, body) to `res` as it
-   * arrives. Resolves with the completion it carried when it succeeded, else null.
+   * arrives, leaving `res` open (the caller records, then ends it). Resolves with the
+   * completion it carried when it succeeded, else null.
    */
   async forward(body: unknown, res: Response, signal: AbortSignal): Promise<ChatCompletion | null> {
     const answer = await this.post(body, signal);
@@ -70,7 +71,6 @@ async function pipeBody(answer: globalThis.Response, res: Response): Promise<str
     }
   }
   text += decoder.decode();
-  res.end();
   return text;
 }
 

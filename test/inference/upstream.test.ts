@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { baseModels } from "../../services/lm/index.js";
+import { baseModels, baseModelWeights } from "../../services/lm/index.js";
 import { client, KEY_ACME, startTestService } from "../support/service.js";
 
 /**
@@ -18,13 +18,14 @@ let model: string;
 
 beforeAll(async () => {
   model = baseModels()[0]!.id;
+  await baseModelWeights(model);
   upstream = await startTestService({ AUTH_KEYS: JSON.stringify([{ key: UPSTREAM_KEY, username: "gateway", entities: ["gateway"] }]) });
   gateway = await startTestService({
     INFERENCE_UPSTREAM_URL: `${upstream.url}/v1`,
     INFERENCE_UPSTREAM_KEY: UPSTREAM_KEY,
     INFERENCE_UPSTREAM_MODELS: `${model},remote/*,vllm/served-model`,
   });
-});
+}, 1_200_000);
 afterAll(async () => {
   await gateway.stop();
   await upstream.stop();
