@@ -36,6 +36,13 @@ import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
 import type { BatchHandler } from "./queue/queue.js";
+import { TRAINING_MIGRATION } from "./store/training/schema.js";
+import { mountTrainingHealthRoutes } from "./training/healthRoutes.js";
+import { mountTrainingRoutes } from "./training/trainingRoutes.js";
+import type { JobHandler } from "./worker/jobs/handler.js";
+import type { JobSubmitter } from "./worker/jobs/submitter.js";
+import { trainerJobs } from "./worker/jobs/trainerJob.js";
+import { baseModels, baseModelWeights } from "./lm/index.js";
 
 /**
  * The one table the service is built from. A resource names its tables (migrations), the
@@ -55,6 +62,10 @@ export interface ServiceParts {
   readonly store: ClickHouseStore;
   /** Set in processes that run ingest. */
   readonly publisher: EventPublisher<TraceEvent> | null;
+  /** Set in processes that can submit jobs (query role, with Kafka or the worker role beside it). */
+  readonly jobSubmitter: JobSubmitter | null;
+  /** The jobs topic accepts jobs and, in a worker process, the job runner runs. */
+  readonly jobsHealthy: () => Promise<boolean>;
 }
 
 export interface Resource {
@@ -64,6 +75,8 @@ export interface Resource {
   readonly routes?: Partial<Record<HttpRole, (api: HttpApi, parts: ServiceParts) => void>>;
   /** Called after each stored batch of call events, in order (aggregates over calls). */
   readonly afterCallBatch?: (parts: ServiceParts) => CallsDerivedWriter;
+  /** Job types this resource runs on the job runner (worker role), by type. */
+  readonly jobHandlers?: (parts: ServiceParts) => Readonly<Record<string, JobHandler>>;
 }
 
 /** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */
@@ -138,6 +151,19 @@ export const RESOURCES: readonly Resource[] = [
   },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
+  // The training API (services/training/) in the query role; its trainer (training.rl, training.sft) on the worker's job runner.
+  {
+    name: "training",
+    migrations: [TRAINING_MIGRATION],
+    routes: {
+      query: (api, { store, jobSubmitter, jobsHealthy }) => {
+        const bases = { ids: () => baseModels().map((b) => b.id), weights: baseModelWeights };
+        mountTrainingRoutes(api, { store, baseModels: bases, submitter: jobSubmitter });
+        mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy });
+      },
+    },
+    jobHandlers: ({ store }) => trainerJobs(store),
+  },
 ];
 
 /** Every resource's migrations, in version order. */
@@ -149,6 +175,18 @@ export function mountRoutes(api: HttpApi, roles: ReadonlySet<RoleName>, parts: S
     if (!roles.has(role)) continue;
     for (const resource of RESOURCES) resource.routes?.[role]?.(api, parts);
   }
+}
+
+/** Every resource's job handlers, by job type (a type registered twice is a wiring mistake). */
+export function jobHandlers(parts: ServiceParts): Record<string, JobHandler> {
+  const handlers: Record<string, JobHandler> = {};
+  for (const resource of RESOURCES) {
+    for (const [type, handler] of Object.entries(resource.jobHandlers?.(parts) ?? {})) {
+      if (handlers[type]) throw new Error(`job type ${type} is registered twice`);
+      handlers[type] = handler;
+    }
+  }
+  return handlers;
 }
 
 /** The worker's handler of call event batches: merge and write calls, then each resource's aggregates. */
