@@ -16,6 +16,8 @@ import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import { mountInference, mountInferenceCatalogs } from "./inference/inferenceRoutes.js";
 import { baseModelLister, baseModelResolver } from "./inference/models.js";
+import { trainedModelLister, trainedModelResolver } from "./inference/trainedModels.js";
+import { TrainedModels } from "./training/trainedModels.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
@@ -143,9 +145,15 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "inference",
     routes: {
-      // Trained models (`wandb-artifact:///…`) join by a resolver and a lister from the training service.
-      inference: (api, { config, log, publisher }) =>
-        mountInference(api, { config, log, publisher, resolvers: [baseModelResolver], listers: [baseModelLister] }),
+      // Base models, then trained models (`wandb-artifact:///…`) through the training service's lookup.
+      inference: (api, { config, log, publisher, store }) =>
+        mountInference(api, {
+          config,
+          log,
+          publisher,
+          resolvers: [baseModelResolver, trainedModelResolver(new TrainedModels(store))],
+          listers: [baseModelLister, trainedModelLister(store)],
+        }),
       query: (api, { config, log }) => mountInferenceCatalogs(api, config, log),
     },
   },

@@ -56,7 +56,9 @@ export class ModelCache {
     return [...this.entries.keys()];
   }
 
-  private entryFor({ modelId, weights }: ResolvedModel): Entry {
+  private entryFor(resolved: ResolvedModel): Entry {
+    const { weights } = resolved;
+    const modelId = resolved.cacheKey ?? resolved.modelId;
     const known = this.entries.get(modelId);
     if (known) {
       this.entries.delete(modelId);

@@ -1,3 +1,4 @@
+import type { Principal } from "../auth/keys.js";
 import type { ModelEntry } from "../contract/chat.js";
 import { baseModels, baseModelWeights } from "../lm/index.js";
 
@@ -12,15 +13,17 @@ import { baseModels, baseModelWeights } from "../lm/index.js";
 export type Reach = (projectId: string) => boolean;
 
 export interface ResolvedModel {
-  /** The concrete model: names the weights (a trained model's step), keys the loaded-model cache, answered as `model`. */
+  /** The concrete model (a trained model's step), answered as `model` and keyed in usage. */
   readonly modelId: string;
+  /** What names these weights in the loaded-model cache, when `modelId` may not (a model deleted and made again under its name). */
+  readonly cacheKey?: string;
   readonly weights: Uint8Array;
 }
 
 export type ModelResolver = (name: string, reach: Reach) => Promise<ResolvedModel | null>;
 
 /** The models a key may use, as `GET /v1/models` lists them. */
-export type ModelLister = (reach: Reach) => Promise<ModelEntry[]>;
+export type ModelLister = (principal: Principal) => Promise<ModelEntry[]>;
 
 export const OWNER = "tracehouse";
 

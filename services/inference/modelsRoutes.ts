@@ -1,4 +1,3 @@
-import { canReach } from "../auth/keys.js";
 import { modelsListOp, type ModelEntry } from "../contract/chat.js";
 import type { HttpApi } from "../http/app.js";
 import { openAiError } from "./chatCompletionsRoutes.js";
@@ -10,8 +9,7 @@ import type { ModelLister } from "./models.js";
  */
 export function mountModelsList(api: HttpApi, listers: readonly ModelLister[]): void {
   api.mount(modelsListOp, async (_input, ctx) => {
-    const reach = (projectId: string) => canReach(ctx.principal, projectId);
-    const lists = await Promise.all(listers.map((list) => list(reach)));
+    const lists = await Promise.all(listers.map((list) => list(ctx.principal)));
     const seen = new Set<string>();
     const data: ModelEntry[] = [];
     for (const entry of lists.flat()) {

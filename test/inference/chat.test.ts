@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseModels, baseModelWeights } from "../../services/lm/index.js";
-import { client, KEY_ACME, startTestService } from "../support/service.js";
+import { client, KEY_ACME, KEY_OTHER, startTestService } from "../support/service.js";
 
 /**
  * Chat completions and the model list as users reach them: the OpenAI Node SDK against our
@@ -223,7 +223,35 @@ describe("GET /v1/models", () => {
   it("lists the base models in the OpenAI list shape", async () => {
     const listed = [];
     for await (const entry of openai.models.list()) listed.push(entry);
-    expect(listed).toEqual(baseModels().map((m) => ({ id: m.id, object: "model", created: m.created, owned_by: "tracehouse", root: m.id })));
+    expect(listed.slice(0, baseModels().length)).toEqual(baseModels().map((m) => ({ id: m.id, object: "model", created: m.created, owned_by: "tracehouse", root: m.id })));
+  });
+});
+
+describe("trained models", () => {
+  it("serves a trained model by ART's name (latest or :step<N>), lists it for keys that reach it, refuses others", async () => {
+    const created = await client(service.url).post("/v1/preview/models", { entity: "acme", project: "chat", name: "m1", base_model: model });
+    expect(created.status).toBe(200);
+    const name = "wandb-artifact:///acme/chat/m1";
+    const params = { messages: ask, max_tokens: 6, temperature: 0 };
+    const base = await openai.chat.completions.create({ model, ...params });
+    // Step 0 is the base model's weights.
+    const latest = await openai.chat.completions.create({ model: name, ...params });
+    expect(latest.model).toBe(`${name}:step0`);
+    expect(latest.choices[0]!.message.content).toBe(base.choices[0]!.message.content);
+    const step0 = await openai.chat.completions.create({ model: `${name}:step0`, ...params });
+    expect(step0.choices[0]!.message.content).toBe(base.choices[0]!.message.content);
+    await expect(openai.chat.completions.create({ model: `${name}:step9`, ...params })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.chat.completions.create({ model: "wandb-artifact:///acme/chat/nope", ...params })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+
+    const other = new OpenAI({ apiKey: KEY_OTHER, baseURL: `${service.url}/v1`, maxRetries: 0 });
+    await expect(other.chat.completions.create({ model: name, ...params })).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+
+    const listed = [];
+    for await (const entry of openai.models.list()) listed.push(entry);
+    expect(listed.find((m) => m.id === name)).toEqual({ id: name, object: "model", created: expect.any(Number), owned_by: "acme", root: model });
+    const listedToOther = [];
+    for await (const entry of other.models.list()) listedToOther.push(entry.id);
+    expect(listedToOther).toEqual(baseModels().map((m) => m.id));
   });
 });
 
