@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowDigest, tableDigest } from "../../services/digests.js";
 import { parseLossless } from "../../services/losslessJson.js";
-import { baseModels } from "../../services/lm/index.js";
+import { baseModels, baseModelWeights } from "../../services/lm/index.js";
 import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
 
 /**
@@ -123,7 +123,7 @@ const PUBLIC = ["health", "training_health"];
 describe("operation scopes", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
 
-  const made = { model_id: "", job_id: "" };
+  const made = { model_id: "", job_id: "", weightsBytes: 0 };
   const filled = (text: string) => text.replace("{model_id}", made.model_id).replace("{job_id}", made.job_id);
 
   beforeAll(async () => {
@@ -133,6 +133,7 @@ describe("operation scopes", () => {
     // A job whose data is missing: it fails at once, without training.
     const job = { model_id: made.model_id, training_data_url: "weave:///acme/scoped/file/missing" };
     made.job_id = (await admin.json<{ id: string }>("/v1/preview/sft-training-jobs", job)).id;
+    made.weightsBytes = (await baseModelWeights(baseModels()[0]!.id))!.length;
   });
   afterAll(async () => {
     await service.stop();
@@ -166,7 +167,8 @@ describe("operation scopes", () => {
     expect(await admin.json("/objs/query", { project_id: PROJECT })).toEqual({ objs: [] });
     expect(await (await admin.get(`/tags?project_id=${PROJECT}`)).json()).toEqual({ tags: [] });
     expect(await (await admin.get(`/aliases?project_id=${PROJECT}`)).json()).toEqual({ aliases: [] });
-    expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: 0 });
+    // The only file of PROJECT: the base weights of the training model made in beforeAll.
+    expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: made.weightsBytes });
     expect(await admin.json("/table/query_stats_batch", { project_id: PROJECT, digests: [tableDigest([rowDigest(parseLossless('{"a": 1}'))])] })).toEqual({ tables: [] });
     const checkpoints = await (await admin.get(`/v1/preview/models/${made.model_id}/checkpoints`)).json();
     expect(checkpoints).toMatchObject({ data: [{ step: 0 }], has_more: false });

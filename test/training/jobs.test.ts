@@ -4,6 +4,9 @@ import { baseModels, baseModelWeights, loadModel, type LanguageModel } from "../
 import { client, startTestService } from "../support/service.js";
 import { eventsUntilEnd, trainingClient, UUID, type TrainingClient, type TrainingEvent } from "./support.js";
 
+/** Training on a busy CPU takes a while: each test waits up to this long. */
+const JOB_TEST_MS = 300_000;
+
 /**
  * Training jobs end to end through HTTP, on the built-in trainer (CPU): the RL loop as ART runs
  * it, SFT from a dataset table and from an http URL, the order of one model's jobs, failures.
@@ -115,7 +118,7 @@ describe("RL", () => {
     const again = await api.ok<{ data: { type: string }[]; has_more: boolean }>("GET", `/v1/preview/training-jobs/${id}/events?after=${events[0]!.id}&limit=100`);
     expect(again.data.map((e) => e.type)).toEqual(events.slice(1).map((e) => e.type));
     expect(again.has_more).toBe(false);
-  });
+  }, JOB_TEST_MS);
 });
 
 describe("SFT", () => {
@@ -135,7 +138,7 @@ describe("SFT", () => {
     expect(losses[losses.length - 1]!).toBeLessThan(losses[0]! * 0.7);
     expect(await latestCheckpoint(modelId)).toMatchObject({ step: 1, metrics: { loss: losses[losses.length - 1] } });
     expect(await job(id)).toMatchObject({ status: "COMPLETED", kind: "sft" });
-  });
+  }, JOB_TEST_MS);
 
   it("trains from an http URL (the older field name too), and fails a job whose data URL answers 404", async () => {
     const modelId = await createModel("sft-http");
@@ -148,7 +151,7 @@ describe("SFT", () => {
     expect(await job(missing.id)).toMatchObject({ status: "FAILED", kind: "sft", error_message: expect.stringContaining("404"), training_end: expect.any(String) });
     // The failed job added no checkpoint.
     expect((await latestCheckpoint(modelId)).step).toBe(1);
-  });
+  }, JOB_TEST_MS);
 });
 
 describe("order", () => {
@@ -164,5 +167,5 @@ describe("order", () => {
     expect(Date.parse(a.training_end as string)).toBeLessThanOrEqual(Date.parse(b.training_start as string));
     const steps = (await api.ok<{ data: { step: number }[] }>("GET", `${MODELS}/${modelId}/checkpoints`)).data.map((c) => c.step);
     expect(steps).toEqual([0, 1, 2]);
-  });
+  }, JOB_TEST_MS);
 });

@@ -37,7 +37,7 @@ export function checkpointsPageQuery(modelId: string, page: { fromStep: number |
 /** Live checkpoints of a model with these steps (all live ones when `steps` is null). */
 export function checkpointsAtQuery(modelId: string, steps: readonly number[] | null): BuiltQuery {
   const pb = new ParamBuilder();
-  const filter = steps === null ? "" : ` AND step IN ${pb.inInts(steps)}`;
+  const filter = steps === null ? "" : ` AND toInt64(step) IN ${pb.inInts(steps)}`;
   return built(pb, `SELECT ${CHECKPOINT_COLUMNS} FROM training_checkpoints FINAL WHERE model_id = ${pb.str(modelId)} AND deleted = 0${filter} ORDER BY step`);
 }
 

@@ -1,4 +1,5 @@
 import type { ReachedProject } from "../../contract/operation.js";
+import { createFileDigester } from "../../digests.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { FilesRepository } from "../files/filesRepository.js";
 
@@ -26,6 +27,10 @@ export class WeightsStore {
    * caller looked up and checked (an API key's reach, or a job of that model).
    */
   async put(projectId: string, weights: Uint8Array): Promise<string> {
+    const digester = createFileDigester();
+    digester.update(weights);
+    const digest = digester.digest();
+    if (await this.files.find(projectId, digest)) return digest;
     const staged = await this.files.stage(projectId as ReachedProject, once(weights), NO_LIMIT);
     await this.files.commit(staged);
     return staged.digest;
