@@ -44,7 +44,6 @@ import { mountTrainingRoutes } from "./training/trainingRoutes.js";
 import type { JobHandler } from "./worker/jobs/handler.js";
 import type { JobSubmitter } from "./worker/jobs/submitter.js";
 import { trainerJobs } from "./worker/jobs/trainerJob.js";
-import { baseModels, baseModelWeights } from "./lm/index.js";
 
 /**
  * The one table the service is built from. A resource names its tables (migrations), the
@@ -165,7 +164,9 @@ export const RESOURCES: readonly Resource[] = [
     migrations: [TRAINING_MIGRATION],
     routes: {
       query: (api, { store, jobSubmitter, jobsHealthy }) => {
-        const bases = { ids: () => baseModels().map((b) => b.id), weights: baseModelWeights };
+        // services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it.
+        const lm = () => import("./lm/index.js");
+        const bases = { ids: async () => (await lm()).baseModels().map((b) => b.id), weights: async (id: string) => (await lm()).baseModelWeights(id) };
         mountTrainingRoutes(api, { store, baseModels: bases, submitter: jobSubmitter });
         mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy });
       },

@@ -82,6 +82,8 @@ function* dialogBatches(random: Random, spec: BaseModelSpec): Generator<Training
   }
 }
 
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+
 export interface BuildReport {
   readonly weights: Uint8Array;
   readonly seconds: number;
@@ -109,7 +111,9 @@ export async function buildBaseModel(spec: BaseModelSpec, log: (line: string) =>
       }
       await yieldToEventLoop();
     }
-    return { weights: trainer.weights(), seconds: (Date.now() - started) / 1000, cpuSeconds: cpuSeconds(), finalLoss: recent.reduce((a, b) => a + b, 0) / recent.length };
+    const report = { seconds: (Date.now() - started) / 1000, cpuSeconds: cpuSeconds(), finalLoss: recent.reduce((a, b) => a + b, 0) / recent.length };
+    const built = { build_seconds: round(report.seconds), build_cpu_seconds: round(report.cpuSeconds), final_loss: round(report.finalLoss) };
+    return { ...report, weights: trainer.weights({ ...meta, ...built }) };
   } finally {
     trainer.dispose();
   }

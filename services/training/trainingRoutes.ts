@@ -33,7 +33,7 @@ import { sftDataProject } from "../worker/jobs/trainingData.js";
 
 /** The base models a model may start from, and their weights (services/lm). */
 export interface BaseModels {
-  ids(): readonly string[];
+  ids(): Promise<readonly string[]>;
   weights(id: string): Promise<Uint8Array | null>;
 }
 
@@ -127,7 +127,7 @@ export function mountTrainingRoutes(api: HttpApi, deps: TrainingDeps): void {
       throw new ClientError(409, `model ${entity}/${body.project}/${body.name} exists (send return_existing: true to get it)`);
     }
     const base = await deps.baseModels.weights(body.base_model);
-    if (!base) throw new ClientError(400, `unknown base_model ${body.base_model}; known: ${deps.baseModels.ids().join(", ")}`);
+    if (!base) throw new ClientError(400, `unknown base_model ${body.base_model}; known: ${(await deps.baseModels.ids()).join(", ")}`);
     const digest = await weights.put(`${entity}/${body.project}`, base);
     return modelView(await repo.createModel({ entity, project: body.project, name: body.name, baseModel: body.base_model }, digest));
   });

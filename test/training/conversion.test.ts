@@ -50,11 +50,11 @@ describe("API JSON → lm's training types", () => {
   });
 
   it("fills configs from lm's defaults where the API sends null", () => {
-    expect(rlConfigOf(null)).toEqual(RL_DEFAULTS);
-    expect(rlConfigOf({ learning_rate: 0.01, epsilon: 0.3, epsilon_high: null, normalize_advantages: false, loss_fn: "cispo" })).toEqual({
+    expect(rlConfigOf(null, RL_DEFAULTS)).toEqual(RL_DEFAULTS);
+    expect(rlConfigOf({ learning_rate: 0.01, epsilon: 0.3, epsilon_high: null, normalize_advantages: false, loss_fn: "cispo" }, RL_DEFAULTS)).toEqual({
       learningRate: 0.01, epsilon: 0.3, epsilonHigh: 0.3, normalizeAdvantages: false, lossFn: "cispo",
     });
-    expect(sftConfigOf({ batch_size: null, learning_rate: [0.1, 0.2] })).toEqual({ ...SFT_DEFAULTS, learningRate: [0.1, 0.2] });
+    expect(sftConfigOf({ batch_size: null, learning_rate: [0.1, 0.2] }, SFT_DEFAULTS)).toEqual({ ...SFT_DEFAULTS, learningRate: [0.1, 0.2] });
   });
 
   it("names the source of SFT data", () => {

@@ -2,21 +2,16 @@ import { z } from "zod";
 import type { MessageOrChoice, RlExperimentalConfig, SftConfig as ApiSftConfig, TrajectoryGroup } from "../../contract/training.js";
 import { RL_JOB, RlJobInput, SFT_JOB, SftJobInput, type TrainingOutput } from "../../contract/trainingJobs.js";
 import type { JsonObject } from "../../json.js";
-import {
-  baseModelWeights,
-  RL_DEFAULTS,
-  SFT_DEFAULTS,
-  trainRl,
-  trainSft,
-  type ChatRole,
-  type ChatTurn,
-  type RlConfig,
-  type RlGroup,
-  type RlItem,
-  type SftConfig,
-  type SftExample,
-  type TrainingProgress,
-  type TrainingResult,
+import type {
+  ChatRole,
+  ChatTurn,
+  RlConfig,
+  RlGroup,
+  RlItem,
+  SftConfig,
+  SftExample,
+  TrainingProgress,
+  TrainingResult,
 } from "../../lm/index.js";
 import type { ClickHouseStore } from "../../store/clickhouse.js";
 import { TrainingRepository } from "../../store/training/trainingRepository.js";
@@ -38,6 +33,9 @@ import { TrainingDataReader } from "./trainingData.js";
  * `training_failed` {error_message}. A job run again (its runner stopped after it wrote its
  * checkpoint) answers that checkpoint instead of training twice.
  */
+/** The language model library, loaded at the first job: a process that trains nothing never loads tfjs. */
+const loadLm = () => import("../../lm/index.js");
+
 export function trainerJobs(store: ClickHouseStore): Record<string, JobHandler> {
   const trainer = new Trainer(store);
   return {
@@ -90,21 +88,23 @@ export function rlGroupsOf(groups: readonly TrajectoryGroup[]): RlGroup[] {
   }));
 }
 
-export function rlConfigOf(config: RlExperimentalConfig | null | undefined): RlConfig {
+/** The API's RL config over lm's defaults (`RL_DEFAULTS`): a null or absent key keeps the default. */
+export function rlConfigOf(config: RlExperimentalConfig | null | undefined, defaults: RlConfig): RlConfig {
   return {
-    learningRate: config?.learning_rate ?? RL_DEFAULTS.learningRate,
-    epsilon: config?.epsilon ?? RL_DEFAULTS.epsilon,
-    epsilonHigh: config?.epsilon_high ?? config?.epsilon ?? RL_DEFAULTS.epsilonHigh,
-    normalizeAdvantages: config?.normalize_advantages ?? RL_DEFAULTS.normalizeAdvantages,
-    lossFn: config?.loss_fn ?? RL_DEFAULTS.lossFn,
+    learningRate: config?.learning_rate ?? defaults.learningRate,
+    epsilon: config?.epsilon ?? defaults.epsilon,
+    epsilonHigh: config?.epsilon_high ?? config?.epsilon ?? defaults.epsilonHigh,
+    normalizeAdvantages: config?.normalize_advantages ?? defaults.normalizeAdvantages,
+    lossFn: config?.loss_fn ?? defaults.lossFn,
   };
 }
 
-export function sftConfigOf(config: ApiSftConfig | null | undefined): SftConfig {
+/** The API's SFT config over lm's defaults (`SFT_DEFAULTS`). */
+export function sftConfigOf(config: ApiSftConfig | null | undefined, defaults: SftConfig): SftConfig {
   return {
-    learningRate: config?.learning_rate ?? SFT_DEFAULTS.learningRate,
-    batchSize: config?.batch_size ?? SFT_DEFAULTS.batchSize,
-    assistantTurns: config?.assistant_turns ?? SFT_DEFAULTS.assistantTurns,
+    learningRate: config?.learning_rate ?? defaults.learningRate,
+    batchSize: config?.batch_size ?? defaults.batchSize,
+    assistantTurns: config?.assistant_turns ?? defaults.assistantTurns,
   };
 }
 
@@ -140,16 +140,18 @@ class Trainer {
   async runRl(raw: JsonObject, ctx: JobContext): Promise<TrainingOutput> {
     const input = parseInput(RlJobInput, raw, RL_JOB);
     return this.run(input.model_id, ctx, async (weights, progress) => {
+      const lm = await loadLm();
       const groups = rlGroupsOf(input.trajectory_groups);
-      return trainRl(weights, groups, rlConfigOf(input.experimental_config), progress, ctx.signal);
+      return lm.trainRl(weights, groups, rlConfigOf(input.experimental_config, lm.RL_DEFAULTS), progress, ctx.signal);
     });
   }
 
   async runSft(raw: JsonObject, ctx: JobContext): Promise<TrainingOutput> {
     const input = parseInput(SftJobInput, raw, SFT_JOB);
     return this.run(input.model_id, ctx, async (weights, progress) => {
+      const lm = await loadLm();
       const examples = sftExamplesOf(await this.data.rows(input.training_data_url, ctx.signal));
-      return trainSft(weights, examples, sftConfigOf(input.config), progress, ctx.signal);
+      return lm.trainSft(weights, examples, sftConfigOf(input.config, lm.SFT_DEFAULTS), progress, ctx.signal);
     });
   }
 
@@ -169,7 +171,7 @@ class Trainer {
 
   private async startingWeights(model: ModelRecord): Promise<Uint8Array> {
     const latest = await this.repo.latestCheckpoint(model.id);
-    const weights = latest ? await this.weights.get(projectIdOf(model), latest.weightsDigest) : await baseModelWeights(model.baseModel);
+    const weights = latest ? await this.weights.get(projectIdOf(model), latest.weightsDigest) : await (await loadLm()).baseModelWeights(model.baseModel);
     if (!weights) throw new Error(latest ? `the weights of checkpoint step ${latest.step} are missing` : `unknown base model ${model.baseModel}`);
     return weights;
   }
