@@ -1,7 +1,6 @@
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { HttpApi } from "../http/app.js";
-import { loadModel } from "../lm/index.js";
 import type { TraceEvent } from "../queue/events.js";
 import type { EventPublisher } from "../queue/queue.js";
 import { Catalogs, mountCatalogRoutes } from "./catalogs.js";
@@ -30,7 +29,8 @@ function upstreamOf(config: Config): Upstream | null {
 /** The inference role: chat completions and the model list. Models routed upstream are listed too. */
 export function mountInference(api: HttpApi, parts: InferenceParts): void {
   const upstream = upstreamOf(parts.config);
-  const cache = new ModelCache(parts.config.INFERENCE_MODEL_CACHE_BYTES, loadModel);
+  // services/lm (tfjs) is loaded with the first model: a process that serves only traces never loads it.
+  const cache = new ModelCache(parts.config.INFERENCE_MODEL_CACHE_BYTES, async (weights) => (await import("../lm/index.js")).loadModel(weights));
   mountChatCompletions(api, {
     resolvers: parts.resolvers,
     cache,

@@ -1,6 +1,8 @@
 import type { Principal } from "../auth/keys.js";
 import type { ModelEntry } from "../contract/chat.js";
-import { baseModels, baseModelWeights } from "../lm/index.js";
+
+/** services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it. */
+const lm = () => import("../lm/index.js");
 
 /**
  * Which weights a model name stands for, and which models a key may list. A chat request
@@ -31,6 +33,7 @@ export const OWNER = "tracehouse";
 const baseWeights = new Map<string, Promise<Uint8Array | null>>();
 
 export const baseModelResolver: ModelResolver = async (name) => {
+  const { baseModels, baseModelWeights } = await lm();
   if (!baseModels().some((m) => m.id === name)) return null;
   let weights = baseWeights.get(name);
   if (!weights) {
@@ -43,7 +46,7 @@ export const baseModelResolver: ModelResolver = async (name) => {
 };
 
 export const baseModelLister: ModelLister = async () =>
-  baseModels().map((m) => ({ id: m.id, object: "model" as const, created: m.created, owned_by: OWNER, root: m.id }));
+  (await lm()).baseModels().map((m) => ({ id: m.id, object: "model" as const, created: m.created, owned_by: OWNER, root: m.id }));
 
 export async function resolveModel(resolvers: readonly ModelResolver[], name: string, reach: Reach): Promise<ResolvedModel | null> {
   for (const resolve of resolvers) {
