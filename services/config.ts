@@ -25,10 +25,13 @@ export const DEFAULTS = {
   JOBS_CONCURRENCY: 2,
   JOBS_MAX_ATTEMPTS: 5,
   JOBS_LEASE_MS: 30_000,
+  CHAT_MAX_TOKENS: 512,
+  INFERENCE_MODEL_CACHE_BYTES: 512 * 1024 * 1024,
+  INFERENCE_CATALOG_REFRESH_MS: 3_600_000,
 } as const;
 
 /** The roles a process can run; what each one mounts and runs is the table in services/roles.ts. */
-export const ROLE_NAMES = ["ingest", "worker", "query"] as const;
+export const ROLE_NAMES = ["ingest", "worker", "query", "inference"] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 const isRoleName = (name: string): name is RoleName => (ROLE_NAMES as readonly string[]).includes(name);
 
@@ -64,6 +67,9 @@ const jsonArray = <T extends z.ZodType>(schema: T) =>
 
 const list = z.string().transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean));
 
+/** `{"analysis_models": url, "hardware": url, "router_models": url}`, each optional. */
+const CatalogUrls = z.object({ analysis_models: z.string().url(), hardware: z.string().url(), router_models: z.string().url() }).partial().strict();
+
 const EnvSchema = z.object({
   ROLE: Role.default("all"),
   PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.PORT),
@@ -94,6 +100,13 @@ const EnvSchema = z.object({
   JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(DEFAULTS.JOBS_CONCURRENCY),
   JOBS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(DEFAULTS.JOBS_MAX_ATTEMPTS),
   JOBS_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.JOBS_LEASE_MS),
+  CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000).default(DEFAULTS.CHAT_MAX_TOKENS),
+  INFERENCE_MODEL_CACHE_BYTES: z.coerce.number().int().positive().default(DEFAULTS.INFERENCE_MODEL_CACHE_BYTES),
+  INFERENCE_UPSTREAM_URL: z.string().url().optional(),
+  INFERENCE_UPSTREAM_KEY: z.string().optional(),
+  INFERENCE_UPSTREAM_MODELS: list.default([]),
+  INFERENCE_CATALOG_URLS: jsonArray(CatalogUrls).default({}),
+  INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 }).transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
 

@@ -17,6 +17,10 @@ import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import { mountV2Routes } from "./query/v2Routes.js";
+import { mountInference, mountInferenceCatalogs } from "./inference/inferenceRoutes.js";
+import { baseModelLister, baseModelResolver } from "./inference/models.js";
+import { trainedModelLister, trainedModelResolver } from "./inference/trainedModels.js";
+import { TrainedModels } from "./training/trainedModels.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
@@ -37,6 +41,12 @@ import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
 import type { BatchHandler } from "./queue/queue.js";
+import { TRAINING_MIGRATION } from "./store/training/schema.js";
+import { mountTrainingHealthRoutes } from "./training/healthRoutes.js";
+import { mountTrainingRoutes } from "./training/trainingRoutes.js";
+import type { JobHandler } from "./worker/jobs/handler.js";
+import type { JobSubmitter } from "./worker/jobs/submitter.js";
+import { trainerJobs } from "./worker/jobs/trainerJob.js";
 
 /**
  * The one table the service is built from. A resource names its tables (migrations), the
@@ -44,8 +54,8 @@ import type { BatchHandler } from "./queue/queue.js";
  * its schema under store/<resource>/schema.ts, its queries and repository beside it, its
  * routes under query/ (or ingest/ for high-volume writes through the queue), and one row
  * here. Roles: `ingest` (validated writes → queue), `query` (reads and low-volume writes
- * straight to ClickHouse), `worker` (queue → ClickHouse). The training issue adds
- * `trainer` and `inference` rows' parts the same way.
+ * straight to ClickHouse), `worker` (queue → ClickHouse), `inference` (chat completions on
+ * the built-in models, CPU-bound: run it in processes of its own when it is used much).
  */
 export type HttpRole = Exclude<RoleName, "worker">;
 
@@ -56,6 +66,10 @@ export interface ServiceParts {
   readonly store: ClickHouseStore;
   /** Set in processes that run ingest. */
   readonly publisher: EventPublisher<TraceEvent> | null;
+  /** Set in processes that can submit jobs (query role, with Kafka or the worker role beside it). */
+  readonly jobSubmitter: JobSubmitter | null;
+  /** The jobs topic accepts jobs and, in a worker process, the job runner runs. */
+  readonly jobsHealthy: () => Promise<boolean>;
 }
 
 export interface Resource {
@@ -65,6 +79,8 @@ export interface Resource {
   readonly routes?: Partial<Record<HttpRole, (api: HttpApi, parts: ServiceParts) => void>>;
   /** Called after each stored batch of call events, in order (aggregates over calls). */
   readonly afterCallBatch?: (parts: ServiceParts) => CallsDerivedWriter;
+  /** Job types this resource runs on the job runner (worker role), by type. */
+  readonly jobHandlers?: (parts: ServiceParts) => Readonly<Record<string, JobHandler>>;
 }
 
 /** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */
@@ -134,6 +150,36 @@ export const RESOURCES: readonly Resource[] = [
   // /v2/ ops, datasets, scorers, evaluations, models (objects), evaluation runs, predictions and scores (calls
   // written through the worker's merge in this process, readable at once), eval_results. No tables of its own.
   { name: "v2", routes: { query: (api, parts) => mountV2Routes(api, { store: parts.store, writeCalls: callBatchHandler(parts) }) } },
+  {
+    name: "inference",
+    routes: {
+      // Base models, then trained models (`wandb-artifact:///…`) through the training service's lookup.
+      inference: (api, { config, log, publisher, store }) =>
+        mountInference(api, {
+          config,
+          log,
+          publisher,
+          resolvers: [baseModelResolver, trainedModelResolver(new TrainedModels(store))],
+          listers: [baseModelLister, trainedModelLister(store)],
+        }),
+      query: (api, { config, log }) => mountInferenceCatalogs(api, config, log),
+    },
+  },
+  // The training API (services/training/) in the query role; its trainer (training.rl, training.sft) on the worker's job runner.
+  {
+    name: "training",
+    migrations: [TRAINING_MIGRATION],
+    routes: {
+      query: (api, { store, jobSubmitter, jobsHealthy }) => {
+        // services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it.
+        const lm = () => import("./lm/index.js");
+        const bases = { ids: async () => (await lm()).baseModels().map((b) => b.id), weights: async (id: string) => (await lm()).baseModelWeights(id) };
+        mountTrainingRoutes(api, { store, baseModels: bases, submitter: jobSubmitter });
+        mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy });
+      },
+    },
+    jobHandlers: ({ store }) => trainerJobs(store),
+  },
 ];
 
 /** Every resource's migrations, in version order. */
@@ -141,10 +187,22 @@ export const MIGRATIONS: readonly Migration[] = RESOURCES.flatMap((r) => r.migra
 
 /** Mounts the routes of every resource for the HTTP roles this process runs. */
 export function mountRoutes(api: HttpApi, roles: ReadonlySet<RoleName>, parts: ServiceParts): void {
-  for (const role of ["ingest", "query"] as const) {
+  for (const role of ["ingest", "query", "inference"] as const) {
     if (!roles.has(role)) continue;
     for (const resource of RESOURCES) resource.routes?.[role]?.(api, parts);
   }
+}
+
+/** Every resource's job handlers, by job type (a type registered twice is a wiring mistake). */
+export function jobHandlers(parts: ServiceParts): Record<string, JobHandler> {
+  const handlers: Record<string, JobHandler> = {};
+  for (const resource of RESOURCES) {
+    for (const [type, handler] of Object.entries(resource.jobHandlers?.(parts) ?? {})) {
+      if (handlers[type]) throw new Error(`job type ${type} is registered twice`);
+      handlers[type] = handler;
+    }
+  }
+  return handlers;
 }
 
 /** The worker's handler of call event batches: merge and write calls, then each resource's aggregates. */

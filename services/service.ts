@@ -7,6 +7,7 @@ import type { Operation } from "./contract/operation.js";
 import { HttpApi } from "./http/app.js";
 import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
 import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
+import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/layout.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
@@ -17,7 +18,10 @@ import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js"
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
 import { ensureDatabase, migrate } from "./store/migrations.js";
 import { RetriesRepository } from "./store/retries/retriesRepository.js";
-import { callBatchHandler, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
+import { JobsRepository } from "./store/jobs/jobsRepository.js";
+import { JobRunner } from "./worker/jobs/runner.js";
+import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
+import { callBatchHandler, jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
 
 export interface RunningService {
   readonly url: string | null;
@@ -75,7 +79,7 @@ export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; print
  * process's own directory; process 0 first takes over the logs of processes beyond
  * PROCESSES), or with EMBEDDED_QUEUE=memory the in-process group commit.
  */
-async function openEmbeddedQueue(config: Config, topic: Topic<TraceEvent>, log: Logger): Promise<EventPublisher<TraceEvent> & EventConsumer<TraceEvent>> {
+async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger): Promise<EventPublisher<T> & EventConsumer<T>> {
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   if (config.EMBEDDED_QUEUE === "memory") return new InProcessQueue(topic, { ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
   const dataDir = resolve(config.DATA_DIR);
@@ -115,31 +119,53 @@ async function closeServer(server: Server): Promise<void> {
 export async function startService(config: Config, log: Logger, deps: ServiceDependencies = {}): Promise<RunningService> {
   const roles = rolesOf(config.ROLE);
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
-  if ((roles.has("ingest") !== roles.has("worker")) && !useKafka) {
-    throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest and worker roles talk through Kafka`);
+  // Inference records each completion as a call: it publishes call events as ingest does.
+  const publishesCalls = roles.has("ingest") || roles.has("inference");
+  if (publishesCalls !== roles.has("worker") && !useKafka) {
+    throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest (or inference) and worker roles talk through Kafka`);
   }
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   const eventsTopic = traceEventsTopic(config.KAFKA_TOPIC);
   // Before the store: a log directory in use by another process stops the start at once.
   const embedded = useKafka ? null : await openEmbeddedQueue(config, eventsTopic, log);
-  const { store, local } = await openStore(config, log, deps).catch(async (err: unknown) => {
+  // The jobs topic (worker/jobs/runner.ts): embedded, it lives in the process that runs the jobs.
+  const jobsTopicOf = jobsTopic(config.KAFKA_JOBS_TOPIC);
+  const embeddedJobs = useKafka || !roles.has("worker") ? null : await openEmbeddedQueue(config, jobsTopicOf, log).catch(async (err: unknown) => {
     await embedded?.close();
     throw err;
   });
+  const { store, local } = await openStore(config, log, deps).catch(async (err: unknown) => {
+    await embedded?.close();
+    await embeddedJobs?.close();
+    throw err;
+  });
 
-  const publisher: EventPublisher<TraceEvent> | null = roles.has("ingest") ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
-  const parts: ServiceParts = { config, log, store, publisher };
+  const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
+  const jobs = new JobsRepository(store);
+  const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config), limits) : embeddedJobs;
+  let runner: JobRunner | null = null;
+  const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
+  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
     await consumer.start(callBatchHandler(parts));
+  }
+  let jobConsumer: EventConsumer<JobMessage> | null = null;
+  if (roles.has("worker")) {
+    const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
+    for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
+    jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
+    await jobConsumer.start(jobIntake(jobs, () => jobRunner.wake()));
+    jobRunner.start();
+    runner = jobRunner;
   }
 
   let server: Server | null = null;
   let url: string | null = null;
   const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
-  if (roles.has("ingest") || roles.has("query")) {
+  if (roles.has("ingest") || roles.has("query") || roles.has("inference")) {
     const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES, recordedAnswers: new RetriesRepository(store) });
     api = http;
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
@@ -166,6 +192,9 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
         api.beginDrain();
         await closeServer(server);
       }
+      if (runner) await runner.stop();
+      if (jobConsumer) await jobConsumer.shutdown();
+      if (jobPublisher && jobPublisher !== embeddedJobs) await jobPublisher.close();
       if (publisher && publisher !== embedded) await publisher.close();
       if (consumer) await consumer.shutdown();
       await store.close();

@@ -29,7 +29,7 @@ export function openApiDocument(operations: readonly Operation[], version: strin
       responses: {
         200: success(op),
         ...(takesInput ? { 422: { description: "Validation error", content: { "application/json": { schema: DetailError } } } } : {}),
-        ...(op.scope.kind === "projects" || op.scope.kind === "streamedProject" ? { 403: { description: "The key may not reach a project the request names" } } : {}),
+        ...(op.scope.kind === "projects" || op.scope.kind === "streamedProject" || op.scope.kind === "lookedUpProject" ? { 403: { description: "The key may not reach a project the request names" } } : {}),
       },
     });
   }

@@ -33,12 +33,16 @@ export type RequestHeaders = Readonly<Record<string, string | string[] | undefin
  *   The handler confirms it with `ctx.reachProject(id)` (403 when the key may not reach it)
  *   before it stores anything; store writes of such bodies take the `ReachedProject` that
  *   call returns, never a bare string.
+ * - `lookedUpProject`: a valid key; the request names a resource by id (a training model or
+ *   job) whose project only the store knows. The handler looks it up (404 when unknown) and
+ *   confirms its project with `ctx.reachProject(id)` (403) before it reads or changes anything.
  */
 export type OperationScope<I> =
   | { readonly kind: "public" }
   | { readonly kind: "key" }
   | { readonly kind: "projects"; readonly of: (input: I, headers: RequestHeaders) => readonly string[] }
-  | { readonly kind: "streamedProject" };
+  | { readonly kind: "streamedProject" }
+  | { readonly kind: "lookedUpProject" };
 
 declare const reached: unique symbol;
 /** A project id the HTTP layer checked against the request's key (see `streamedProject`). */
@@ -108,6 +112,7 @@ export function aliasOf<O extends Operation>(op: O, id: string, path: string): O
 export const PUBLIC = { kind: "public" } as const;
 export const ANY_KEY = { kind: "key" } as const;
 export const STREAMED_PROJECT = { kind: "streamedProject" } as const;
+export const LOOKED_UP_PROJECT = { kind: "lookedUpProject" } as const;
 
 /** The project named by the path: `/v2/{entity}/{project}/...`. */
 export const PATH_PROJECT = {

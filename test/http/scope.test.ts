@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowDigest, tableDigest } from "../../services/digests.js";
 import { parseLossless } from "../../services/losslessJson.js";
+import { baseModels, baseModelWeights } from "../../services/lm/index.js";
 import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
 
 /**
@@ -119,7 +120,22 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string 
   v2_scores_delete: { path: `/v2/${PROJECT}/scores?score_ids=s1` },
   v2_scores_read: { path: `/v2/${PROJECT}/scores/s1` },
   v2_eval_results_query: { path: `/v2/${PROJECT}/eval_results/query`, body: { evaluation_call_ids: ["e1"] } },
+  chat_completions: { body: { model: "tracehouse/bytelm-small", messages: [{ role: "user", content: "hi" }], max_tokens: 1 }, headers: { "OpenAI-Project": PROJECT } },
+  inference_models_list: { headers: { "Vendor-Project": PROJECT } },
+  // Training: `{model_id}` and `{job_id}` are a model of PROJECT and a job of it, made in beforeAll.
+  training_model_create: { body: { entity: "acme", project: "scoped", name: "m2", base_model: "tiny" } },
+  training_model_delete: { path: "/v1/preview/models/{model_id}" },
+  training_checkpoints_list: { path: "/v1/preview/models/{model_id}/checkpoints" },
+  training_checkpoints_delete: { path: "/v1/preview/models/{model_id}/checkpoints", body: { steps: [0] } },
+  training_model_log: { path: "/v1/preview/models/{model_id}/log", body: { trajectory_groups: [] } },
+  training_job_create: { body: { model_id: "{model_id}", trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }] } },
+  sft_training_job_create: { body: { model_id: "{model_id}", training_data_url: "https://example.invalid/data.jsonl" } },
+  training_job_read: { path: "/v1/preview/training-jobs/{job_id}" },
+  training_job_events: { path: "/v1/preview/training-jobs/{job_id}/events" },
 };
+
+/** Operations that name a resource by id (a training model or job): the handler looks up its project and confirms it. */
+const LOOKED_UP = ["training_model_delete", "training_checkpoints_list", "training_checkpoints_delete", "training_model_log", "training_job_create", "sft_training_job_create", "training_job_read", "training_job_events"];
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
 const STREAMED = ["file_create", "files_create", "image_create"];
@@ -140,15 +156,28 @@ const KEY_ONLY_BODIES: Record<string, unknown> = {
   geolocate: undefined,
   projects_info: { project_ids: [PROJECT] },
   graphql: { query: "query DefaultEntity { viewer { username } }" },
+  inference_analysis_models: undefined,
+  inference_hardware: undefined,
+  inference_router_models: undefined,
+  system_check: undefined,
 };
 const KEY_ONLY = Object.keys(KEY_ONLY_BODIES);
-const PUBLIC = ["health"];
+const PUBLIC = ["health", "training_health"];
 
 describe("operation scopes", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
 
+  const made = { model_id: "", job_id: "", weightsBytes: 0 };
+  const filled = (text: string) => text.replace("{model_id}", made.model_id).replace("{job_id}", made.job_id);
+
   beforeAll(async () => {
     service = await startTestService();
+    const admin = client(service.url, KEY_ADMIN);
+    made.model_id = (await admin.json<{ id: string }>("/v1/preview/models", { entity: "acme", project: "scoped", name: "m1", base_model: baseModels()[0]!.id })).id;
+    // A job whose data is missing: it fails at once, without training.
+    const job = { model_id: made.model_id, training_data_url: "weave:///acme/scoped/file/missing" };
+    made.job_id = (await admin.json<{ id: string }>("/v1/preview/sft-training-jobs", job)).id;
+    made.weightsBytes = (await baseModelWeights(baseModels()[0]!.id))!.length;
   });
   afterAll(async () => {
     await service.stop();
@@ -158,18 +187,18 @@ describe("operation scopes", () => {
     const ids = service.operations.map((op) => op.id).sort();
     expect(ids).toEqual([...Object.keys(PROJECT_REQUESTS), ...KEY_ONLY, ...PUBLIC].sort());
     for (const op of service.operations) {
-      const expected = PUBLIC.includes(op.id) ? "public" : KEY_ONLY.includes(op.id) ? "key" : STREAMED.includes(op.id) ? "streamedProject" : "projects";
+      const expected = PUBLIC.includes(op.id) ? "public" : KEY_ONLY.includes(op.id) ? "key" : STREAMED.includes(op.id) ? "streamedProject" : LOOKED_UP.includes(op.id) ? "lookedUpProject" : "projects";
       expect({ id: op.id, scope: op.scope.kind }).toEqual({ id: op.id, scope: expected });
     }
   });
 
   it("answers 403 to another entity's key for every operation that touches a project, and writes nothing", async () => {
-    for (const op of service.operations.filter((o) => o.scope.kind === "projects" || o.scope.kind === "streamedProject")) {
+    for (const op of service.operations.filter((o) => o.scope.kind !== "public" && o.scope.kind !== "key")) {
       const request = PROJECT_REQUESTS[op.id]!;
-      const res = await fetch(`${service.url}${request.path ?? op.path}`, {
+      const res = await fetch(`${service.url}${filled(request.path ?? op.path)}`, {
         method: op.method.toUpperCase(),
         headers: { authorization: basic(KEY_OTHER), ...(request.form ? {} : { "content-type": "application/json" }), ...request.headers },
-        body: request.form ? formOf(request.form) : request.body === undefined ? undefined : JSON.stringify(request.body),
+        body: request.form ? formOf(request.form) : request.body === undefined ? undefined : filled(JSON.stringify(request.body)),
       });
       await res.arrayBuffer();
       expect({ op: op.id, status: res.status }).toEqual({ op: op.id, status: 403 });
@@ -184,7 +213,13 @@ describe("operation scopes", () => {
     expect(await (await admin.get(`/aliases?project_id=${PROJECT}`)).json()).toEqual({ aliases: [] });
     expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: 0 });
     expect(await admin.lines("/annotation_queues/query", { project_id: PROJECT })).toEqual([]);
+    // The only file of PROJECT: the base weights of the training model made in beforeAll.
+    expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: made.weightsBytes });
     expect(await admin.json("/table/query_stats_batch", { project_id: PROJECT, digests: [tableDigest([rowDigest(parseLossless('{"a": 1}'))])] })).toEqual({ tables: [] });
+    const checkpoints = await (await admin.get(`/v1/preview/models/${made.model_id}/checkpoints`)).json();
+    expect(checkpoints).toMatchObject({ data: [{ step: 0 }], has_more: false });
+    const created = await admin.post("/v1/preview/models", { entity: "acme", project: "scoped", name: "m2", base_model: baseModels()[0]!.id, return_existing: false });
+    expect(created.status).toBe(200);
   });
 
   it("key-only operations answer any valid key and refuse a missing one; public ones need none", async () => {

@@ -1,0 +1,57 @@
+import type { ChatCompletionReq, ChatMessage, MessageContent, ToolCall } from "../contract/chat.js";
+import type { ChatTurn, SamplingOptions } from "../lm/index.js";
+
+/**
+ * An OpenAI chat request as the language model reads it: the conversation as plain turns and
+ * the sampling options of each choice.
+ */
+
+function textOf(content: MessageContent | null | undefined): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content.map((part) => (part.type === "text" ? part.text : part.refusal)).join("\n");
+}
+
+/** Tool calls have no place of their own in the model's format: they are written into the turn as text. */
+function toolCallsText(calls: readonly ToolCall[]): string {
+  return calls.map((call) => `<tool_call>${JSON.stringify({ id: call.id, name: call.function.name, arguments: call.function.arguments })}</tool_call>`).join("\n");
+}
+
+function turnOf(message: ChatMessage): ChatTurn {
+  switch (message.role) {
+    case "assistant": {
+      const parts = [textOf(message.content), message.refusal ?? "", toolCallsText(message.tool_calls ?? [])].filter((p) => p !== "");
+      return { role: "assistant", content: parts.join("\n") };
+    }
+    case "tool":
+      return { role: "tool", content: textOf(message.content) };
+    default:
+      return { role: message.role, content: textOf(message.content) };
+  }
+}
+
+export function turnsOf(messages: readonly ChatMessage[]): ChatTurn[] {
+  return messages.map(turnOf);
+}
+
+export const choiceCount = (req: ChatCompletionReq): number => req.n ?? 1;
+export const wantsLogprobs = (req: ChatCompletionReq): boolean => req.logprobs === true;
+
+/**
+ * The sampling options of choice `index`. `max_completion_tokens` wins over `max_tokens`;
+ * both are capped by the server's limit (a request stays bounded on the one thread). `top_p`
+ * 0 means greedy, as temperature 0 does. With a seed, choice i samples with seed + i, so the
+ * choices of one request differ and a repeat of the request gives the same choices.
+ */
+export function samplingOf(req: ChatCompletionReq, index: number, maxTokensCap: number): SamplingOptions {
+  const greedy = req.temperature === 0 || req.top_p === 0;
+  const stop = req.stop === null || req.stop === undefined ? [] : typeof req.stop === "string" ? [req.stop] : req.stop;
+  return {
+    temperature: greedy ? 0 : (req.temperature ?? 1),
+    topP: greedy ? 1 : (req.top_p ?? 1),
+    maxTokens: Math.min(req.max_completion_tokens ?? req.max_tokens ?? maxTokensCap, maxTokensCap),
+    stop,
+    ...(req.seed === null || req.seed === undefined ? {} : { seed: req.seed + index }),
+    topLogprobs: wantsLogprobs(req) ? (req.top_logprobs ?? 0) : 0,
+  };
+}

@@ -1,0 +1,57 @@
+import type { Principal } from "../auth/keys.js";
+import type { ModelEntry } from "../contract/chat.js";
+
+/** services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it. */
+const lm = () => import("../lm/index.js");
+
+/**
+ * Which weights a model name stands for, and which models a key may list. A chat request
+ * asks each resolver in turn; the first that knows the name answers. The base models are
+ * resolved here; trained models (`wandb-artifact:///…`) by the training service's lookup,
+ * given to the routes by the wiring (roles.ts).
+ */
+
+/** Whether the request's key reaches a project (`entity/project`). */
+export type Reach = (projectId: string) => boolean;
+
+export interface ResolvedModel {
+  /** The concrete model (a trained model's step), answered as `model` and keyed in usage. */
+  readonly modelId: string;
+  /** What names these weights in the loaded-model cache, when `modelId` may not (a model deleted and made again under its name). */
+  readonly cacheKey?: string;
+  readonly weights: Uint8Array;
+}
+
+export type ModelResolver = (name: string, reach: Reach) => Promise<ResolvedModel | null>;
+
+/** The models a key may use, as `GET /v1/models` lists them. */
+export type ModelLister = (principal: Principal) => Promise<ModelEntry[]>;
+
+export const OWNER = "tracehouse";
+
+/** A base model's weights never change while the process runs: read once per id. */
+const baseWeights = new Map<string, Promise<Uint8Array | null>>();
+
+export const baseModelResolver: ModelResolver = async (name) => {
+  const { baseModels, baseModelWeights } = await lm();
+  if (!baseModels().some((m) => m.id === name)) return null;
+  let weights = baseWeights.get(name);
+  if (!weights) {
+    weights = baseModelWeights(name);
+    baseWeights.set(name, weights);
+    weights.catch(() => baseWeights.delete(name));
+  }
+  const found = await weights;
+  return found ? { modelId: name, weights: found } : null;
+};
+
+export const baseModelLister: ModelLister = async () =>
+  (await lm()).baseModels().map((m) => ({ id: m.id, object: "model" as const, created: m.created, owned_by: OWNER, root: m.id }));
+
+export async function resolveModel(resolvers: readonly ModelResolver[], name: string, reach: Reach): Promise<ResolvedModel | null> {
+  for (const resolve of resolvers) {
+    const found = await resolve(name, reach);
+    if (found) return found;
+  }
+  return null;
+}

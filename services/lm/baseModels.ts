@@ -1,0 +1,160 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { yieldToEventLoop } from "./backend.js";
+import { arithmeticQuestions, corpusDialog, isHeldOut } from "./corpus.js";
+import { Random } from "./random.js";
+import { crossEntropy } from "./sft.js";
+import { VOCAB_SIZE } from "./tokenizer.js";
+import { Trainer } from "./trainer.js";
+import { appendTokens, emptySequence, fitToContext, packBatch, type TrainingSequence } from "./trainingSequences.js";
+import { turnTokens } from "./tokenizer.js";
+import { initialParameters, type TransformerConfig } from "./transformer.js";
+import type { BaseModelInfo, StepMetrics } from "./types.js";
+import { decodeWeights, encodeWeights } from "./weightsFormat.js";
+
+/** A base model this project ships: its architecture and how its weights are trained from the corpus. */
+export interface BaseModelSpec {
+  readonly info: BaseModelInfo;
+  readonly config: TransformerConfig;
+  readonly steps: number;
+  readonly batchSize: number;
+  readonly peakLearningRate: number;
+  readonly seed: number;
+  /** Bumped whenever anything above or the corpus changes: a cached build of another revision is not used. */
+  readonly revision: number;
+}
+
+export const BASE_MODEL_SPECS: readonly BaseModelSpec[] = [{
+  info: {
+    id: "tracehouse/bytelm-small",
+    created: Date.UTC(2026, 10, 24) / 1000,
+    description: "A 2-layer byte-level transformer (d=64, 128-token context) trained by tracehouse on its own synthetic chat corpus (greetings, simple facts, single-digit arithmetic).",
+  },
+  config: { vocabSize: VOCAB_SIZE, contextLength: 128, dModel: 64, layers: 2, heads: 4, ffDim: 256 },
+  steps: 250,
+  batchSize: 16,
+  peakLearningRate: 3e-3,
+  seed: 20261124,
+  revision: 1,
+}];
+
+export function baseModels(): readonly BaseModelInfo[] {
+  return BASE_MODEL_SPECS.map((s) => s.info);
+}
+
+export function baseModelSpec(id: string): BaseModelSpec | undefined {
+  return BASE_MODEL_SPECS.find((s) => s.info.id === id);
+}
+
+/** LM_CACHE_DIR, else `.cache/lm` at the repository root. */
+export function cacheDir(): string {
+  return process.env.LM_CACHE_DIR ?? join(dirname(fileURLToPath(import.meta.url)), "..", "..", ".cache", "lm");
+}
+
+export function cachedWeightsPath(spec: BaseModelSpec): string {
+  return join(cacheDir(), `${spec.info.id.replace(/[^A-Za-z0-9._-]/g, "--")}.r${spec.revision}.weights`);
+}
+
+/** Warm-up over the first 5% of steps, then cosine decay to a tenth of the peak. */
+function learningRate(spec: BaseModelSpec, step: number): number {
+  const warmup = Math.max(1, Math.round(spec.steps * 0.05));
+  if (step < warmup) return (spec.peakLearningRate * (step + 1)) / warmup;
+  const progress = (step - warmup) / Math.max(1, spec.steps - warmup);
+  return spec.peakLearningRate * (0.1 + 0.45 * (1 + Math.cos(Math.PI * progress)));
+}
+
+function dialogSequence(random: Random, spec: BaseModelSpec, questions: Parameters<typeof corpusDialog>[1]): TrainingSequence {
+  const s = emptySequence();
+  appendTokens(s, corpusDialog(random, questions).flatMap(turnTokens), true);
+  return fitToContext(s, spec.config.contextLength);
+}
+
+/** Batches of dialogs of similar length (a pool of BUCKET_POOL batches sorted by length), so little is padding. */
+const BUCKET_POOL = 8;
+function* dialogBatches(random: Random, spec: BaseModelSpec): Generator<TrainingSequence[]> {
+  const questions = arithmeticQuestions().filter((q) => !isHeldOut(q));
+  for (;;) {
+    const pool = Array.from({ length: spec.batchSize * BUCKET_POOL }, () => dialogSequence(random, spec, questions));
+    pool.sort((a, b) => a.tokens.length - b.tokens.length);
+    const batches = Array.from({ length: BUCKET_POOL }, (_, i) => pool.slice(i * spec.batchSize, (i + 1) * spec.batchSize));
+    yield* random.shuffle(batches);
+  }
+}
+
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+
+export interface BuildReport {
+  readonly weights: Uint8Array;
+  readonly seconds: number;
+  readonly cpuSeconds: number;  // of this process (user + system): the build's cost on a busy machine
+  readonly finalLoss: number;
+}
+
+/** Trains a base model from its seeded initialisation on its corpus (deterministic for a given machine). */
+export async function buildBaseModel(spec: BaseModelSpec, log: (line: string) => void = () => {}): Promise<BuildReport> {
+  const started = Date.now();
+  const cpuStart = process.cpuUsage();
+  const cpuSeconds = (): number => { const u = process.cpuUsage(cpuStart); return (u.user + u.system) / 1e6; };
+  const meta = { base_model: spec.info.id, revision: spec.revision, corpus: "services/lm/corpus.ts", steps: spec.steps, batch_size: spec.batchSize };
+  const initial = encodeWeights({ config: spec.config, tensors: initialParameters(spec.config, spec.seed), meta });
+  const trainer = await Trainer.open(initial);
+  try {
+    const batches = dialogBatches(new Random(spec.seed), spec);
+    let recent: number[] = [];
+    let metrics: StepMetrics = {};
+    for (let step = 0; step < spec.steps; step++) {
+      metrics = trainer.step(packBatch(batches.next().value as TrainingSequence[]), crossEntropy, learningRate(spec, step));
+      recent = [...recent.slice(-19), metrics.loss as number];
+      if ((step + 1) % 25 === 0 || step + 1 === spec.steps) {
+        log(`${spec.info.id}: step ${step + 1}/${spec.steps}, loss ${(recent.reduce((a, b) => a + b, 0) / recent.length).toFixed(3)} (mean of the last ${recent.length}), ${((Date.now() - started) / 1000).toFixed(0)} s (${cpuSeconds().toFixed(0)} s CPU)`);
+      }
+      await yieldToEventLoop();
+    }
+    const report = { seconds: (Date.now() - started) / 1000, cpuSeconds: cpuSeconds(), finalLoss: recent.reduce((a, b) => a + b, 0) / recent.length };
+    const built = { build_seconds: round(report.seconds), build_cpu_seconds: round(report.cpuSeconds), final_loss: round(report.finalLoss) };
+    return { ...report, weights: trainer.weights({ ...meta, ...built }) };
+  } finally {
+    trainer.dispose();
+  }
+}
+
+function readCached(path: string): Uint8Array | null {
+  if (!existsSync(path)) return null;
+  const bytes = new Uint8Array(readFileSync(path));
+  try {
+    decodeWeights(bytes);
+    return bytes;
+  } catch {
+    return null; // a corrupt cache file is rebuilt
+  }
+}
+
+/** Writes through a temporary file and a rename, so a reader never sees half a file. */
+export function writeCached(path: string, weights: Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, weights);
+  renameSync(temporary, path);
+}
+
+const building = new Map<string, Promise<Uint8Array>>();
+
+/** The weights of a shipped base model (built once by the base-model build, cached); null if unknown id. */
+export async function baseModelWeights(id: string): Promise<Uint8Array | null> {
+  const spec = baseModelSpec(id);
+  if (!spec) return null;
+  const path = cachedWeightsPath(spec);
+  const cached = readCached(path);
+  if (cached) return cached;
+  let pending = building.get(id);
+  if (!pending) {
+    process.stderr.write(`lm: weights of ${id} not found at ${path}; training them now (about 3 minutes, once)\n`);
+    pending = buildBaseModel(spec).then((report) => {
+      writeCached(path, report.weights);
+      return report.weights;
+    }).finally(() => building.delete(id));
+    building.set(id, pending);
+  }
+  return pending;
+}

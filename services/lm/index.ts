@@ -1,0 +1,14 @@
+/**
+ * The built-in language model (issue 10): a small byte-level causal transformer on tfjs's
+ * wasm backend, its sampling, SFT and RL steps, its weight format and the base models the
+ * project trains itself. A library: it imports only ground modules and tfjs.
+ */
+export type {
+  BaseModelInfo, ChatRole, ChatTurn, Completion, LanguageModel, RlChoice, RlConfig, RlGroup, RlItem, RlTrajectory,
+  SamplingOptions, SftConfig, SftExample, StepMetrics, TokenLogprob, TopLogprob, TrainingProgress, TrainingResult,
+} from "./types.js";
+export { baseModels, baseModelWeights } from "./baseModels.js";
+export { loadModel } from "./model.js";
+export { trainSft, SFT_DEFAULTS } from "./sft.js";
+export { trainRl, RL_DEFAULTS } from "./rl.js";
+export { InvalidWeightsError, TrainingAbortedError, TrainingInputError } from "./errors.js";
