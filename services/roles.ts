@@ -14,6 +14,8 @@ import { mountTableRoutes } from "./query/tablesRoutes.js";
 import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
+import { mountProjectRoutes } from "./query/projectsRoutes.js";
+import { mountUiRoutes } from "./query/uiRoutes.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
@@ -110,7 +112,12 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "projects",
     migrations: [PROJECTS_MIGRATION],
-    routes: { query: (api, { store }) => mountGraphqlRoutes(api, { store }) },
+    routes: {
+      query: (api, { store }) => {
+        mountGraphqlRoutes(api, { store });
+        mountProjectRoutes(api, { store });
+      },
+    },
     afterCallBatch: ({ store }) => {
       const projects = new ProjectsRepository(store);
       return { write: (calls) => projects.ensure(calls.map((c) => c.project_id)) };
@@ -127,6 +134,8 @@ export const RESOURCES: readonly Resource[] = [
   { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
+  // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
+  { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },
 ];
 
 /** Every resource's migrations, in version order. */
