@@ -67,6 +67,9 @@ export async function request(path: string, options: RequestOptions = {}): Promi
     headers,
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
     signal: options.signal,
+    // The key travels in the header; "omit" also keeps the browser from opening its own
+    // login dialog on a 401 (the API answers `WWW-Authenticate: Basic`), which would hang the request.
+    credentials: "omit",
   });
   if (res.ok) return res;
   const err = await errorOf(res);
