@@ -9,7 +9,8 @@ export interface Series {
 }
 
 /** A uPlot time series chart over `times` (seconds since the epoch). */
-export function TimeChart({ title, times, series, unit }: { title: string; times: number[]; series: Series[]; unit?: string }) {
+/** `bars`: counts per bucket drawn as bars, later series over earlier ones (errors over calls); else lines. */
+export function TimeChart({ title, times, series, unit, bars = false }: { title: string; times: number[]; series: Series[]; unit?: string; bars?: boolean }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -18,7 +19,7 @@ export function TimeChart({ title, times, series, unit }: { title: string; times
       title,
       width: Math.max(300, el.clientWidth),
       height: 220,
-      series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? "—" : `${+v.toFixed(4)}${unit ?? ""}`) }))],
+      series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: bars ? 1 : 2, spanGaps: false, ...(bars ? { fill: `${s.color}99`, paths: uPlot.paths.bars!({ size: [0.6, 60] }) } : {}), value: (_u: uPlot, v: number | null) => (v === null ? "—" : `${+v.toFixed(4)}${unit ?? ""}`) }))],
       axes: [{}, { size: 60 }],
     };
     const plot = new uPlot(opts, [times, ...series.map((s) => s.values)] as uPlot.AlignedData, el);
@@ -28,7 +29,7 @@ export function TimeChart({ title, times, series, unit }: { title: string; times
       resize.disconnect();
       plot.destroy();
     };
-  }, [title, times, series, unit]);
+  }, [title, times, series, unit, bars]);
   return <div className="chart" ref={box} />;
 }
 

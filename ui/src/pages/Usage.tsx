@@ -70,7 +70,7 @@ export function UsagePage({ project }: { project: ProjectRef }) {
       <Loading when={stats.loading} />
       {charts && (
         <>
-          <TimeChart title="Calls and errors" times={charts.times} series={charts.calls} />
+          <TimeChart title="Calls and errors" times={charts.times} series={charts.calls} bars />
           <TimeChart title="Latency (ms)" times={charts.times} series={charts.latency} unit=" ms" />
           {charts.tokens.length > 0 && <TimeChart title="Tokens per model" times={charts.times} series={charts.tokens} />}
           <Section title="Tokens and cost per model over the range">
