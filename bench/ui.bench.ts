@@ -67,25 +67,25 @@ async function timeTo(page: Page, url: string, ready: () => Promise<unknown>): P
   return performance.now() - t0;
 }
 
-/** Frame times (ms) while the trace scrolls by 60 px per animation frame for `frames` frames. */
+/**
+ * Frame times (ms) while the trace scrolls by 60 px per animation frame for `frames` frames.
+ * Passed as text: tsx would wrap a named function in a helper the page does not have.
+ */
 function scrollFrames(page: Page, frames: number): Promise<number[]> {
-  return page.getByTestId("trace-scroller").evaluate(
-    (el, n) =>
-      new Promise<number[]>((done) => {
-        const times: number[] = [];
-        let last = performance.now();
-        const step = () => {
-          const now = performance.now();
-          times.push(now - last);
-          last = now;
-          el.scrollTop += 60;
-          if (times.length > n) done(times.slice(1));
-          else requestAnimationFrame(step);
-        };
-        requestAnimationFrame(step);
-      }),
-    frames,
-  );
+  return page.evaluate(`new Promise((done) => {
+    const el = document.querySelector("[data-testid=trace-scroller]");
+    const times = [];
+    let last = performance.now();
+    const step = () => {
+      const now = performance.now();
+      times.push(now - last);
+      last = now;
+      el.scrollTop += 60;
+      if (times.length > ${frames}) done(times.slice(1));
+      else requestAnimationFrame(step);
+    };
+    requestAnimationFrame(step);
+  })`) as Promise<number[]>;
 }
 
 function jsGzipBytes(): { raw: number; gzip: number } {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, KEY_ACME, startTestService } from "../support/service.js";
+import { basic, client, KEY_ACME, startTestService } from "../support/service.js";
 import { bigTrace, buildUi, completeCall, launchChromium, SCREENSHOTS } from "./browser.js";
 
 /**
@@ -30,6 +30,12 @@ describe("web UI", () => {
     service = await startTestService();
     const api = client(service.url, KEY_ACME);
     const chat = { messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "What is the capital of France?" }], model: "gpt-4o-mini" };
+    // An 8×8 PNG: once inline as a data URI, once uploaded (its ref is the Weave clients' image object).
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAEklEQVR4nGP4z8CAFWEXHbQSACj/P8Fu7N9hAAAAAElFTkSuQmCC";
+    const form = new FormData();
+    form.append("project_id", PROJECT);
+    form.append("file", new Blob([Buffer.from(png, "base64")]), "red.png");
+    const uploaded = (await (await fetch(`${service.url}/image/create`, { method: "POST", headers: { authorization: basic(KEY_ACME) }, body: form })).json()) as { ref: string };
     const calls = [
       completeCall(PROJECT, { id: "root-1", trace_id: "t1", op_name: "agent_run", inputs: { question: "capital of France" }, output: "Paris" }, t0, 0, 900),
       completeCall(
@@ -48,7 +54,7 @@ describe("web UI", () => {
         300,
       ),
       completeCall(PROJECT, { id: "tool-1", trace_id: "t1", parent_id: "root-1", op_name: "lookup_tool", inputs: { city: "Paris" }, exception: "ValueError: the lookup service is down" }, t0, 500, 200),
-      completeCall(PROJECT, { id: "root-2", trace_id: "t2", op_name: "summarize", inputs: { text: "a long text" }, output: "short" }, t0, 2000, 100),
+      completeCall(PROJECT, { id: "root-2", trace_id: "t2", op_name: "summarize", inputs: { text: "a long text", inline: `data:image/png;base64,${png}`, uploaded: uploaded.ref }, output: "short" }, t0, 2000, 100),
       ...[1, 2, 3].map((n) =>
         completeCall(
           PROJECT,
@@ -135,6 +141,13 @@ describe("web UI", () => {
     await page.getByRole("button", { name: "Add note" }).click();
     await poll(() => page.locator(".feedback").textContent()).toContain("flaky upstream");
     await shot("trace-failed-call");
+  });
+
+  it("shows base64 images and image refs as images", async () => {
+    await page.goto(url(`/${PROJECT}/calls/root-2`));
+    const images = page.locator(".call-detail img.j-image");
+    await poll(() => images.count()).toBe(2);
+    await poll(() => images.evaluateAll((imgs) => imgs.map((img) => (img as HTMLImageElement).naturalWidth))).toEqual([8, 8]);
   });
 
   it("opens a thread and shows its turns in order", async () => {

@@ -117,6 +117,9 @@ export function refPage(ref: string): string | null {
   return null;
 }
 
+/** The object id `weave.publish` gives an unnamed PIL image: refs to it are read at once, to show the image. */
+const IMAGE_OBJECT_ID = "Image";
+
 function RefValue({ refUri, projectId }: { refUri: string; projectId: string }) {
   const [state, setState] = useState<{ value?: Json; error?: string; loading?: boolean } | null>(null);
   const page = refPage(refUri);
@@ -127,6 +130,12 @@ function RefValue({ refUri, projectId }: { refUri: string; projectId: string }) 
       (err: unknown) => setState({ error: errorMessage(err) }),
     );
   };
+  const parsed = parseRef(refUri);
+  const isImage = parsed?.kind === "object" && parsed.name === IMAGE_OBJECT_ID;
+  useEffect(() => {
+    if (isImage) read();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [refUri, isImage]);
   return (
     <span className="j-ref">
       {page ? <Link to={page}>{refUri}</Link> : <span>{refUri}</span>}{" "}
