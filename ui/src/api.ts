@@ -95,14 +95,9 @@ export async function postLines<T>(path: string, body: unknown, signal?: AbortSi
   let rest = "";
   for (;;) {
     const { done, value } = await reader.read();
-    rest += decoder.decode(value, { stream: !done });
-    let newline = rest.indexOf("\n");
-    while (newline >= 0) {
-      const line = rest.slice(0, newline).trim();
-      if (line) out.push(JSON.parse(line) as T);
-      rest = rest.slice(newline + 1);
-      newline = rest.indexOf("\n");
-    }
+    const lines = (rest + decoder.decode(value, { stream: !done })).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) if (line.trim()) out.push(JSON.parse(line) as T);
     if (done) break;
   }
   if (rest.trim()) out.push(JSON.parse(rest) as T);
