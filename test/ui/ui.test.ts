@@ -90,6 +90,16 @@ describe("web UI", () => {
     await service?.stop();
   });
 
+  it("serves the UI at /ui/ with index.html for deep links, and redirects / there", async () => {
+    const root = await fetch(`${service.url}/`, { redirect: "manual" });
+    expect({ status: root.status, location: root.headers.get("location") }).toEqual({ status: 302, location: "/ui/" });
+    const deep = await fetch(url(`/${PROJECT}/calls/root-1`));
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toContain('<div id="root">');
+    const missing = await fetch(url("/assets/no-such-file.js"));
+    expect({ status: missing.status, body: await missing.json() }).toEqual({ status: 404, body: { detail: "no such asset", message: "no such asset" } });
+  });
+
   it("refuses a wrong key on the login page, saying so", async () => {
     await page.goto(url("/"));
     await page.getByLabel("API key").fill("not-a-key-0123456789");
