@@ -11,6 +11,7 @@ start: install
 ## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts).
 test: install
 	npx tsc --noEmit -p .
+	npx tsc --noEmit -p ui
 	npx depcruise services --config .dependency-cruiser.cjs
 	npx vitest run
 
@@ -20,6 +21,7 @@ layers: install
 
 typecheck: install
 	npx tsc --noEmit -p .
+	npx tsc --noEmit -p ui
 
 ## Benchmarks: print figures, not part of `make test`.
 bench: install

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the service and its tests need, when missing: ClickHouse and kcat from
-# Debian's packages, the npm packages from the lockfile. Safe to run every time.
+# Installs what the service and its tests need, when missing: ClickHouse, kcat and chromium
+# (the web UI's browser tests) from Debian's packages, the npm packages from the lockfile;
+# then builds the web UI when its sources are newer than its build. Safe to run every time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +9,7 @@ need_apt=()
 [ -x /usr/sbin/clickhouse-server ] || need_apt+=(clickhouse-server)
 command -v clickhouse-client >/dev/null 2>&1 || need_apt+=(clickhouse-client)
 command -v kcat >/dev/null 2>&1 || need_apt+=(kcat)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]} from Debian's packages"
   SUDO=""
@@ -25,3 +27,4 @@ fi
 
 # The built-in base language model: trained once from the shipped corpus (a few minutes), then cached.
 npx tsx scripts/build-base-model.ts
+bash scripts/build-ui.sh

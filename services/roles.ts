@@ -21,6 +21,8 @@ import { mountInference, mountInferenceCatalogs } from "./inference/inferenceRou
 import { baseModelLister, baseModelResolver } from "./inference/models.js";
 import { trainedModelLister, trainedModelResolver } from "./inference/trainedModels.js";
 import { TrainedModels } from "./training/trainedModels.js";
+import { mountProjectRoutes } from "./query/projectsRoutes.js";
+import { mountUiRoutes } from "./query/uiRoutes.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
@@ -129,7 +131,12 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "projects",
     migrations: [PROJECTS_MIGRATION],
-    routes: { query: (api, { store }) => mountGraphqlRoutes(api, { store }) },
+    routes: {
+      query: (api, { store }) => {
+        mountGraphqlRoutes(api, { store });
+        mountProjectRoutes(api, { store });
+      },
+    },
     afterCallBatch: ({ store }) => {
       const projects = new ProjectsRepository(store);
       return { write: (calls) => projects.ensure(calls.map((c) => c.project_id)) };
@@ -180,6 +187,8 @@ export const RESOURCES: readonly Resource[] = [
     },
     jobHandlers: ({ store }) => trainerJobs(store),
   },
+  // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
+  { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },
 ];
 
 /** Every resource's migrations, in version order. */

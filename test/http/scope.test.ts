@@ -155,6 +155,7 @@ const KEY_ONLY_BODIES: Record<string, unknown> = {
   server_info: undefined,
   geolocate: undefined,
   projects_info: { project_ids: [PROJECT] },
+  projects_list: undefined,
   graphql: { query: "query DefaultEntity { viewer { username } }" },
   inference_analysis_models: undefined,
   inference_hardware: undefined,
@@ -238,5 +239,15 @@ describe("operation scopes", () => {
   it("projects_info answers only the projects the key reaches", async () => {
     const res = await client(service.url, KEY_ACME).json("/service/projects_info", { project_ids: [PROJECT, "other/p"] });
     expect(res).toEqual([{ external_project_id: PROJECT, internal_project_id: PROJECT }]);
+  });
+
+  it("projects_list answers only the projects of the key's entities", async () => {
+    const admin = client(service.url, KEY_ADMIN);
+    await admin.json("/call/upsert_batch", { batch: [{ mode: "start", req: { start: { ...START, project_id: "acme/listed" } } }] });
+    await admin.json("/call/upsert_batch", { batch: [{ mode: "start", req: { start: { ...START, project_id: "other/hidden" } } }] });
+    const acme = await (await client(service.url, KEY_ACME).get("/projects")).json();
+    expect(acme).toEqual({ projects: [{ entity: "acme", name: "listed", project_id: "acme/listed", description: null }] });
+    const all = (await (await admin.get("/projects")).json()) as { projects: { project_id: string }[] };
+    expect(all.projects.map((p) => p.project_id)).toEqual(["acme/listed", "other/hidden"]);
   });
 });

@@ -63,7 +63,12 @@ function filterConditions(filter: CallsFilter, pb: ParamBuilder, projectParam: s
   };
   if (filter.op_names && filter.op_names.length > 0) out.push(opNameCondition(filter.op_names, pb));
   inList("parent_id", filter.parent_ids);
-  inList("trace_id", filter.trace_ids);
+  if (filter.trace_ids && filter.trace_ids.length > 0) {
+    // As for call_ids: the index gives the traces' started_at values, so ClickHouse reads only
+    // their granules instead of every call of the project (a trace opened in the UI).
+    const ids = pb.inStrings(filter.trace_ids);
+    out.push(`trace_id IN ${ids}`, `started_at IN (SELECT started_at FROM call_index WHERE project_id = ${projectParam} AND trace_id IN ${ids})`);
+  }
   if (filter.call_ids && filter.call_ids.length > 0) {
     // The index gives each call's started_at, so ClickHouse reads only their granules.
     const ids = pb.inStrings(filter.call_ids);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the web UI (ui/) into ui/dist when it is missing or older than its sources.
+# Run by scripts/install.sh (make start, make test) and by the browser tests before they start.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stamp=ui/dist/index.html
+if [ -f "$stamp" ] && [ -z "$(find ui/src ui/index.html ui/vite.config.mjs package-lock.json -newer "$stamp" -print -quit)" ]; then
+  exit 0
+fi
+echo "building the web UI"
+npx tsc --noEmit -p ui
+npx vite build --config ui/vite.config.mjs

@@ -1,0 +1,210 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { basic, client, KEY_ACME, startTestService } from "../support/service.js";
+import { bigTrace, buildUi, completeCall, launchChromium, SCREENSHOTS } from "./browser.js";
+
+/**
+ * The built web UI in Debian's chromium (playwright-core) against a running service, with
+ * data written through the API: what a user sees on each main page. Screenshots go to
+ * test-output/ui/ for a person to look at. Run on the ClickHouse 18.16 project only (see
+ * vitest.config.ts).
+ */
+const PROJECT_NAME = `ui${randomBytes(4).toString("hex")}`;
+const PROJECT = `acme/${PROJECT_NAME}`;
+const BIG_TRACE_CALLS = 10_000;
+/** The browser renders at its own pace on a loaded machine: polls wait up to 20 s (no timing is asserted). */
+const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 100 });
+
+describe("web UI", () => {
+  let service: Awaited<ReturnType<typeof startTestService>>;
+  let browser: Browser;
+  let page: Page;
+  const t0 = Date.now() - 60_000;
+  const url = (path: string) => `${service.url}/ui${path}`;
+  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+
+  beforeAll(async () => {
+    buildUi();
+    service = await startTestService();
+    const api = client(service.url, KEY_ACME);
+    const chat = { messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "What is the capital of France?" }], model: "gpt-4o-mini" };
+    // An 8×8 PNG: once inline as a data URI, once uploaded (its ref is the Weave clients' image object).
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAEklEQVR4nGP4z8CAFWEXHbQSACj/P8Fu7N9hAAAAAElFTkSuQmCC";
+    const form = new FormData();
+    form.append("project_id", PROJECT);
+    form.append("file", new Blob([Buffer.from(png, "base64")]), "red.png");
+    const uploaded = (await (await fetch(`${service.url}/image/create`, { method: "POST", headers: { authorization: basic(KEY_ACME) }, body: form })).json()) as { ref: string };
+    const calls = [
+      completeCall(PROJECT, { id: "root-1", trace_id: "t1", op_name: "agent_run", inputs: { question: "capital of France" }, output: "Paris" }, t0, 0, 900),
+      completeCall(
+        PROJECT,
+        {
+          id: "llm-1",
+          trace_id: "t1",
+          parent_id: "root-1",
+          op_name: "openai.chat.completions.create",
+          inputs: chat,
+          output: { choices: [{ message: { role: "assistant", content: "Paris." } }] },
+          summary: { usage: { "gpt-4o-mini": { requests: 1, prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 } } },
+        },
+        t0,
+        100,
+        300,
+      ),
+      completeCall(PROJECT, { id: "tool-1", trace_id: "t1", parent_id: "root-1", op_name: "lookup_tool", inputs: { city: "Paris" }, exception: "ValueError: the lookup service is down" }, t0, 500, 200),
+      completeCall(PROJECT, { id: "root-2", trace_id: "t2", op_name: "summarize", inputs: { text: "a long text", inline: `data:image/png;base64,${png}`, uploaded: uploaded.ref }, output: "short" }, t0, 2000, 100),
+      ...[1, 2, 3].map((n) =>
+        completeCall(
+          PROJECT,
+          {
+            id: `turn-${n}`,
+            trace_id: `tt${n}`,
+            op_name: "chat_turn",
+            thread_id: "thread-a",
+            turn_id: `turn-${n}`,
+            inputs: { messages: [{ role: "user", content: `question number ${n}` }] },
+            output: { choices: [{ message: { role: "assistant", content: `answer number ${n}` } }] },
+          },
+          t0,
+          3000 + n * 1000,
+          400,
+        ),
+      ),
+    ];
+    await api.json(`/v2/${PROJECT}/calls/complete`, { batch: calls });
+    const big = bigTrace(PROJECT, "big", BIG_TRACE_CALLS, t0 - 3_600_000);
+    await api.json(`/v2/${PROJECT}/calls/complete`, { batch: big });
+    await api.json("/feedback/create", { project_id: PROJECT, weave_ref: `weave:///${PROJECT}/call/root-1`, feedback_type: "wandb.reaction.1", payload: { emoji: "👍" } });
+    const table = await api.json<{ digest: string }>("/table/create", { table: { project_id: PROJECT, rows: [{ question: "2+2", answer: "4" }, { question: "3+3", answer: "6" }] } });
+    await api.json("/obj/create", { obj: { project_id: PROJECT, object_id: "arith", builtin_object_class: "Dataset", val: { rows: `weave:///${PROJECT}/table/${table.digest}` } } });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(20_000);
+    page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+  });
+
+  it("serves the UI at /ui/ with index.html for deep links, and redirects / there", async () => {
+    const root = await fetch(`${service.url}/`, { redirect: "manual" });
+    expect({ status: root.status, location: root.headers.get("location") }).toEqual({ status: 302, location: "/ui/" });
+    const deep = await fetch(url(`/${PROJECT}/calls/root-1`));
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toContain('<div id="root">');
+    const missing = await fetch(url("/assets/no-such-file.js"));
+    expect({ status: missing.status, body: await missing.json() }).toEqual({ status: 404, body: { detail: "no such asset", message: "no such asset" } });
+  });
+
+  it("refuses a wrong key on the login page, saying so", async () => {
+    await page.goto(url("/"));
+    await page.getByLabel("API key").fill("not-a-key-0123456789");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await poll(() => page.getByRole("alert").textContent()).toContain("missing or invalid API key");
+    expect(await page.evaluate(() => sessionStorage.getItem("tracehouse.apiKey"))).toBeNull();
+    expect(page.url()).not.toContain("not-a-key");
+    await shot("login-refused");
+  });
+
+  it("logs in, lists the key's projects and shows the calls just logged", async () => {
+    await page.getByLabel("API key").fill(KEY_ACME);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("link", { name: PROJECT }).click();
+    await page.waitForURL(url(`/${PROJECT}/traces`));
+    const rows = page.locator(".grid-row");
+    await poll(() => rows.count()).toBeGreaterThan(0);
+    // Trace roots by default, newest first: the turns, then summarize, agent_run, then the big trace.
+    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["chat_turn", "chat_turn", "chat_turn", "summarize", "agent_run", "big_root"]);
+    await shot("traces");
+  });
+
+  it("filters by op and by status", async () => {
+    await page.getByLabel("Op").fill("summ");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["summarize"]);
+    await page.getByLabel("Op").fill("");
+    await page.getByLabel("Status").selectOption("error");
+    await page.getByText("all calls").click();
+    await page.getByRole("button", { name: "Apply" }).click();
+    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["lookup_tool"]);
+    await shot("traces-filtered");
+  });
+
+  it("opens a trace: its child calls, the input text and the exception of a failed call", async () => {
+    await page.goto(url(`/${PROJECT}/traces`));
+    await page.locator(".grid-row", { hasText: "agent_run" }).click();
+    await page.waitForURL(url(`/${PROJECT}/calls/root-1`));
+    await poll(() => page.locator(".tree-row .tree-label").allTextContents()).toEqual(["agent_run", "openai.chat.completions.create", "lookup_tool"]);
+    await poll(() => page.locator(".feedback").textContent()).toContain("👍");
+    await page.locator(".tree-row", { hasText: "openai.chat.completions.create" }).click();
+    await poll(() => page.locator(".call-detail .chat").first().textContent()).toContain("What is the capital of France?");
+    expect(await page.locator(".call-detail").textContent()).toContain("gpt-4o-mini");
+    await shot("trace-llm-call");
+    await page.locator(".tree-row", { hasText: "lookup_tool" }).click();
+    await page.waitForURL(url(`/${PROJECT}/calls/tool-1`));
+    await poll(() => page.locator(".exception").textContent()).toBe("ValueError: the lookup service is down");
+    await page.getByLabel("Note").fill("flaky upstream");
+    await page.getByRole("button", { name: "Add note" }).click();
+    await poll(() => page.locator(".feedback").textContent()).toContain("flaky upstream");
+    await shot("trace-failed-call");
+  });
+
+  it("shows base64 images and image refs as images", async () => {
+    await page.goto(url(`/${PROJECT}/calls/root-2`));
+    const images = page.locator(".call-detail img.j-image");
+    await poll(() => images.count()).toBe(2);
+    await poll(() => images.evaluateAll((imgs) => imgs.map((img) => (img as HTMLImageElement).naturalWidth))).toEqual([8, 8]);
+  });
+
+  it("opens a thread and shows its turns in order", async () => {
+    await page.goto(url(`/${PROJECT}/threads`));
+    await page.getByRole("link", { name: "thread-a" }).click();
+    await page.waitForURL(url(`/${PROJECT}/threads/thread-a`));
+    await poll(() => page.locator(".turn .turn-in").allTextContents()).toEqual(["userquestion number 1", "userquestion number 2", "userquestion number 3"]);
+    expect(await page.locator(".turn .turn-out").allTextContents()).toEqual(["assistantanswer number 1", "assistantanswer number 2", "assistantanswer number 3"]);
+    await shot("thread");
+  });
+
+  it(`opens a trace of ${BIG_TRACE_CALLS.toLocaleString("en-US")} calls rendering only the rows on screen`, async () => {
+    await page.goto(url(`/${PROJECT}/calls/big-0`));
+    await poll(() => page.locator(".tree-head").textContent()).toContain(`${BIG_TRACE_CALLS.toLocaleString("en-US")} calls`);
+    const rendered = await page.locator(".tree-row").count();
+    expect(rendered).toBeGreaterThan(10);
+    expect(rendered).toBeLessThan(150);
+    await page.getByTestId("trace-scroller").evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    // Depth first, children in start order: the last row is the root's last child's last child's ... last child.
+    let last = 0;
+    while (last * 10 + 10 < BIG_TRACE_CALLS) last = last * 10 + 10;
+    await poll(() => page.locator(".tree-row").last().getAttribute("data-call-id")).toBe(`big-${last}`);
+    expect(await page.locator(".tree-row").count()).toBeLessThan(150);
+    await shot("trace-10000");
+  });
+
+  it("shows datasets with their rows, and usage charts", async () => {
+    await page.goto(url(`/${PROJECT}/datasets`));
+    await page.getByRole("link", { name: "arith" }).click();
+    await poll(() => page.locator("table[aria-label=Rows] tbody tr").count()).toBe(2);
+    expect(await page.locator("table[aria-label=Rows]").textContent()).toContain("3+3");
+    await shot("dataset");
+    await page.goto(url(`/${PROJECT}/usage`));
+    await poll(() => page.locator(".chart canvas").count()).toBeGreaterThanOrEqual(2);
+    await poll(() => page.locator("table[aria-label='Usage per model']").textContent()).toContain("gpt-4o-mini");
+    await shot("usage");
+  });
+
+  it("shows the API's error message in the page, and logging out forgets the key", async () => {
+    await page.goto(url(`/${PROJECT}/calls/no-such-call`));
+    await poll(() => page.getByRole("alert").first().textContent()).toContain("No call no-such-call");
+    await page.goto(url(`/${PROJECT}/traces`));
+    await page.getByLabel("Expression").fill('{"$eq": [{"$getField": "no_such_field"}, {"$literal": 1}]}');
+    await page.getByRole("button", { name: "Apply" }).click();
+    await poll(() => page.getByRole("alert").textContent()).toMatch(/no_such_field/);
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.getByLabel("API key").waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("tracehouse.apiKey"))).toBeNull();
+  });
+});

@@ -1,0 +1,80 @@
+import { useState } from "react";
+import { errorMessage, postJson } from "../api";
+import type { ProjectRef } from "../App";
+import { formatTime } from "../format";
+import { useLoad } from "../hooks";
+import type { Call, Feedback } from "../types";
+import { ErrorBox, Section } from "./common";
+import { JsonView } from "./JsonView";
+
+const REACTIONS = ["👍", "👎", "🎉", "❓"];
+
+/** The call's feedback (`/feedback/query` on its ref) and a reaction or a note added from here. */
+export function FeedbackPanel({ call, project }: { call: Call; project: ProjectRef }) {
+  const ref = `weave:///${project.projectId}/call/${call.id}`;
+  const list = useLoad(
+    (signal) =>
+      postJson<{ result: Feedback[] }>(
+        "/feedback/query",
+        { project_id: project.projectId, query: { $expr: { $eq: [{ $getField: "weave_ref" }, { $literal: ref }] } }, sort_by: [{ field: "created_at", direction: "asc" }] },
+        signal,
+      ).then((r) => r.result),
+    [ref],
+  );
+  const [note, setNote] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const add = async (feedback_type: string, payload: Record<string, string>) => {
+    setError(null);
+    try {
+      await postJson("/feedback/create", { project_id: project.projectId, weave_ref: ref, feedback_type, payload });
+      list.reload();
+      return true;
+    } catch (err) {
+      setError(errorMessage(err));
+      return false;
+    }
+  };
+  return (
+    <Section title="Feedback">
+      <ErrorBox error={list.error ?? error} />
+      <ul className="feedback">
+        {(list.data ?? []).map((f) => (
+          <li key={f.id}>
+            <FeedbackItem f={f} projectId={project.projectId} />
+            <span className="muted small">
+              {" "}
+              — {f.wb_user_id}, {formatTime(f.created_at)}
+            </span>
+          </li>
+        ))}
+        {list.data?.length === 0 && <li className="muted">none yet</li>}
+      </ul>
+      <div className="feedback-add">
+        {REACTIONS.map((emoji) => (
+          <button key={emoji} className="reaction" title={`react ${emoji}`} onClick={() => void add("wandb.reaction.1", { emoji })}>
+            {emoji}
+          </button>
+        ))}
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (note.trim()) void add("wandb.note.1", { note: note.trim() }).then((ok) => ok && setNote(""));
+          }}
+        >
+          <input placeholder="Add a note…" aria-label="Note" value={note} onChange={(e) => setNote(e.target.value)} />
+          <button type="submit">Add note</button>
+        </form>
+      </div>
+    </Section>
+  );
+}
+
+function FeedbackItem({ f, projectId }: { f: Feedback; projectId: string }) {
+  if (f.feedback_type === "wandb.reaction.1" && typeof f.payload.emoji === "string") return <span className="reaction-shown">{f.payload.emoji}</span>;
+  if (f.feedback_type === "wandb.note.1" && typeof f.payload.note === "string") return <span>📝 {f.payload.note}</span>;
+  return (
+    <span>
+      <span className="muted">{f.feedback_type}</span> <JsonView value={f.payload} projectId={projectId} openDepth={0} />
+    </span>
+  );
+}

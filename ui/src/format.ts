@@ -1,0 +1,80 @@
+import type { Call, CallStatus } from "./types";
+
+export const opName = (call: Pick<Call, "op_name" | "display_name">): string => {
+  if (call.display_name) return call.display_name;
+  const m = /^weave:\/\/\/[^/]+\/[^/]+\/op\/([^:]+):/.exec(call.op_name);
+  return m?.[1] ? decodeURIComponent(m[1]) : call.op_name;
+};
+
+export const statusOf = (call: Call): CallStatus => {
+  const s = call.summary?.weave?.status;
+  if (s) return s;
+  if (!call.ended_at) return "running";
+  return call.exception ? "error" : "success";
+};
+
+export const STATUS_LABEL: Record<CallStatus, string> = {
+  running: "running",
+  success: "success",
+  error: "error",
+  descendant_error: "descendant error",
+};
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  const m = Math.floor(ms / 60_000);
+  return `${m} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export const latencyMs = (call: Call): number | null => {
+  const l = call.summary?.weave?.latency_ms;
+  if (typeof l === "number") return l;
+  if (!call.ended_at) return null;
+  return Date.parse(call.ended_at) - Date.parse(call.started_at);
+};
+
+interface UsageLike {
+  total_tokens?: number | null;
+  prompt_tokens?: number | null;
+  input_tokens?: number | null;
+  completion_tokens?: number | null;
+  output_tokens?: number | null;
+}
+
+/** Tokens of the call's `summary.usage`, over its models. */
+export function totalTokens(call: Call): number | null {
+  const usage = call.summary?.usage;
+  if (!usage || typeof usage !== "object" || Array.isArray(usage)) return null;
+  let sum = 0;
+  let any = false;
+  for (const u of Object.values(usage as Record<string, UsageLike>)) {
+    if (!u || typeof u !== "object") continue;
+    const t = u.total_tokens ?? (u.prompt_tokens ?? u.input_tokens ?? 0) + (u.completion_tokens ?? u.output_tokens ?? 0);
+    if (typeof t === "number") {
+      sum += t;
+      any = true;
+    }
+  }
+  return any ? sum : null;
+}
+
+export function totalCost(call: Call): number | null {
+  const costs = call.summary?.weave?.costs;
+  if (!costs) return null;
+  let sum = 0;
+  for (const c of Object.values(costs)) sum += (c.prompt_tokens_total_cost ?? 0) + (c.completion_tokens_total_cost ?? 0);
+  return sum;
+}
+
+export const formatCost = (usd: number | null | undefined): string => (usd === null || usd === undefined ? "" : usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toPrecision(2)}` : `$${usd.toFixed(2)}`);
+export const formatNumber = (n: number | null | undefined): string => (n === null || n === undefined ? "" : n.toLocaleString("en-US"));
