@@ -11,7 +11,9 @@ import { mountObjectRoutes } from "./query/objectsRoutes.js";
 import { mountFileRoutes, type ObjectWriter } from "./query/filesRoutes.js";
 import { ObjectsRepository } from "./store/objects/objectsRepository.js";
 import { mountTableRoutes } from "./query/tablesRoutes.js";
-import { mountRefRoutes } from "./query/refsRoutes.js";
+import { mountRefRoutes, storeSources } from "./query/refsRoutes.js";
+import { RefExpander } from "./query/expandRefs.js";
+import { RefResolver } from "./query/refValues.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import type { TraceEvent } from "./queue/events.js";
@@ -85,6 +87,7 @@ export const RESOURCES: readonly Resource[] = [
         mountCallQueries(api, {
           reads: new CallsReadRepository(store),
           enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
+          expander: new RefExpander(new CallsReadRepository(store), new RefResolver(storeSources(store))),
         }),
     },
   },
