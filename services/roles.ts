@@ -30,7 +30,7 @@ import type { Migration } from "./store/migrations.js";
 import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
 import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
-import { TABLES_MIGRATION } from "./store/tables/schema.js";
+import { TABLE_SORT_KEYS_MIGRATION, TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
@@ -125,7 +125,7 @@ export const RESOURCES: readonly Resource[] = [
     migrations: [FILES_MIGRATION],
     routes: { query: (api, { store, config }) => mountFileRoutes(api, { store, maxFileBytes: config.FILE_MAX_BYTES, objects: objectWriter(store) }) },
   },
-  { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
+  { name: "tables", migrations: [TABLES_MIGRATION, TABLE_SORT_KEYS_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
   { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
