@@ -14,12 +14,14 @@ import type { StoredTable, TablePageSpec } from "./tablesQuery.js";
  * rows consistently with that: a row whose coarse key comes strictly before another's comes
  * before it in the full order. So:
  *
- * 1. `boundaryQuery`: among the distinct rows of the table that have the first sort field,
- *    the coarse key of the (offset + limit)-th in coarse order: `hi`. The first
- *    offset + limit positions of the answer all have coarse keys up to `hi` (a row at several
- *    positions only moves the boundary later).
+ * 1. `boundaryQuery`: among the sort keys of the table's rows that have the first sort
+ *    field, the coarse key of the (offset + limit)-th in coarse order: `hi`.
  * 2. `candidatesQuery`: the positions whose row's coarse key is at most `hi` (in the sort's
- *    direction): the page and the rows tied with `hi`, a few more than offset + limit.
+ *    direction): the page and the rows tied with `hi`. They are a prefix of the full order
+ *    (a position before a candidate has a coarse key up to the candidate's), so when there
+ *    are at least offset + limit of them they hold the page. (Usually a few more than
+ *    offset + limit; fewer only when a sort key was stored twice, and then the caller runs
+ *    the plain query.)
  * 3. The candidates' text is read (it is read for the answer anyway), their leaves computed
  *    as stored (tableRows.ts flattenRow) and sorted here by the full rule; the page is cut
  *    from that order.
@@ -61,7 +63,12 @@ export function sortedPageApplies(spec: TablePageSpec): boolean {
 
 const dir = (sort: Sort) => (sort.direction === "desc" ? "DESC" : "ASC");
 
-/** Step 1: the coarse key of the (offset + limit)-th distinct row having the first sort field; no row when fewer have it. */
+/**
+ * Step 1: the coarse key of the (offset + limit)-th sort key of the table's rows having the
+ * first sort field; no row when fewer have it. A row stored twice (a repeated write not
+ * merged yet) can only move this boundary earlier, which the caller notices: fewer
+ * candidates than offset + limit.
+ */
 export function boundaryQuery(spec: TablePageSpec): BuiltQuery {
   const pb = new ParamBuilder();
   const first = spec.sortBy![0]!;
@@ -69,9 +76,8 @@ export function boundaryQuery(spec: TablePageSpec): BuiltQuery {
   const n = (spec.offset ?? 0) + spec.limit! - 1;
   const d = dir(first);
   return {
-    sql: `SELECT sort_number, sort_prefix FROM (
-      SELECT DISTINCT row_key, sort_number, sort_prefix FROM table_row_sort_keys
-      WHERE project_id = ${pb.str(spec.table.projectId)} AND path = ${path} AND row_key IN (${rowKeysOf(spec, pb)}))
+    sql: `SELECT sort_number, sort_prefix FROM table_row_sort_keys
+    WHERE project_id = ${pb.str(spec.table.projectId)} AND path = ${path} AND row_key IN (${rowKeysOf(spec, pb)})
     ORDER BY sort_number ${d} NULLS LAST, sort_prefix ${d} LIMIT ${pb.count(n)}, 1`,
     params: pb.params,
   };

@@ -216,7 +216,9 @@ export class TablesRepository {
       "table_sorted_candidates",
       candidatesQuery(spec, { number, prefix: hi.sort_prefix }, SORTED_PAGE_MAX_CANDIDATES),
     );
-    if (found.length > SORTED_PAGE_MAX_CANDIDATES) return yield* this.streamRows(spec.table.projectId, plain);
+    if (found.length > SORTED_PAGE_MAX_CANDIDATES || found.length < (spec.offset ?? 0) + spec.limit!) {
+      return yield* this.streamRows(spec.table.projectId, plain);
+    }
     const values = await this.values(spec.table.projectId, found.map((c) => c.row_digest));
     const candidates = found.flatMap((c) => {
       const val = values.get(c.row_digest);
