@@ -16,7 +16,7 @@ import {
   rowValuesQuery,
   storedRowsQuery,
   tableCountsQuery,
-  tableRowValuesQuery,
+  tableRowKeysQuery,
   storedTableQuery,
   tablePositionsQuery,
   tableSizesQuery,
@@ -259,9 +259,14 @@ export class TablesRepository {
   async rowsByDigest(table: StoredTable, rowDigests: readonly string[]): Promise<Map<string, string>> {
     const values = new Map<string, string>();
     for (const chunk of idChunks([...new Set(rowDigests)])) {
-      for (const row of await this.store.rows<{ digest: string; val: string }>("table_rows_by_digest", tableRowValuesQuery(table, chunk))) {
-        values.set(row.digest, row.val);
-      }
+      // The rows' text and the table's membership are read at once; a row the table does not hold is left out.
+      const keyOf = new Map(chunk.map((d) => [d, rowKey(d)]));
+      const [rows, held] = await Promise.all([
+        this.store.rows<{ digest: string; val: string }>("table_rows_by_digest", rowValuesQuery(table.projectId, chunk)),
+        this.store.rows<{ held_key: string }>("table_row_membership", tableRowKeysQuery(table, [...keyOf.values()])),
+      ]);
+      const heldKeys = new Set(held.map((h) => h.held_key));
+      for (const row of rows) if (heldKeys.has(keyOf.get(row.digest)!.toString())) values.set(row.digest, row.val);
     }
     return values;
   }
