@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expansionOf } from "../../services/store/calls/expandedFields.js";
+import { expandedFields, expansionOf } from "../../services/store/calls/expandedFields.js";
+import { ParamBuilder } from "../../services/store/sql.js";
 import { client, iso, startTestService, type Client } from "../support/service.js";
 
 /** `expand_columns` on /calls/stream_query and /calls/query_stats: filters, sorts and answers through refs. */
@@ -19,6 +20,24 @@ describe("expansionOf: which expand columns a field path goes through", () => {
     });
     expect(expansionOf("inputs.example", ["inputs.example"])).toBeUndefined();
     expect(expansionOf("inputs.examples.a", ["inputs.example"])).toBeUndefined();
+  });
+});
+
+describe("expandedFields: the SQL of a field below an expand column", () => {
+  it("looks the call's ref up in the bound refs, else reads the call's own leaf; every value is a parameter", () => {
+    const pb = new ParamBuilder();
+    const set = expandedFields(new Map([["inputs.example.q", { column: "inputs.example", keys: ["weave:///a/b/object/x:1"], values: ["v"] }]]));
+    const field = set.resolve("inputs.example.q", pb, {});
+    const at = "transform(json_values[indexOf(json_paths, {pb_1:String})], {pb_2:Array(String)}, arrayEnumerate({pb_2:Array(String)}), 0)";
+    const own = "if(indexOf(json_paths, {pb_0:String}) = 0, NULL, json_values[indexOf(json_paths, {pb_0:String})])";
+    expect(field).toEqual({ sql: `if(${at} = 0, ${own}, {pb_3:Array(String)}[${at}])`, kind: "json_leaf", nullable: true });
+    expect(pb.params).toEqual({
+      pb_0: { type: "String", value: "inputs.example.q" },
+      pb_1: { type: "String", value: "inputs.example" },
+      pb_2: { type: "Array(String)", value: ["weave:///a/b/object/x:1"] },
+      pb_3: { type: "Array(String)", value: ["v"] },
+    });
+    expect(set.resolve("inputs.other", new ParamBuilder(), {})).toBeUndefined();
   });
 });
 

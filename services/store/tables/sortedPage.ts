@@ -31,10 +31,14 @@ import type { StoredTable, TablePageSpec } from "./tablesQuery.js";
  * caller runs the plain query (tablesQuery.ts tablePositionsQuery), which gives the same answer.
  */
 
-/** Deepest page (offset + limit) answered this way. */
-export const SORTED_PAGE_MAX_ROWS = 1000;
+/**
+ * Deepest page (offset + limit) answered this way: every candidate's text is read (a 64-row
+ * granule of `table_rows` each) and parsed here, which past a few hundred rows costs more
+ * than the plain query.
+ */
+export const SORTED_PAGE_MAX_ROWS = 300;
 /** Most candidates read and sorted here (ties at the boundary included). */
-export const SORTED_PAGE_MAX_CANDIDATES = 2000;
+export const SORTED_PAGE_MAX_CANDIDATES = 1000;
 
 export interface CoarseKey {
   readonly number: number | null;
