@@ -13,7 +13,9 @@ import { ANNOTATION_MIGRATIONS } from "./store/annotationQueues/schema.js";
 import { mountFileRoutes, type ObjectWriter } from "./query/filesRoutes.js";
 import { ObjectsRepository } from "./store/objects/objectsRepository.js";
 import { mountTableRoutes } from "./query/tablesRoutes.js";
-import { mountRefRoutes } from "./query/refsRoutes.js";
+import { mountRefRoutes, storeSources } from "./query/refsRoutes.js";
+import { RefExpander } from "./query/expandRefs.js";
+import { RefResolver } from "./query/refValues.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import { mountV2Routes } from "./query/v2Routes.js";
@@ -37,7 +39,7 @@ import type { Migration } from "./store/migrations.js";
 import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
 import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
-import { TABLES_MIGRATION } from "./store/tables/schema.js";
+import { TABLE_SORT_KEYS_MIGRATION, TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
@@ -106,6 +108,7 @@ export const RESOURCES: readonly Resource[] = [
         mountCallQueries(api, {
           reads: new CallsReadRepository(store),
           enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
+          expander: new RefExpander(new CallsReadRepository(store), new RefResolver(storeSources(store))),
         }),
     },
   },
@@ -148,7 +151,7 @@ export const RESOURCES: readonly Resource[] = [
     migrations: [FILES_MIGRATION],
     routes: { query: (api, { store, config }) => mountFileRoutes(api, { store, maxFileBytes: config.FILE_MAX_BYTES, objects: objectWriter(store) }) },
   },
-  { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
+  { name: "tables", migrations: [TABLES_MIGRATION, TABLE_SORT_KEYS_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
   { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
   { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store }) => mountAnnotationQueueRoutes(api, { store }) } },

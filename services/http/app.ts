@@ -1,3 +1,4 @@
+import { checkJsonSyntax } from "../jsonSyntax.js";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
@@ -27,6 +28,12 @@ export type ErrorRenderer = (answer: ErrorAnswer, err: unknown, req: Request, re
 export interface MountOptions {
   /** Errors of this operation (auth included) are answered with this body instead of `detail`. */
   readonly renderError?: ErrorRenderer;
+  /**
+   * Reads the JSON body as text only (`ctx.bodyText`), checked for syntax without being built:
+   * validation sees what this answers for the text (the body with its bulk replaced, e.g. a
+   * table's rows by empty objects), and the handler reads the bulk from the text.
+   */
+  readonly bodyFromText?: (text: string) => unknown;
 }
 
 function parseBasicAuth(header: string | undefined): string | null {
@@ -94,7 +101,7 @@ export class HttpApi {
     if (!op.scope) throw new Error(`operation ${op.id} declares no scope: name the projects it touches, or mark it public`);
     if (op.retries === "recorded" && !this.retries.records) throw new Error(`operation ${op.id} records retried answers: the API needs recordedAnswers`);
     this.operations.push(op as unknown as Operation);
-    const parsers = op.body && !op.rawBody ? [this.jsonBody(op.keepBodyText === true)] : [];
+    const parsers = !op.body || op.rawBody ? [] : options.bodyFromText ? this.textBody(options.bodyFromText) : [this.jsonBody(op.keepBodyText === true)];
     this.app[op.method](expressPath(op.path), ...parsers, async (req: Request, res: Response, next: NextFunction) => {
       try {
         this.refuseWhileDraining(res);
@@ -146,6 +153,31 @@ export class HttpApi {
         if (keepText) this.bodyTexts.set(req, buf.toString("utf8"));
       },
     });
+  }
+
+  /** The body as text (decoded once), checked as JSON and turned into what validation sees; the text is kept. */
+  private textBody(bodyFromText: (text: string) => unknown) {
+    const read = express.text({
+      limit: this.options.maxBodyBytes,
+      type: () => true,
+      verify: (req, _res, buf) => this.bodySizes.set(req, buf.length),
+    });
+    const convert = (req: Request, _res: Response, next: NextFunction) => {
+      const text: unknown = req.body;
+      if (typeof text !== "string" || text === "") {
+        req.body = undefined;
+        return next();
+      }
+      try {
+        checkJsonSyntax(text);
+        this.bodyTexts.set(req, text);
+        req.body = bodyFromText(text);
+        next();
+      } catch (err) {
+        next(err);
+      }
+    };
+    return [read, convert];
   }
 
   /** One part of the request against its schema; `undefined` for a part the operation does not take. */

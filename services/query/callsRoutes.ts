@@ -1,10 +1,12 @@
 import { CallReadReq, CallReadRes, CallSchema, type CallSchema as CallSchemaType, CallsQueryReq, CallsQueryStatsReq, CallsQueryStatsRes } from "../contract/calls.js";
+import { ClientError } from "../errors.js";
 import type { HttpApi } from "../http/app.js";
 import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { CallRow } from "../store/calls/callRows.js";
 import type { CallsReadRepository } from "../store/calls/callsRead.js";
 import type { CallsQuerySpec } from "../store/calls/callsQuery.js";
 import { toCallSchema, type CallViewOptions } from "./callView.js";
+import type { RefExpander } from "./expandRefs.js";
 import { chunked, writeStream } from "./jsonLines.js";
 
 const TAG = "Calls";
@@ -20,6 +22,16 @@ export interface CallsQueryDeps {
   readonly reads: CallsReadRepository;
   /** Extra per-chunk enrichers (costs, feedback) keyed by the include flag that asks for them. */
   readonly enrichers?: Partial<Record<"include_costs" | "include_feedback", (projectId: string) => CallEnricher>>;
+  /** Resolves `expand_columns`; without it the field is refused. */
+  readonly expander?: RefExpander;
+}
+
+/** The checked expand columns and the field set of the paths the query and sort name below them. */
+async function expansion(deps: CallsQueryDeps, projectId: string, req: Pick<CallsQueryReq, "expand_columns" | "query" | "sort_by">) {
+  if (!req.expand_columns || req.expand_columns.length === 0) return { columns: [], fields: null };
+  if (!deps.expander) throw new ClientError(400, "expand_columns is not served here");
+  const columns = deps.expander.columns(req.expand_columns);
+  return { columns, fields: await deps.expander.fieldsFor(projectId, columns, req.query, req.sort_by) };
 }
 
 const CHUNK = 200;
@@ -28,6 +40,7 @@ async function* viewCalls(
   deps: CallsQueryDeps,
   spec: CallsQuerySpec,
   flags: { include_storage_size?: boolean | null; include_total_storage_size?: boolean | null; include_usernames?: boolean | null; include_costs?: boolean | null; include_feedback?: boolean | null },
+  expandColumns: readonly string[] = [],
 ) {
   const enrichers = (["include_costs", "include_feedback"] as const)
     .filter((flag) => flags[flag] && deps.enrichers?.[flag])
@@ -46,12 +59,14 @@ async function* viewCalls(
       return toCallSchema(row, options) as Record<string, unknown>;
     });
     for (const enrich of enrichers) await enrich(rows, calls);
+    if (expandColumns.length > 0) await deps.expander?.expandCalls(spec.projectId, calls, expandColumns);
     yield* calls;
   }
 }
 
 export function mountCallQueries(api: HttpApi, deps: CallsQueryDeps): void {
   api.mount(callsStreamQueryOp, async ({ body: req }, ctx) => {
+    const expand = await expansion(deps, req.project_id, req);
     const spec: CallsQuerySpec = {
       projectId: req.project_id,
       filter: req.filter,
@@ -60,8 +75,11 @@ export function mountCallQueries(api: HttpApi, deps: CallsQueryDeps): void {
       limit: req.limit,
       offset: req.offset,
       columns: req.columns,
+      expandedFields: expand.fields,
     };
-    await writeStream(ctx.res, ctx.req.headers.accept, viewCalls(deps, spec, req));
+    // Weave's default: the expanded values are returned unless asked not to.
+    const returned = req.return_expanded_column_values === false ? [] : expand.columns;
+    await writeStream(ctx.res, ctx.req.headers.accept, viewCalls(deps, spec, req, returned));
   });
 
   api.mount(callReadOp, async ({ body: req }) => {
@@ -71,7 +89,8 @@ export function mountCallQueries(api: HttpApi, deps: CallsQueryDeps): void {
   });
 
   api.mount(callsQueryStatsOp, async ({ body: req }) => {
-    const spec: CallsQuerySpec = { projectId: req.project_id, filter: req.filter, query: req.query, limit: req.limit };
+    const expand = await expansion(deps, req.project_id, { ...req, sort_by: null });
+    const spec: CallsQuerySpec = { projectId: req.project_id, filter: req.filter, query: req.query, limit: req.limit, expandedFields: expand.fields };
     return deps.reads.count(spec, !!req.include_total_storage_size);
   });
 }

@@ -74,6 +74,21 @@ export class RefResolver {
 
   /** The JSON text of each ref's value, in order (refs already checked by the contract). */
   async resolve(refs: readonly string[]): Promise<string[]> {
+    return this.run(refs, (root, i) => {
+      throw notFound(root, refs[i]!);
+    });
+  }
+
+  /**
+   * As `resolve`, but a ref whose root (or a root reached through it) does not exist, or
+   * whose path leads nowhere, is null instead of an error (`expand_columns` keeps such refs).
+   */
+  async resolveOrNull(refs: readonly string[]): Promise<(string | null)[]> {
+    const texts = await this.run(refs, () => NULL);
+    return texts.map((text) => (text === "null" ? null : text));
+  }
+
+  private async run(refs: readonly string[], missing: (root: WeaveRef, i: number) => State): Promise<string[]> {
     const scopes = refs.map((text) => projectIdOf(parseRef(text)));
     let states = refs.map((text) => pending(parseRef(text)));
     for (let round = 0; states.some((s) => s.kind === "pending"); round++) {
@@ -82,7 +97,7 @@ export class RefResolver {
       states = states.map((state, i) => {
         if (state.kind === "done") return state;
         const text = values.get(rootKey(state.root));
-        if (text === undefined) throw notFound(state.root, refs[i]!);
+        if (text === undefined) return missing(state.root, i);
         return walk(text, state.steps, scopes[i]!);
       });
     }

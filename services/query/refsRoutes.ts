@@ -35,7 +35,7 @@ export function mountRefRoutes(api: HttpApi, deps: RefsDeps): void {
   });
 }
 
-function storeSources(store: ClickHouseStore): RefSources {
+export function storeSources(store: ClickHouseStore): RefSources {
   const objects = new ObjectsRepository(store);
   const tables = new TablesRepository(store);
   const calls = new CallsReadRepository(store);

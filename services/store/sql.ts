@@ -8,8 +8,8 @@
  * Identifiers never come from input: they come from typed field definitions.
  */
 
-export type SqlType = "String" | "Int64" | "UInt64" | "Float64" | "Array(String)" | "Array(Int64)";
-export type SqlValue = string | number | bigint | boolean | readonly string[] | readonly number[];
+export type SqlType = "String" | "Int64" | "UInt64" | "Float64" | "Array(String)" | "Array(Int64)" | "Array(UInt64)";
+export type SqlValue = string | number | bigint | boolean | readonly string[] | readonly number[] | readonly bigint[];
 
 export interface SqlParam {
   readonly type: SqlType;
@@ -75,6 +75,12 @@ export function literal(param: SqlParam): string {
     case "Array(Int64)":
       if (!Array.isArray(value)) throw new SqlParamError("expected an array of integers");
       return `CAST([${(value as unknown[]).map((v) => integerLiteral(v as SqlValue, type)).join(", ")}] AS Array(Int64))`;
+    case "Array(UInt64)": {
+      if (!Array.isArray(value)) throw new SqlParamError("expected an array of non-negative integers");
+      const texts = (value as unknown[]).map((v) => integerLiteral(v as SqlValue, type));
+      if (texts.some((t) => t.startsWith("-"))) throw new SqlParamError("expected non-negative integers for Array(UInt64)");
+      return `CAST([${texts.join(", ")}] AS Array(UInt64))`;
+    }
   }
 }
 
@@ -134,6 +140,11 @@ export class ParamBuilder {
   /** The right-hand side of `x IN ...` for a list of strings (18.16 takes no array there). */
   inStrings(values: readonly string[]): string {
     return `(SELECT arrayJoin(${this.strings(values)}))`;
+  }
+
+  /** The right-hand side of `x IN ...` for a list of UInt64 keys (row keys). */
+  inUInt64s(values: readonly bigint[]): string {
+    return `(SELECT arrayJoin(${this.add(values, "Array(UInt64)")}))`;
   }
 
   inInts(values: readonly number[]): string {

@@ -81,5 +81,30 @@ describe("the Weave TypeScript SDK: an Evaluation with a model and scorers", () 
       expect(child(answerLength!)).toMatchObject({ inputs: { arg0: { datasetRow: example, modelOutput: { answer } } }, output: answer.length });
     }
     expect(seen.sort()).toEqual(["France", "Japan", "Peru"]);
+
+    // expand_columns: the predictAndScore calls filtered and sorted by a field of the dataset row `inputs.example` names.
+    const rowOf = new Map((await p.tableRows(rowsTable.digest)).map((r) => [r.digest, r.val as { country: string; capital: string }]));
+    const expanded = (body: Record<string, unknown>) =>
+      client(service.url).lines<StoredCall>("/calls/stream_query", { project_id: P, filter: { op_names: [rows[0]!.op_name] }, expand_columns: ["inputs.example"], ...body });
+    const country = (value: string) => ({ $expr: { $eq: [{ $getField: "inputs.example.country" }, { $literal: value }] } });
+    const japanRow = rows.find((r) => countryOfRow.get((r.inputs.example as string).split("/id/")[1]!) === "Japan")!;
+    const [japan, ...others] = await expanded({ query: country("Japan") });
+    expect(others).toEqual([]);
+    expect(japan!.id).toBe(japanRow.id);
+    const japanRef = japanRow.inputs.example as string;
+    expect(japan!.inputs.example).toEqual({ ...rowOf.get(japanRef.split("/id/")[1]!), _ref: japanRef });
+    const [kept] = await expanded({ query: country("Japan"), return_expanded_column_values: false });
+    expect(kept!.inputs.example).toBe(japanRef);
+    const sorted = await expanded({ sort_by: [{ field: "inputs.example.capital", direction: "desc" }] });
+    expect(sorted.map((c) => (c.inputs.example as { capital: string }).capital)).toEqual(["Tokyo", "Paris", "Lima"]);
+    // The model's calls name the row at inputs.arg0.datasetRow: the wrong answer is found by the row's capital.
+    const wrong = await client(service.url).lines<StoredCall>("/calls/stream_query", {
+      project_id: P,
+      filter: { op_names: [predictCapital!.op_name] },
+      expand_columns: ["inputs.arg0.datasetRow"],
+      return_expanded_column_values: false,
+      query: { $expr: { $not: [{ $eq: [{ $getField: "inputs.arg0.datasetRow.capital" }, { $getField: "output.answer" }] }] } },
+    });
+    expect(wrong.map((c) => c.output)).toEqual([{ answer: "Kyoto" }]);
   });
 });

@@ -4,7 +4,8 @@ import type { Query } from "../../contract/queryExpr.js";
 import { ParamBuilder } from "../sql.js";
 import { compileQuery } from "../query/compile.js";
 import { orderByTerms } from "../query/sort.js";
-import { CALLS_QUERY_FIELDS } from "./queryFields.js";
+import type { FieldSet } from "../query/fields.js";
+import { callsQueryFields } from "./queryFields.js";
 
 /** What a calls read asks for, independent of HTTP. */
 export interface CallsQuerySpec {
@@ -17,6 +18,8 @@ export interface CallsQuerySpec {
   readonly columns?: readonly string[] | null;
   /** Set by the repository when it has just seen that the project has no deleted calls. */
   readonly noDeletions?: boolean;
+  /** The fields of refs resolved for `expand_columns` (expandedFields.ts), when asked. */
+  readonly expandedFields?: FieldSet | null;
 }
 
 export const DEFAULT_SORT: readonly SortBy[] = [{ field: "started_at", direction: "asc" }];
@@ -91,15 +94,15 @@ export function whereClause(spec: CallsQuerySpec, pb: ParamBuilder, extra: reado
     `project_id = ${project}`,
     ...(spec.noDeletions ? [] : [`id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`]),
     ...(spec.filter ? filterConditions(spec.filter, pb, project) : []),
-    ...(spec.query ? [compileQuery(spec.query, CALLS_QUERY_FIELDS, pb, { projectId: spec.projectId })] : []),
+    ...(spec.query ? [compileQuery(spec.query, callsQueryFields(spec.expandedFields), pb, { projectId: spec.projectId })] : []),
     ...extra,
   ];
   return conditions.join("\n  AND ");
 }
 
-export function orderByClause(sortBy: readonly SortBy[] | null | undefined, pb: ParamBuilder, projectId?: string): string {
+export function orderByClause(sortBy: readonly SortBy[] | null | undefined, pb: ParamBuilder, projectId?: string, expanded?: FieldSet | null): string {
   const sorts = sortBy && sortBy.length > 0 ? sortBy : DEFAULT_SORT;
-  const terms = orderByTerms(sorts, CALLS_QUERY_FIELDS, pb, { projectId });
+  const terms = orderByTerms(sorts, callsQueryFields(expanded), pb, { projectId });
   const last = sorts[sorts.length - 1];
   if (!sorts.some((s) => s.field === "id")) terms.push(`id ${last?.direction === "desc" ? "DESC" : "ASC"}`);
   return terms.join(", ");
@@ -126,7 +129,7 @@ function windowConditions(window: TimeWindow | null, pb: ParamBuilder): string[]
 export function callsPageQuery(spec: CallsQuerySpec, window: TimeWindow | null) {
   const pb = new ParamBuilder();
   const where = whereClause(spec, pb, windowConditions(window, pb));
-  const order = orderByClause(spec.sortBy, pb, spec.projectId);
+  const order = orderByClause(spec.sortBy, pb, spec.projectId, spec.expandedFields);
   const limitClause = pb.limitOffset(spec.limit, spec.offset);
   return {
     sql: `SELECT ${selectedColumns(spec.columns).join(", ")}

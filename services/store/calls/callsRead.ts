@@ -125,6 +125,25 @@ export class CallsReadRepository {
     return rows.length > 0;
   }
 
+  /**
+   * The distinct texts the project's calls hold at the JSON leaf `path` that start with
+   * `prefix` (the refs of one project at an expand column), at most `max` + 1 of them so the
+   * caller sees when there are more. Reads every version of the calls (no FINAL, deleted
+   * ones too): a few refs more than the live calls hold only cost their resolution.
+   */
+  async refsAt(projectId: string, path: string, prefix: string, max: number): Promise<string[]> {
+    const pb = new ParamBuilder();
+    const p = pb.str(path);
+    const rows = await this.store.rows<{ ref: string }>("calls_refs_at", {
+      sql: `SELECT DISTINCT json_values[indexOf(json_paths, ${p})] AS ref FROM calls
+            WHERE project_id = ${pb.str(projectId)} AND has(json_paths, ${p})
+              AND substring(json_values[indexOf(json_paths, ${p})], 1, ${pb.int(Buffer.byteLength(prefix))}) = ${pb.str(prefix)}
+            LIMIT ${pb.count(max + 1)}`,
+      params: pb.params,
+    });
+    return rows.map((r) => r.ref);
+  }
+
   /** Total stored bytes per trace, for `include_total_storage_size`. */
   async traceStorageSizes(projectId: string, traceIds: readonly string[]): Promise<Map<string, number>> {
     if (traceIds.length === 0) return new Map();

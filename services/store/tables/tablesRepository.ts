@@ -7,6 +7,7 @@ import { RowBinaryWriter } from "../rowBinary.js";
 import { idChunks, type BuiltQuery } from "../sql.js";
 import { applyEdits, editedRowDigests, layout, type Edit, type Segment, type UpdatedRow } from "./tableEdits.js";
 import { parseRow, rowKey, storedRow, type PreparedRow } from "./tableRows.js";
+import { boundaryQuery, candidatesQuery, SORTED_PAGE_MAX_CANDIDATES, sortCandidates, sortedPageApplies } from "./sortedPage.js";
 import {
   copyPositionsSql,
   missingRowsQuery,
@@ -15,7 +16,7 @@ import {
   rowValuesQuery,
   storedRowsQuery,
   tableCountsQuery,
-  tableRowValuesQuery,
+  tableRowKeysQuery,
   storedTableQuery,
   tablePositionsQuery,
   tableSizesQuery,
@@ -202,7 +203,40 @@ export class TablesRepository {
    * answered before anything is streamed).
    */
   rows(spec: TablePageSpec): AsyncGenerator<TableRowText> {
-    return this.streamRows(spec.table.projectId, tablePositionsQuery(spec));
+    const plain = tablePositionsQuery(spec);
+    return sortedPageApplies(spec) ? this.sortedPage(spec, plain) : this.streamRows(spec.table.projectId, plain);
+  }
+
+  /** A shallow sorted page through the rows' sort keys (sortedPage.ts); the plain query when that does not apply. */
+  private async *sortedPage(spec: TablePageSpec, plain: BuiltQuery): AsyncGenerator<TableRowText> {
+    const [hi] = await this.store.rows<{ sort_number: number | string | null; sort_prefix: string }>("table_sorted_boundary", boundaryQuery(spec));
+    const number = hi?.sort_number === null || hi?.sort_number === undefined ? null : Number(hi.sort_number);
+    if (!hi || (number !== null && !Number.isFinite(number))) return yield* this.streamRows(spec.table.projectId, plain);
+    const found = await this.store.rows<{ row_digest: string; position: string }>(
+      "table_sorted_candidates",
+      candidatesQuery(spec, { number, prefix: hi.sort_prefix }, SORTED_PAGE_MAX_CANDIDATES),
+    );
+    if (found.length > SORTED_PAGE_MAX_CANDIDATES || found.length < (spec.offset ?? 0) + spec.limit!) {
+      return yield* this.streamRows(spec.table.projectId, plain);
+    }
+    const values = await this.values(spec.table.projectId, found.map((c) => c.row_digest));
+    const candidates = found.flatMap((c) => {
+      const val = values.get(c.row_digest);
+      return val === undefined ? [] : [{ digest: c.row_digest, position: Number(c.position), val }];
+    });
+    for (const c of sortCandidates(candidates, spec.sortBy!, spec.offset ?? 0, spec.limit!)) {
+      yield { digest: c.digest, val: c.val, originalIndex: c.position };
+    }
+  }
+
+  private async values(projectId: string, rowDigests: readonly string[]): Promise<Map<string, string>> {
+    const values = new Map<string, string>();
+    for (const chunk of idChunks([...new Set(rowDigests)])) {
+      for (const row of await this.store.rows<{ digest: string; val: string }>("table_query_values", rowValuesQuery(projectId, chunk))) {
+        values.set(row.digest, row.val);
+      }
+    }
+    return values;
   }
 
   private async *streamRows(projectId: string, positions: BuiltQuery): AsyncGenerator<TableRowText> {
@@ -225,9 +259,14 @@ export class TablesRepository {
   async rowsByDigest(table: StoredTable, rowDigests: readonly string[]): Promise<Map<string, string>> {
     const values = new Map<string, string>();
     for (const chunk of idChunks([...new Set(rowDigests)])) {
-      for (const row of await this.store.rows<{ digest: string; val: string }>("table_rows_by_digest", tableRowValuesQuery(table, chunk))) {
-        values.set(row.digest, row.val);
-      }
+      // The rows' text and the table's membership are read at once; a row the table does not hold is left out.
+      const keyOf = new Map(chunk.map((d) => [d, rowKey(d)]));
+      const [rows, held] = await Promise.all([
+        this.store.rows<{ digest: string; val: string }>("table_rows_by_digest", rowValuesQuery(table.projectId, chunk)),
+        this.store.rows<{ held_key: string }>("table_row_membership", tableRowKeysQuery(table, [...keyOf.values()])),
+      ]);
+      const heldKeys = new Set(held.map((h) => h.held_key));
+      for (const row of rows) if (heldKeys.has(keyOf.get(row.digest)!.toString())) values.set(row.digest, row.val);
     }
     return values;
   }
@@ -254,13 +293,7 @@ export class TablesRepository {
   }
 
   private async *withValues(projectId: string, positions: readonly { row_digest: string; position: string }[]): AsyncGenerator<TableRowText> {
-    const digests = [...new Set(positions.map((p) => p.row_digest))];
-    const values = new Map<string, string>();
-    for (const chunk of idChunks(digests)) {
-      for (const row of await this.store.rows<{ digest: string; val: string }>("table_query_values", rowValuesQuery(projectId, chunk))) {
-        values.set(row.digest, row.val);
-      }
-    }
+    const values = await this.values(projectId, positions.map((p) => p.row_digest));
     for (const p of positions) {
       const val = values.get(p.row_digest);
       if (val !== undefined) yield { digest: p.row_digest, val, originalIndex: Number(p.position) };

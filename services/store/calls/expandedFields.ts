@@ -1,0 +1,91 @@
+import { InvalidFieldError } from "../../errors.js";
+import { keyPathSegments, type Field, type FieldSet } from "../query/fields.js";
+import type { ParamBuilder } from "../sql.js";
+import { CALL_JSON_LEAVES } from "./fields.js";
+import { JSON_PARTS, MAX_JSON_DEPTH } from "./flatten.js";
+
+/**
+ * The fields of objects that `expand_columns` references (spec: "expand_columns on the calls
+ * query"), one field set of the calls query (queryFields.ts).
+ *
+ * An expand column is a dotted path into a call's JSON parts (`inputs.example`) whose value
+ * is a ref. A field below it (`inputs.example.question`) names a leaf of the value the ref
+ * resolves to. Columns nest: with `inputs.model` and `inputs.model.config` both expanded,
+ * `inputs.model.config.name` takes `config` in the value of `inputs.model`, resolves that
+ * ref too, and takes `name` in its value (an intermediate ref that is not listed is not
+ * followed: the field is NULL).
+ *
+ * Resolution happens before the query (services/query/expandRefs.ts): the distinct refs
+ * the project's calls hold at the outermost column are read (CallsReadRepository.refsAt),
+ * resolved through the objects and tables stores, and each field becomes a lookup of the
+ * call's ref in two bound arrays (ref → leaf text) with `transform` (a hash lookup on
+ * constant arrays). A call whose column is not a resolvable ref of the queried project, or
+ * whose resolved value has nothing at the path, gets the call's own leaf at the path: NULL
+ * for a ref string (a string has no keys), the inline value when the column holds a dict.
+ *
+ * Leaf texts are encoded as calls/flatten.ts encodes call leaves (strings raw, numbers as
+ * JavaScript writes them, `true`/`false`/`null`, `{}`/`[]`), plus the JSON text of a
+ * non-empty object or array named whole; so every operator and sort works on them as on
+ * call leaves.
+ */
+
+/** The resolved leaves of one field: at column `column`, the ref `keys[i]` gives `values[i]`. */
+export interface ExpandedField {
+  readonly column: string;
+  readonly keys: readonly string[];
+  readonly values: readonly string[];
+}
+
+/** Checks an expand column (`<part>.<key>...`) and returns it; InvalidFieldError otherwise. */
+export function checkExpandColumn(column: string): string {
+  const dot = column.indexOf(".");
+  const root = dot < 0 ? column : column.slice(0, dot);
+  const refuse = (why: string): never => {
+    throw new InvalidFieldError(`expand column ${JSON.stringify(column.slice(0, 200))}: ${why}`, ["body", "expand_columns"]);
+  };
+  if (dot < 0 || !(JSON_PARTS as readonly string[]).includes(root)) refuse(`must be a path below ${JSON_PARTS.join(", ")} (e.g. inputs.example)`);
+  try {
+    keyPathSegments(column.slice(dot + 1), MAX_JSON_DEPTH, column);
+  } catch (e) {
+    if (e instanceof InvalidFieldError) refuse(e.message);
+    throw e;
+  }
+  return column;
+}
+
+/**
+ * The expand columns a field path goes through, shortest first, each nested in the next,
+ * and the keys left below the last; undefined when the path is under no expand column.
+ * Columns that do not nest in the chain of the shortest one are not followed.
+ */
+export function expansionOf(path: string, columns: readonly string[]): { chain: string[]; leafKeys: string[] } | undefined {
+  const matching = [...new Set(columns)].filter((c) => path.startsWith(`${c}.`)).sort((a, b) => a.length - b.length);
+  if (matching.length === 0) return undefined;
+  const chain = [matching[0]!];
+  for (const column of matching.slice(1)) if (column.startsWith(`${chain[chain.length - 1]}.`)) chain.push(column);
+  const last = chain[chain.length - 1]!;
+  return { chain, leafKeys: path.slice(last.length + 1).split(".") };
+}
+
+/** A field set over resolved expansions, by field path (only those paths answer). */
+export function expandedFields(fields: ReadonlyMap<string, ExpandedField>): FieldSet {
+  return {
+    name: "fields of expanded refs",
+    known: [...fields.keys()],
+    resolve: (path, pb) => {
+      const field = fields.get(path);
+      return field ? expandedField(path, field, pb) : undefined;
+    },
+  };
+}
+
+function expandedField(path: string, { column, keys, values }: ExpandedField, pb: ParamBuilder): Field {
+  const own = CALL_JSON_LEAVES.leafSql(path, pb);
+  if (keys.length === 0) return { sql: own, kind: "json_leaf", nullable: true };
+  // The column's leaf text ('' when absent: arrayElement at index 0 is the default).
+  const ref = `json_values[indexOf(json_paths, ${pb.str(column)})]`;
+  const k = pb.strings(keys);
+  const v = pb.strings(values);
+  const at = `transform(${ref}, ${k}, arrayEnumerate(${k}), 0)`;
+  return { sql: `if(${at} = 0, ${own}, ${v}[${at}])`, kind: "json_leaf", nullable: true };
+}
