@@ -1,4 +1,4 @@
-.PHONY: install start test typecheck layers bench
+.PHONY: install start test typecheck layers bench base-model
 
 install:
 	@bash scripts/install.sh
@@ -24,3 +24,8 @@ typecheck: install
 ## Benchmarks: print figures, not part of `make test`.
 bench: install
 	npx tsx bench/run.ts
+
+## The built-in base language model's weights (services/lm): trained from the shipped corpus, cached
+## in .cache/lm (or LM_CACHE_DIR); skipped when cached, FORCE=1 trains again.
+base-model:
+	npx tsx scripts/build-base-model.ts $(if $(FORCE),--force)

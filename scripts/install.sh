@@ -22,3 +22,6 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   # written on this platform omits other platforms' optional packages (rollup's builds).
   npm install --no-fund --no-audit --loglevel=error
 fi
+
+# The built-in base language model: trained once from the shipped corpus (a few minutes), then cached.
+npx tsx scripts/build-base-model.ts

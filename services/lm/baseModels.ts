@@ -32,7 +32,7 @@ export const BASE_MODEL_SPECS: readonly BaseModelSpec[] = [{
     description: "A 2-layer byte-level transformer (d=64, 128-token context) trained by tracehouse on its own synthetic chat corpus (greetings, simple facts, single-digit arithmetic).",
   },
   config: { vocabSize: VOCAB_SIZE, contextLength: 128, dModel: 64, layers: 2, heads: 4, ffDim: 256 },
-  steps: 300,
+  steps: 250,
   batchSize: 16,
   peakLearningRate: 3e-3,
   seed: 20261124,
@@ -70,33 +70,50 @@ function dialogSequence(random: Random, spec: BaseModelSpec, questions: Paramete
   return fitToContext(s, spec.config.contextLength);
 }
 
+/** Batches of dialogs of similar length (a pool of BUCKET_POOL batches sorted by length), so little is padding. */
+const BUCKET_POOL = 8;
+function* dialogBatches(random: Random, spec: BaseModelSpec): Generator<TrainingSequence[]> {
+  const questions = arithmeticQuestions().filter((q) => !isHeldOut(q));
+  for (;;) {
+    const pool = Array.from({ length: spec.batchSize * BUCKET_POOL }, () => dialogSequence(random, spec, questions));
+    pool.sort((a, b) => a.tokens.length - b.tokens.length);
+    const batches = Array.from({ length: BUCKET_POOL }, (_, i) => pool.slice(i * spec.batchSize, (i + 1) * spec.batchSize));
+    yield* random.shuffle(batches);
+  }
+}
+
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+
 export interface BuildReport {
   readonly weights: Uint8Array;
   readonly seconds: number;
+  readonly cpuSeconds: number;  // of this process (user + system): the build's cost on a busy machine
   readonly finalLoss: number;
 }
 
 /** Trains a base model from its seeded initialisation on its corpus (deterministic for a given machine). */
 export async function buildBaseModel(spec: BaseModelSpec, log: (line: string) => void = () => {}): Promise<BuildReport> {
   const started = Date.now();
+  const cpuStart = process.cpuUsage();
+  const cpuSeconds = (): number => { const u = process.cpuUsage(cpuStart); return (u.user + u.system) / 1e6; };
   const meta = { base_model: spec.info.id, revision: spec.revision, corpus: "services/lm/corpus.ts", steps: spec.steps, batch_size: spec.batchSize };
   const initial = encodeWeights({ config: spec.config, tensors: initialParameters(spec.config, spec.seed), meta });
   const trainer = await Trainer.open(initial);
   try {
-    const random = new Random(spec.seed);
-    const questions = arithmeticQuestions().filter((q) => !isHeldOut(q));
+    const batches = dialogBatches(new Random(spec.seed), spec);
     let recent: number[] = [];
     let metrics: StepMetrics = {};
     for (let step = 0; step < spec.steps; step++) {
-      const batch = Array.from({ length: spec.batchSize }, () => dialogSequence(random, spec, questions));
-      metrics = trainer.step(packBatch(batch), crossEntropy, learningRate(spec, step));
+      metrics = trainer.step(packBatch(batches.next().value as TrainingSequence[]), crossEntropy, learningRate(spec, step));
       recent = [...recent.slice(-19), metrics.loss as number];
-      if ((step + 1) % 50 === 0 || step + 1 === spec.steps) {
-        log(`${spec.info.id}: step ${step + 1}/${spec.steps}, loss ${(recent.reduce((a, b) => a + b, 0) / recent.length).toFixed(3)} (mean of the last ${recent.length}), ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      if ((step + 1) % 25 === 0 || step + 1 === spec.steps) {
+        log(`${spec.info.id}: step ${step + 1}/${spec.steps}, loss ${(recent.reduce((a, b) => a + b, 0) / recent.length).toFixed(3)} (mean of the last ${recent.length}), ${((Date.now() - started) / 1000).toFixed(0)} s (${cpuSeconds().toFixed(0)} s CPU)`);
       }
       await yieldToEventLoop();
     }
-    return { weights: trainer.weights(), seconds: (Date.now() - started) / 1000, finalLoss: recent.reduce((a, b) => a + b, 0) / recent.length };
+    const report = { seconds: (Date.now() - started) / 1000, cpuSeconds: cpuSeconds(), finalLoss: recent.reduce((a, b) => a + b, 0) / recent.length };
+    const built = { build_seconds: round(report.seconds), build_cpu_seconds: round(report.cpuSeconds), final_loss: round(report.finalLoss) };
+    return { ...report, weights: trainer.weights({ ...meta, ...built }) };
   } finally {
     trainer.dispose();
   }

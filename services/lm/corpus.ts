@@ -98,16 +98,16 @@ function arithmeticTurns(q: ArithmeticQuestion, random: Random): ChatTurn[] {
   }
 }
 
-/** One dialog of the corpus: an optional system prompt, then one or two exchanges. */
+/** One dialog of the corpus: an optional system prompt (10%), then one exchange (or two, 10%): 70% arithmetic. */
 export function corpusDialog(random: Random, questions: readonly ArithmeticQuestion[]): ChatTurn[] {
-  const turns: ChatTurn[] = random.next() < 0.2 ? [{ role: "system", content: random.pick(SYSTEM_PROMPTS) }] : [];
-  const exchanges = random.next() < 0.25 ? 2 : 1;
+  const turns: ChatTurn[] = random.next() < 0.1 ? [{ role: "system", content: random.pick(SYSTEM_PROMPTS) }] : [];
+  const exchanges = random.next() < 0.1 ? 2 : 1;
   for (let i = 0; i < exchanges; i++) {
     const kind = random.next();
-    if (kind < 0.2) {
+    if (kind < 0.15) {
       const [user, answers] = random.pick(GREETINGS);
       turns.push({ role: "user", content: user }, { role: "assistant", content: random.pick(answers) });
-    } else if (kind < 0.45) {
+    } else if (kind < 0.3) {
       const [user, answer] = random.pick(FACTS);
       turns.push({ role: "user", content: user }, { role: "assistant", content: answer });
     } else {

@@ -24,13 +24,16 @@ export function topTokens(logprobs: Float64Array, k: number): number[] {
   return ids.slice(0, k);
 }
 
+/** Below this, dividing logits by the temperature would overflow: greedy. */
+const MIN_TEMPERATURE = 1e-6;
+
 /**
  * Temperature 0 is greedy (argmax). Otherwise the logits are divided by the temperature,
  * the distribution is cut to the smallest set of tokens whose probability reaches `topP`
  * (nucleus sampling), and one token is drawn from it with the seeded generator.
  */
 export function chooseToken(logits: Float32Array, temperature: number, topP: number, random: Random): number {
-  if (temperature <= 0) return argmax(logits);
+  if (temperature <= MIN_TEMPERATURE) return argmax(logits);
   const tempered = logSoftmax(Float32Array.from(logits, (l) => l / temperature));
   const order = topTokens(tempered, tempered.length);
   const kept: number[] = [];
