@@ -77,6 +77,18 @@ function jobView(job: Job): TrainingJob {
   };
 }
 
+/**
+ * A running job whose end is already among its events (the runner writes the end event, then
+ * the state) is shown ended: a client that read `training_ended` never reads RUNNING after it.
+ */
+async function settled(jobs: JobsRepository, job: Job): Promise<Job> {
+  if (job.status !== "running") return job;
+  const last = await jobs.lastEvent(job.id);
+  if (last?.type === JOB_COMPLETED) return { ...job, status: "completed", finishedAt: last.at, error: null };
+  if (last?.type === JOB_FAILED) return { ...job, status: "failed", finishedAt: last.at, error: String(last.data.error_message ?? "") };
+  return job;
+}
+
 /** Mean, standard deviation and count of the rewards of logged groups. */
 function rewardMetrics(groups: readonly TrajectoryGroup[]): Record<string, number> {
   const rewards = groups.flatMap((g) => g.trajectories.map((t) => t.reward));
@@ -179,7 +191,7 @@ export function mountTrainingRoutes(api: HttpApi, deps: TrainingDeps): void {
     return submit(SFT_JOB, model, input as unknown as JsonObject);
   });
 
-  api.mount(jobReadOp, async ({ params }, ctx) => jobView(await reachJob(params.job_id, ctx)));
+  api.mount(jobReadOp, async ({ params }, ctx) => jobView(await settled(jobs, await reachJob(params.job_id, ctx))));
 
   api.mount(jobEventsOp, async ({ params, query }, ctx) => {
     const job = await reachJob(params.job_id, ctx);
