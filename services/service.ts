@@ -17,7 +17,9 @@ import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js"
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
 import { ensureDatabase, migrate } from "./store/migrations.js";
 import { RetriesRepository } from "./store/retries/retriesRepository.js";
-import { callBatchHandler, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
+import { MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
+import { callBatchHandler } from "./callWorker.js";
+import type { LogWorkerData } from "./logWorker.js";
 
 export interface RunningService {
   readonly url: string | null;
@@ -75,7 +77,7 @@ export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; print
  * process's own directory; process 0 first takes over the logs of processes beyond
  * PROCESSES), or with EMBEDDED_QUEUE=memory the in-process group commit.
  */
-async function openEmbeddedQueue(config: Config, topic: Topic<TraceEvent>, log: Logger): Promise<EventPublisher<TraceEvent> & EventConsumer<TraceEvent>> {
+async function openEmbeddedQueue(config: Config, topic: Topic<TraceEvent>, log: Logger): Promise<InProcessQueue<TraceEvent> | DurableLogQueue<TraceEvent>> {
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   if (config.EMBEDDED_QUEUE === "memory") return new InProcessQueue(topic, { ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
   const dataDir = resolve(config.DATA_DIR);
@@ -96,6 +98,8 @@ async function openEmbeddedQueue(config: Config, topic: Topic<TraceEvent>, log: 
 }
 
 const SHUTDOWN_GRACE_MS = 15_000;
+/** The log consumer thread's module, beside this one (run through tsx as this one is). */
+const LOG_WORKER = new URL(`./logWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
 
 /**
  * Stops intake: no new connections; kept-alive connections are closed as soon as their
@@ -132,7 +136,12 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
-    await consumer.start(callBatchHandler(parts));
+    // The log's consumer in a thread of its own needs a ClickHouse it can reach by URL (not an injected one).
+    if (embedded instanceof DurableLogQueue && config.LOG_CONSUMER === "thread" && !deps.clickhouse) {
+      embedded.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
+    } else {
+      await consumer.start(callBatchHandler(parts));
+    }
   }
 
   let server: Server | null = null;

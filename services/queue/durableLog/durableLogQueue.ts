@@ -9,6 +9,7 @@ import type { Topic } from "../topic.js";
 import { syncDirectory } from "./files.js";
 import { lockDirectory } from "./lock.js";
 import { LogConsumer } from "./logConsumer.js";
+import { LogThread } from "./logThread.js";
 import { framedSize } from "./records.js";
 import type { LoggedRecord } from "./recentRecords.js";
 import { SegmentedLog } from "./segmentedLog.js";
@@ -126,11 +127,6 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return !this.closed && !this.log.failed;
   }
 
-  /** The log's directory, committed position and synced end, for a consumer elsewhere. */
-  get place(): { readonly dir: string; readonly committed: number; readonly end: number } {
-    return { dir: this.options.dir, committed: this.log.committed, end: this.durableEnd };
-  }
-
   /**
    * Moves the unhandled records of another log directory (one a process no longer running
    * left, e.g. with PROCESSES lowered) into this log, then deletes that directory. Before
@@ -165,25 +161,33 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     const consumer = new LogConsumer(
       this.topic,
       { read: (from, upTo, maxBytes) => this.log.read(from, upTo, maxBytes), commit: (position) => this.commitStored(position) },
-      {
-        dir: this.options.dir,
-        maxBatchEvents: this.options.maxBatchEvents,
-        maxWaitMs: this.options.maxWaitMs,
-        maxCachedEvents: this.options.maxCachedEvents ?? 2 * this.options.maxBatchEvents,
-        maxCachedBytes: this.options.maxCachedBytes ?? this.options.maxPendingBytes,
-        log: this.options.log,
-      },
+      { ...this.consumerSettings, dir: this.options.dir, log: this.options.log },
       { committed: this.log.committed, end: this.durableEnd },
     );
     this.follower = consumer;
     consumer.start(handler);
   }
 
-  /** Consumes elsewhere: `follower` is told where each synced group ends, and calls `commitStored`. */
-  follow(follower: LogFollower<T>): void {
+  /**
+   * Consumes in a worker thread (logThread.ts) running `entry`, a module that makes the
+   * handler from `data` and calls runLogThread; this thread then only appends and commits.
+   */
+  startThread(entry: URL, data: unknown): void {
     if (this.follower) throw new Error("already started");
-    this.follower = follower;
+    const place = () => ({ dir: this.options.dir, committed: this.log.committed, end: this.durableEnd, settings: this.consumerSettings });
+    const thread = new LogThread<T>(place, entry, data, (position) => this.commitStored(position), this.options.log);
+    this.follower = thread;
     this.followerKeepsMessages = false;
+    thread.run();
+  }
+
+  private get consumerSettings() {
+    return {
+      maxBatchEvents: this.options.maxBatchEvents,
+      maxWaitMs: this.options.maxWaitMs,
+      maxCachedEvents: this.options.maxCachedEvents ?? 2 * this.options.maxBatchEvents,
+      maxCachedBytes: this.options.maxCachedBytes ?? this.options.maxPendingBytes,
+    };
   }
 
   /**
