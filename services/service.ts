@@ -131,17 +131,15 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     throw err;
   });
 
+  // The log's consumer in a thread of its own needs a ClickHouse it can reach by URL (not an injected one).
+  const logThreadOf = (queue: typeof embedded): DurableLogQueue<TraceEvent> | null =>
+    queue instanceof DurableLogQueue && config.LOG_CONSUMER === "thread" && !deps.clickhouse ? queue : null;
   const publisher: EventPublisher<TraceEvent> | null = roles.has("ingest") ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
   const parts: ServiceParts = { config, log, store, publisher };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
-    // The log's consumer in a thread of its own needs a ClickHouse it can reach by URL (not an injected one).
-    if (embedded instanceof DurableLogQueue && config.LOG_CONSUMER === "thread" && !deps.clickhouse) {
-      embedded.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
-    } else {
-      await consumer.start(callBatchHandler(parts));
-    }
+    if (!logThreadOf(embedded)) await consumer.start(callBatchHandler(parts));
   }
 
   let server: Server | null = null;
@@ -164,6 +162,8 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     url = `http://127.0.0.1:${port}`;
     log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : config.EMBEDDED_QUEUE }, "listening");
   }
+  // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
+  if (roles.has("worker")) logThreadOf(embedded)?.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
 
   return {
     url,
