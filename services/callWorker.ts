@@ -1,6 +1,6 @@
-import type { ServiceParts } from "./roles.js";
 import type { BatchHandler } from "./queue/queue.js";
 import type { TraceEvent } from "./queue/events.js";
+import type { ClickHouseStore } from "./store/clickhouse.js";
 import { CallsWriteRepository } from "./store/calls/callsWrite.js";
 import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
@@ -12,7 +12,13 @@ import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
  * apart from the resources' routes, so that the log's consumer thread (logWorker.ts) loads
  * only the worker's code.
  */
-export const AFTER_CALL_BATCH: readonly { readonly resource: string; readonly writer: (parts: ServiceParts) => CallsDerivedWriter }[] = [
+
+/** What the worker's parts are made from (a part of roles.ts's ServiceParts). */
+export interface WorkerParts {
+  readonly store: ClickHouseStore;
+}
+
+export const AFTER_CALL_BATCH: readonly { readonly resource: string; readonly writer: (parts: WorkerParts) => CallsDerivedWriter }[] = [
   { resource: "threads", writer: ({ store }) => new ThreadAggregatesWriter(store) },
   {
     resource: "projects",
@@ -24,7 +30,7 @@ export const AFTER_CALL_BATCH: readonly { readonly resource: string; readonly wr
 ];
 
 /** The worker's handler of call event batches: merge and write calls, then each resource's aggregates. */
-export function callBatchHandler(parts: ServiceParts): BatchHandler<TraceEvent> {
+export function callBatchHandler(parts: WorkerParts): BatchHandler<TraceEvent> {
   const writer = new CallBatchWriter(new CallsWriteRepository(parts.store), AFTER_CALL_BATCH.map((a) => a.writer(parts)));
   return (events) => writer.write(events);
 }

@@ -20,4 +20,4 @@ export interface LogWorkerData {
 const { config, clickhouseUrl } = logThreadData() as LogWorkerData;
 const log = pino({ level: config.LOG_LEVEL }).child({ thread: "log-consumer" });
 const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE);
-runLogThread(traceEventsTopic(config.KAFKA_TOPIC), callBatchHandler({ config, log, store, publisher: null }), log, () => store.close());
+runLogThread(traceEventsTopic(config.KAFKA_TOPIC), callBatchHandler({ store }), log, () => store.close());
