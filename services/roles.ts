@@ -8,12 +8,15 @@ import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
 import { mountGraphqlRoutes } from "./query/graphqlRoutes.js";
 import { mountObjectRoutes } from "./query/objectsRoutes.js";
+import { mountAnnotationQueueRoutes } from "./query/annotationQueuesRoutes.js";
+import { ANNOTATION_MIGRATIONS } from "./store/annotationQueues/schema.js";
 import { mountFileRoutes, type ObjectWriter } from "./query/filesRoutes.js";
 import { ObjectsRepository } from "./store/objects/objectsRepository.js";
 import { mountTableRoutes } from "./query/tablesRoutes.js";
 import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
+import { mountV2Routes } from "./query/v2Routes.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
@@ -115,8 +118,12 @@ export const RESOURCES: readonly Resource[] = [
   { name: "tables", migrations: [TABLES_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
   { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
+  { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store }) => mountAnnotationQueueRoutes(api, { store }) } },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
+  // /v2/ ops, datasets, scorers, evaluations, models (objects), evaluation runs, predictions and scores (calls
+  // written through the worker's merge in this process, readable at once), eval_results. No tables of its own.
+  { name: "v2", routes: { query: (api, parts) => mountV2Routes(api, { store: parts.store, writeCalls: callBatchHandler(parts) }) } },
 ];
 
 /** Every resource's migrations, in version order. */

@@ -75,6 +75,50 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string 
   table_query_stats: { body: { project_id: PROJECT, digest: "t1" } },
   table_query_stats_batch: { body: { project_id: PROJECT, digests: ["t1"] } },
   refs_read_batch: { body: { refs: [`weave:///${PROJECT}/object/o1:d1`] } },
+  annotation_queue_create: { body: { project_id: PROJECT, name: "q", scorer_refs: [] } },
+  annotation_queues_query_stream: { body: { project_id: PROJECT } },
+  annotation_queue_read: { path: `/annotation_queues/q1?project_id=${PROJECT}` },
+  annotation_queue_update: { path: "/annotation_queues/q1", body: { project_id: PROJECT, name: "renamed" } },
+  annotation_queue_delete: { path: `/annotation_queues/q1?project_id=${PROJECT}` },
+  annotation_queues_stats: { body: { project_id: PROJECT, queue_ids: ["q1"] } },
+  annotation_queue_add_calls: { path: "/annotation_queues/q1/items", body: { project_id: PROJECT, call_ids: ["c1"], display_fields: [] } },
+  annotation_queue_items_query: { path: "/annotation_queues/q1/items/query", body: { project_id: PROJECT } },
+  annotator_queue_items_progress_update: { path: "/annotation_queues/q1/items/i1/progress", body: { project_id: PROJECT, annotation_state: "completed" } },
+  v2_ops_list: { path: `/v2/${PROJECT}/ops` },
+  v2_ops_create: { path: `/v2/${PROJECT}/ops`, body: { name: "o1", source_code: "def f(): pass" } },
+  v2_ops_delete: { path: `/v2/${PROJECT}/ops/o1` },
+  v2_ops_read: { path: `/v2/${PROJECT}/ops/o1/versions/d1` },
+  v2_datasets_list: { path: `/v2/${PROJECT}/datasets` },
+  v2_datasets_create: { path: `/v2/${PROJECT}/datasets`, body: { name: "d1", rows: [{ a: 1 }] } },
+  v2_datasets_delete: { path: `/v2/${PROJECT}/datasets/o1` },
+  v2_datasets_read: { path: `/v2/${PROJECT}/datasets/o1/versions/d1` },
+  v2_scorers_list: { path: `/v2/${PROJECT}/scorers` },
+  v2_scorers_create: { path: `/v2/${PROJECT}/scorers`, body: { name: "s1", op_source_code: "def score(): pass" } },
+  v2_scorers_delete: { path: `/v2/${PROJECT}/scorers/o1` },
+  v2_scorers_read: { path: `/v2/${PROJECT}/scorers/o1/versions/d1` },
+  v2_evaluations_list: { path: `/v2/${PROJECT}/evaluations` },
+  v2_evaluations_create: { path: `/v2/${PROJECT}/evaluations`, body: { name: "e1", dataset: `weave:///${PROJECT}/object/d1:x` } },
+  v2_evaluations_delete: { path: `/v2/${PROJECT}/evaluations/o1` },
+  v2_evaluations_read: { path: `/v2/${PROJECT}/evaluations/o1/versions/d1` },
+  v2_models_list: { path: `/v2/${PROJECT}/models` },
+  v2_models_create: { path: `/v2/${PROJECT}/models`, body: { name: "m1", source_code: "class M: pass" } },
+  v2_models_delete: { path: `/v2/${PROJECT}/models/o1` },
+  v2_models_read: { path: `/v2/${PROJECT}/models/o1/versions/d1` },
+  v2_evaluation_runs_list: { path: `/v2/${PROJECT}/evaluation_runs` },
+  v2_evaluation_runs_create: { path: `/v2/${PROJECT}/evaluation_runs`, body: { evaluation: `weave:///${PROJECT}/object/m1:x`, model: `weave:///${PROJECT}/object/m1:x` } },
+  v2_evaluation_runs_delete: { path: `/v2/${PROJECT}/evaluation_runs?evaluation_run_ids=r1` },
+  v2_evaluation_runs_read: { path: `/v2/${PROJECT}/evaluation_runs/r1` },
+  v2_evaluation_runs_finish: { path: `/v2/${PROJECT}/evaluation_runs/r1/finish`, body: {} },
+  v2_predictions_list: { path: `/v2/${PROJECT}/predictions` },
+  v2_predictions_create: { path: `/v2/${PROJECT}/predictions`, body: { model: `weave:///${PROJECT}/object/m1:x`, inputs: { q: 1 }, output: 2 } },
+  v2_predictions_delete: { path: `/v2/${PROJECT}/predictions?prediction_ids=p1` },
+  v2_predictions_read: { path: `/v2/${PROJECT}/predictions/p1` },
+  v2_predictions_finish: { path: `/v2/${PROJECT}/predictions/p1/finish` },
+  v2_scores_list: { path: `/v2/${PROJECT}/scores` },
+  v2_scores_create: { path: `/v2/${PROJECT}/scores`, body: { prediction_id: "p1", scorer: `weave:///${PROJECT}/object/m1:x`, value: 1 } },
+  v2_scores_delete: { path: `/v2/${PROJECT}/scores?score_ids=s1` },
+  v2_scores_read: { path: `/v2/${PROJECT}/scores/s1` },
+  v2_eval_results_query: { path: `/v2/${PROJECT}/eval_results/query`, body: { evaluation_call_ids: ["e1"] } },
 };
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
@@ -139,6 +183,7 @@ describe("operation scopes", () => {
     expect(await (await admin.get(`/tags?project_id=${PROJECT}`)).json()).toEqual({ tags: [] });
     expect(await (await admin.get(`/aliases?project_id=${PROJECT}`)).json()).toEqual({ aliases: [] });
     expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: 0 });
+    expect(await admin.lines("/annotation_queues/query", { project_id: PROJECT })).toEqual([]);
     expect(await admin.json("/table/query_stats_batch", { project_id: PROJECT, digests: [tableDigest([rowDigest(parseLossless('{"a": 1}'))])] })).toEqual({ tables: [] });
   });
 

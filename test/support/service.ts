@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
@@ -27,24 +27,30 @@ export function basic(key: string): string {
  * otherwise: it answers a write once the worker stored it, so a test reads what it just
  * wrote. The durable log (the default outside tests), which answers once its record is
  * synced and stores it a little later, has its own tests (test/queue/durableLog*,
- * test/queue/logService.test.ts, test/durability/).
+ * test/queue/logService.test.ts, test/durability/). The data directory made here is removed
+ * by `stop()`; one passed in `env.DATA_DIR` is the caller's.
  */
 export async function startTestService(env: Record<string, string> = {}): Promise<RunningService & { url: string; database: string }> {
   const database = `s_${randomBytes(6).toString("hex")}`;
   const clickhouse = await suiteClickHouse();
+  const ownDataDir = env.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), "tracehouse-svc-")) : null;
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
     ...(typeof clickhouse === "string" ? { CLICKHOUSE_URL: clickhouse } : {}),
     CLICKHOUSE_DATABASE: database,
-    DATA_DIR: mkdtempSync(join(tmpdir(), "tracehouse-svc-")),
+    ...(ownDataDir === null ? {} : { DATA_DIR: ownDataDir }),
     AUTH_KEYS,
     LOG_LEVEL: "silent",
     EMBEDDED_QUEUE: "memory",
     ...env,
   });
   const service = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }), typeof clickhouse === "string" ? {} : { clickhouse });
-  return { ...service, url: service.url!, database };
+  const stop = async () => {
+    await service.stop();
+    if (ownDataDir !== null) rmSync(ownDataDir, { recursive: true, force: true });
+  };
+  return { ...service, stop, url: service.url!, database };
 }
 
 export interface Client {
