@@ -17,6 +17,7 @@ import { mountRefRoutes } from "./query/refsRoutes.js";
 import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import { mountV2Routes } from "./query/v2Routes.js";
+import { callBatchHandler } from "./callWorker.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
