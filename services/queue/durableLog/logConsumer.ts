@@ -74,11 +74,6 @@ export class LogConsumer<T> {
     this.accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
   }
 
-  /** Where the records not yet stored start. */
-  get position(): number {
-    return this.committed;
-  }
-
   /** Records synced up to `end` (those given, in order, are the last of them). */
   appended(records: readonly LoggedRecord<T>[], end: number): void {
     for (const record of records) this.recent.add(record);
