@@ -94,6 +94,8 @@ const EnvSchema = z.object({
   PROCESS_INDEX: z.coerce.number().int().min(0).max(255).default(0),
   EMBEDDED_QUEUE: z.enum(["log", "memory"]).default("log"),
   LOG_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.LOG_MAX_BYTES),
+  /** Where the log's consumer runs: a worker thread of its own, or the thread that answers requests. */
+  LOG_CONSUMER: z.enum(["thread", "inline"]).default("thread"),
   QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
   QUEUE_MAX_PENDING_BYTES: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_BYTES),
   TRUSTED_PROXIES: list.default([]),

@@ -25,11 +25,11 @@ import { trainedModelLister, trainedModelResolver } from "./inference/trainedMod
 import { TrainedModels } from "./training/trainedModels.js";
 import { mountProjectRoutes } from "./query/projectsRoutes.js";
 import { mountUiRoutes } from "./query/uiRoutes.js";
+import { callBatchHandler } from "./callWorker.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
 import { CallsReadRepository } from "./store/calls/callsRead.js";
-import { CallsWriteRepository } from "./store/calls/callsWrite.js";
 import type { ClickHouseStore } from "./store/clickhouse.js";
 import { COSTS_MIGRATION } from "./store/costs/schema.js";
 import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
@@ -37,14 +37,10 @@ import { JOBS_MIGRATION } from "./store/jobs/schema.js";
 import { FILES_MIGRATION } from "./store/files/schema.js";
 import type { Migration } from "./store/migrations.js";
 import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
-import { ProjectsRepository } from "./store/projects/projectsRepository.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { TABLE_SORT_KEYS_MIGRATION, TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { RETRIES_MIGRATION } from "./store/retries/schema.js";
-import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
-import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
-import type { BatchHandler } from "./queue/queue.js";
 import { TRAINING_MIGRATION } from "./store/training/schema.js";
 import { mountTrainingHealthRoutes } from "./training/healthRoutes.js";
 import { mountTrainingRoutes } from "./training/trainingRoutes.js";
@@ -57,9 +53,10 @@ import { trainerJobs } from "./worker/jobs/trainerJob.js";
  * routes it mounts in each HTTP role and what it adds to the worker. To add a resource:
  * its schema under store/<resource>/schema.ts, its queries and repository beside it, its
  * routes under query/ (or ingest/ for high-volume writes through the queue), and one row
- * here. Roles: `ingest` (validated writes → queue), `query` (reads and low-volume writes
- * straight to ClickHouse), `worker` (queue → ClickHouse), `inference` (chat completions on
- * the built-in models, CPU-bound: run it in processes of its own when it is used much).
+ * here (what it adds to the worker's call batches: a row in callWorker.ts). Roles: `ingest`
+ * (validated writes → queue), `query` (reads and low-volume writes straight to ClickHouse),
+ * `worker` (queue → ClickHouse, and the job runner), `inference` (chat completions on the
+ * built-in models, CPU-bound: run it in processes of its own when it is used much).
  */
 export type HttpRole = Exclude<RoleName, "worker">;
 
@@ -81,8 +78,6 @@ export interface Resource {
   /** Versions are unique across all resources. */
   readonly migrations?: readonly Migration[];
   readonly routes?: Partial<Record<HttpRole, (api: HttpApi, parts: ServiceParts) => void>>;
-  /** Called after each stored batch of call events, in order (aggregates over calls). */
-  readonly afterCallBatch?: (parts: ServiceParts) => CallsDerivedWriter;
   /** Job types this resource runs on the job runner (worker role), by type. */
   readonly jobHandlers?: (parts: ServiceParts) => Readonly<Record<string, JobHandler>>;
 }
@@ -122,8 +117,8 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "threads",
     migrations: [THREADS_MIGRATION],
+    // Its aggregates over each call batch: callWorker.ts.
     routes: { query: (api, { store }) => mountThreadQueries(api, { store }) },
-    afterCallBatch: ({ store }) => new ThreadAggregatesWriter(store),
   },
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
   { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
@@ -134,15 +129,12 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "projects",
     migrations: [PROJECTS_MIGRATION],
+    // The projects seen in each call batch: callWorker.ts.
     routes: {
       query: (api, { store }) => {
         mountGraphqlRoutes(api, { store });
         mountProjectRoutes(api, { store });
       },
-    },
-    afterCallBatch: ({ store }) => {
-      const projects = new ProjectsRepository(store);
-      return { write: (calls) => projects.ensure(calls.map((c) => c.project_id)) };
     },
   },
   { name: "objects", migrations: [OBJECTS_MIGRATION], routes: { query: (api, { store }) => mountObjectRoutes(api, { store }) } },
@@ -215,11 +207,4 @@ export function jobHandlers(parts: ServiceParts): Record<string, JobHandler> {
     }
   }
   return handlers;
-}
-
-/** The worker's handler of call event batches: merge and write calls, then each resource's aggregates. */
-export function callBatchHandler(parts: ServiceParts): BatchHandler<TraceEvent> {
-  const after = RESOURCES.flatMap((r) => (r.afterCallBatch ? [r.afterCallBatch(parts)] : []));
-  const writer = new CallBatchWriter(new CallsWriteRepository(parts.store), after);
-  return (events) => writer.write(events);
 }

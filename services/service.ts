@@ -21,7 +21,9 @@ import { RetriesRepository } from "./store/retries/retriesRepository.js";
 import { JobsRepository } from "./store/jobs/jobsRepository.js";
 import { JobRunner } from "./worker/jobs/runner.js";
 import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
-import { callBatchHandler, jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
+import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
+import { callBatchHandler } from "./callWorker.js";
+import type { LogWorkerData } from "./logWorker.js";
 
 export interface RunningService {
   readonly url: string | null;
@@ -79,7 +81,7 @@ export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; print
  * process's own directory; process 0 first takes over the logs of processes beyond
  * PROCESSES), or with EMBEDDED_QUEUE=memory the in-process group commit.
  */
-async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger): Promise<EventPublisher<T> & EventConsumer<T>> {
+async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger): Promise<InProcessQueue<T> | DurableLogQueue<T>> {
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   if (config.EMBEDDED_QUEUE === "memory") return new InProcessQueue(topic, { ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
   const dataDir = resolve(config.DATA_DIR);
@@ -100,6 +102,8 @@ async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger
 }
 
 const SHUTDOWN_GRACE_MS = 15_000;
+/** The log consumer thread's module, beside this one (run through tsx as this one is). */
+const LOG_WORKER = new URL(`./logWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
 
 /**
  * Stops intake: no new connections; kept-alive connections are closed as soon as their
@@ -140,6 +144,9 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     throw err;
   });
 
+  // The log's consumer in a thread of its own needs a ClickHouse it can reach by URL (not an injected one).
+  const logThreadOf = (queue: typeof embedded): DurableLogQueue<TraceEvent> | null =>
+    queue instanceof DurableLogQueue && config.LOG_CONSUMER === "thread" && !deps.clickhouse ? queue : null;
   const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
   const jobs = new JobsRepository(store);
   const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config), limits) : embeddedJobs;
@@ -149,7 +156,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
-    await consumer.start(callBatchHandler(parts));
+    if (!logThreadOf(embedded)) await consumer.start(callBatchHandler(parts));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
   if (roles.has("worker")) {
@@ -181,6 +188,8 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     url = `http://127.0.0.1:${port}`;
     log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : config.EMBEDDED_QUEUE }, "listening");
   }
+  // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
+  if (roles.has("worker")) logThreadOf(embedded)?.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
 
   return {
     url,

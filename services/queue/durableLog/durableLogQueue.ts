@@ -1,17 +1,18 @@
 import { mkdir, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { Gauge } from "prom-client";
 import type { Logger } from "pino";
 import { QueueFullError, RetryableError } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "../queue.js";
 import type { Topic } from "../topic.js";
-import { appendDeadLetters } from "./deadLetters.js";
 import { syncDirectory } from "./files.js";
 import { lockDirectory } from "./lock.js";
+import { LogConsumer } from "./logConsumer.js";
+import { LogThread } from "./logThread.js";
 import { framedSize } from "./records.js";
-import { RecentRecords, type LoggedRecord } from "./recentRecords.js";
-import { SegmentedLog, type LogRecord } from "./segmentedLog.js";
+import type { LoggedRecord } from "./recentRecords.js";
+import { SegmentedLog } from "./segmentedLog.js";
 
 /**
  * The embedded queue of one topic, kept in a durable log on local disk (SegmentedLog).
@@ -22,20 +23,16 @@ import { SegmentedLog, type LogRecord } from "./segmentedLog.js";
  * synced. Refused at once with QueueFullError when the log holds `maxLogBytes` not yet
  * handled, or when more than the pending bound waits for the sync.
  *
- * Consuming: records are handed over in order from the committed position, whole, in
- * batches of up to `maxBatchEvents` events; a batch goes out once it is full, once its
- * oldest record has waited `maxWaitMs`, or at once when the records are a backlog read
- * back from disk. The committed position moves past a batch only after the handler stored
- * it, and the segments before it are deleted. A store outage is retried with capped
- * backoff, forever (the log keeps accepting meanwhile, up to its bound); a batch the store
- * refuses is retried record by record and then message by message, and what is still
- * refused goes to `dead-letter.jsonl` beside the log, logged, never silently dropped.
- * After a crash, opening replays what was not committed: the handler must be idempotent.
- *
- * The messages of records just appended are kept in memory for the consumer (at most
+ * Consuming (LogConsumer): records are handed over in order from the committed position,
+ * whole, in batches (size or time bound); the committed position moves past a batch only
+ * after the handler stored it, and the segments before it are deleted. Either in this
+ * thread (`start`: the messages of records just appended are kept in memory for it, at most
  * `maxCachedEvents` events, by default 2 × maxBatchEvents, and `maxCachedBytes` log bytes,
- * by default maxPendingBytes; the oldest dropped first);
- * records beyond that are read back from the log and parsed again.
+ * by default maxPendingBytes; records beyond that are read back from the log and parsed
+ * again), or elsewhere (`follow`: a consumer in another thread, told where each synced
+ * group ends, reads the records from the log files and tells back what it stored, which
+ * this side commits). After a crash, opening replays what was not committed: the handler
+ * must be idempotent.
  */
 export interface DurableLogOptions {
   readonly dir: string;
@@ -54,7 +51,6 @@ export interface DurableLogOptions {
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 const READ_BYTES = 4 * 1024 * 1024;
-const DEAD_LETTERS = "dead-letter.jsonl";
 
 const backlogGauge = new Gauge({ name: "queue_log_backlog_bytes", help: "Bytes in the embedded log not yet handled by the worker, by topic", labelNames: ["topic"] });
 
@@ -68,6 +64,13 @@ interface Waiting<T> {
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/** The consumer of a log: told of each synced group of records, and asked to drain at shutdown. */
+export interface LogFollower<T> {
+  appended(records: readonly LoggedRecord<T>[], end: number): void;
+  /** Hands over what is in the log, for at most `ms`; resolves once it stopped. */
+  drain(ms: number): Promise<unknown>;
+}
+
 export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private readonly bound: PendingBound;
   private waiting: Waiting<T>[] = [];
@@ -76,20 +79,12 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private flushing: Promise<void> | null = null;
   /** Everything before it is synced and known to the consumer. */
   private durableEnd: number;
-  private readonly recent: RecentRecords<T>;
-  /** Where the consumer reads next. */
-  private next: number;
   private closed = false;
-  /** Shutting down: batches go out at once, and a store failure ends the consumer. */
-  private draining = false;
-  /** Past the shutdown's drain time: the consumer ends after its batch. */
-  private stopped = false;
-  private wakeConsumer: () => void = () => {};
-  private signalStop: () => void = () => {};
-  private readonly stopping = new Promise<void>((resolve) => (this.signalStop = resolve));
-  private consuming: Promise<void> | null = null;
+  private follower: LogFollower<T> | null = null;
+  /** Consumers in another thread get only the records' places. */
+  private followerKeepsMessages = true;
+  private committing: Promise<void> = Promise.resolve();
   private shuttingDown: Promise<void> | null = null;
-  private readonly accepts: (value: unknown) => value is T;
 
   private constructor(
     private readonly topic: Topic<T>,
@@ -99,9 +94,6 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   ) {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes }, topic.name);
     this.durableEnd = log.end;
-    this.next = log.committed;
-    this.recent = new RecentRecords(options.maxCachedEvents ?? 2 * options.maxBatchEvents, options.maxCachedBytes ?? options.maxPendingBytes);
-    this.accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
     this.updateGauge();
   }
 
@@ -142,7 +134,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    * records copied twice are handled twice: idempotent).
    */
   async adopt(dir: string): Promise<number> {
-    if (this.consuming || this.flushing) throw new Error("adopt before start and before publishing");
+    if (this.follower || this.flushing) throw new Error("adopt before start and before publishing");
     const { log: other, release } = await openLocked(dir, this.options.segmentBytes ?? DEFAULT_SEGMENT_BYTES);
     reportRecovery(this.options.log, this.topic.name, other);
     let moved = 0;
@@ -163,11 +155,55 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return moved;
   }
 
+  /** Consumes in this thread. */
   async start(handler: BatchHandler<T>): Promise<void> {
-    if (this.consuming) throw new Error("already started");
-    this.consuming = this.consume(handler).catch((err: unknown) => {
-      this.options.log.error({ err: errorText(err), topic: this.topic.name }, "log consumer stopped");
+    if (this.follower) throw new Error("already started");
+    const consumer = new LogConsumer(
+      this.topic,
+      { read: (from, upTo, maxBytes) => this.log.read(from, upTo, maxBytes), commit: (position) => this.commitStored(position) },
+      { ...this.consumerSettings, dir: this.options.dir, log: this.options.log },
+      { committed: this.log.committed, end: this.durableEnd },
+    );
+    this.follower = consumer;
+    consumer.start(handler);
+  }
+
+  /**
+   * Consumes in a worker thread (logThread.ts) running `entry`, a module that makes the
+   * handler from `data` and calls runLogThread; this thread then only appends and commits.
+   */
+  startThread(entry: URL, data: unknown): void {
+    if (this.follower) throw new Error("already started");
+    const place = () => ({ dir: this.options.dir, committed: this.log.committed, end: this.durableEnd, settings: this.consumerSettings });
+    const thread = new LogThread<T>(place, entry, data, (position) => this.commitStored(position), this.options.log);
+    this.follower = thread;
+    this.followerKeepsMessages = false;
+    thread.run();
+  }
+
+  private get consumerSettings() {
+    return {
+      maxBatchEvents: this.options.maxBatchEvents,
+      maxWaitMs: this.options.maxWaitMs,
+      maxCachedEvents: this.options.maxCachedEvents ?? 2 * this.options.maxBatchEvents,
+      maxCachedBytes: this.options.maxCachedBytes ?? this.options.maxPendingBytes,
+    };
+  }
+
+  /**
+   * Everything before `position` is stored: makes it the committed position (one commit at
+   * a time, in order; a position not past the committed one is ignored).
+   */
+  commitStored(position: number): Promise<void> {
+    const next = this.committing.then(async () => {
+      if (position <= this.log.committed) return;
+      await this.log.commit(position);
+      this.updateGauge();
     });
+    this.committing = next.catch((err: unknown) => {
+      this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not commit the log position");
+    });
+    return next;
   }
 
   /**
@@ -182,17 +218,10 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private async stop(): Promise<void> {
     this.closed = true;
     while (this.flushing) await this.flushing;
-    this.draining = true;
-    this.signalStop();
-    const deadline = setTimeout(() => {
-      this.stopped = true;
-      this.wakeConsumer();
-    }, this.options.shutdownDrainMs ?? 20_000);
-    this.wakeConsumer();
-    await this.consuming;
-    clearTimeout(deadline);
-    if (this.next < this.durableEnd) {
-      this.options.log.warn({ topic: this.topic.name, bytes: this.durableEnd - this.next }, "records left in the log: they are handled at the next start");
+    await this.follower?.drain(this.options.shutdownDrainMs ?? 20_000);
+    await this.committing;
+    if (this.log.committed < this.durableEnd) {
+      this.options.log.warn({ topic: this.topic.name, bytes: this.durableEnd - this.log.committed }, "records left in the log: they are handled at the next start");
     }
     await this.log.close();
     this.release();
@@ -230,172 +259,26 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       for (const w of group) this.settle(w, () => w.reject(failure));
       return;
     }
-    const now = Date.now();
-    group.forEach((w, i) => this.recent.add({ start: ends[i]! - framedSize(w.payload), end: ends[i]!, messages: w.messages, appendedAt: now }));
     this.durableEnd = this.log.end;
     for (const w of group) this.settle(w, w.resolve);
     this.updateGauge();
-    this.wakeConsumer();
+    if (this.follower) {
+      const appendedAt = Date.now();
+      const records = group.map((w, i): LoggedRecord<T> => ({
+        start: ends[i]! - framedSize(w.payload),
+        end: ends[i]!,
+        events: w.messages.length,
+        messages: this.followerKeepsMessages ? w.messages : null,
+        appendedAt,
+      }));
+      this.follower.appended(records, this.durableEnd);
+    }
   }
 
   private settle(w: Waiting<T>, answer: () => void): void {
     this.unsyncedBytes -= framedSize(w.payload);
     this.bound.release(w.messages.length, w.weightBytes);
     answer();
-  }
-
-  /** Records before this are on disk only (not, or no longer, in memory). */
-  private get recentStart(): number {
-    return this.recent.startOr(this.durableEnd);
-  }
-
-  private async consume(handler: BatchHandler<T>): Promise<void> {
-    for (let failures = 0; await this.batchReady(); ) {
-      let batch: LoggedRecord<T>[];
-      try {
-        batch = await this.takeBatch();
-      } catch (err) {
-        // Reading the log failed: start again from the committed position, from disk.
-        if (this.draining) throw err;
-        this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not read the log, retrying");
-        this.next = this.log.committed;
-        this.recent.clear();
-        await this.pause(Math.min(200 * 2 ** failures++, 5_000));
-        continue;
-      }
-      failures = 0;
-      if (batch.length === 0) continue;
-      if (!(await this.deliver(handler, batch))) return;
-      await this.commit(batch[batch.length - 1]!.end);
-    }
-  }
-
-  /** Waits until a batch should go out; false once the consumer is to stop. */
-  private async batchReady(): Promise<boolean> {
-    for (;;) {
-      if (this.stopped) return false;
-      if (this.next >= this.durableEnd) {
-        if (this.draining) return false;
-        await this.sleepUntilWoken(null);
-        continue;
-      }
-      if (this.draining || this.next < this.recentStart || this.recent.events >= this.options.maxBatchEvents) return true;
-      const waited = Date.now() - this.recent.first!.appendedAt;
-      if (waited >= this.options.maxWaitMs) return true;
-      await this.sleepUntilWoken(this.options.maxWaitMs - waited);
-    }
-  }
-
-  private sleepUntilWoken(ms: number | null): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = ms === null ? null : setTimeout(() => this.wakeConsumer(), ms);
-      this.wakeConsumer = () => {
-        if (timer) clearTimeout(timer);
-        this.wakeConsumer = () => {};
-        resolve();
-      };
-    });
-  }
-
-  /** A backoff that shutdown cuts short (new records do not). */
-  private async pause(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopping]);
-    clearTimeout(timer);
-  }
-
-  /** The next records in order, from memory or read back from disk, up to maxBatchEvents events. */
-  private async takeBatch(): Promise<LoggedRecord<T>[]> {
-    const batch: LoggedRecord<T>[] = [];
-    let events = 0;
-    const fits = (entry: LoggedRecord<T>) => batch.length === 0 || events + entry.messages.length <= this.options.maxBatchEvents;
-    while (events < this.options.maxBatchEvents) {
-      if (this.next < this.recentStart) {
-        const { records, next } = await this.log.read(this.next, this.recentStart, READ_BYTES);
-        if (records.length === 0) {
-          this.next = next;
-          continue;
-        }
-        for (const record of records) {
-          const entry = this.decode(record);
-          if (!fits(entry)) return batch;
-          if (entry.malformed) await this.deadLetter(entry.malformed, new Error("not a message of the topic's shape"));
-          batch.push(entry);
-          events += entry.messages.length;
-          this.next = entry.end;
-        }
-      } else if (this.recent.first && fits(this.recent.first)) {
-        const entry = this.recent.takeFirst();
-        batch.push(entry);
-        events += entry.messages.length;
-        this.next = entry.end;
-      } else {
-        break;
-      }
-    }
-    return batch;
-  }
-
-  /** A record read back from disk: its messages, and the values that are not of the topic's shape. */
-  private decode(record: LogRecord): LoggedRecord<T> {
-    const text = record.payload.toString("utf8");
-    const entry = { start: record.start, end: record.end, appendedAt: 0 };
-    let values: unknown;
-    try {
-      values = JSON.parse(text);
-    } catch {
-      return { ...entry, messages: [], malformed: [text] };
-    }
-    const list: unknown[] = Array.isArray(values) ? values : [values];
-    const messages = list.filter(this.accepts);
-    return messages.length === list.length ? { ...entry, messages } : { ...entry, messages, malformed: list.filter((m) => !this.accepts(m)) };
-  }
-
-  /** Hands a batch to the handler until it is stored; false when stopping with it not stored. */
-  private async deliver(handler: BatchHandler<T>, batch: readonly LoggedRecord<T>[]): Promise<boolean> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.handle(handler, batch);
-        return true;
-      } catch (err) {
-        if (this.draining || this.stopped) return false;
-        this.options.log.warn({ err: errorText(err), attempt, topic: this.topic.name }, "store unavailable, retrying batch");
-        await this.pause(Math.min(200 * 2 ** attempt, 5_000));
-      }
-    }
-  }
-
-  /**
-   * Stores the batch; a refusal that is not an outage is narrowed down, record by record,
-   * then message by message, and the messages refused alone go to the dead letters.
-   */
-  private async handle(handler: BatchHandler<T>, batch: readonly LoggedRecord<T>[]): Promise<void> {
-    const messages = batch.length === 1 ? batch[0]!.messages : batch.flatMap((e) => e.messages);
-    if (messages.length === 0) return;
-    try {
-      await handler(messages);
-    } catch (err) {
-      if (err instanceof RetryableError) throw err;
-      if (messages.length === 1) return this.deadLetter(messages, err);
-      const parts = batch.length > 1 ? batch.map((e) => [e]) : messages.map((m) => [{ ...batch[0]!, messages: [m] }]);
-      for (const part of parts) await this.handle(handler, part);
-    }
-  }
-
-  private async deadLetter(messages: readonly unknown[], err: unknown): Promise<void> {
-    const path = join(this.options.dir, DEAD_LETTERS);
-    await appendDeadLetters(path, messages, errorText(err));
-    this.options.log.error({ err: errorText(err), count: messages.length, path, topic: this.topic.name }, "messages refused by the store set aside as dead letters");
-  }
-
-  private async commit(position: number): Promise<void> {
-    try {
-      await this.log.commit(position);
-      this.updateGauge();
-    } catch (err) {
-      // Stored but not committed: handled again after a restart (idempotent); the next commit covers it.
-      this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not commit the log position");
-    }
   }
 }
 

@@ -1,19 +1,25 @@
-/** A record's messages with its place in the log. */
+/** A record's place in the log, its event count and, when kept in memory, its messages. */
 export interface LoggedRecord<T> {
   readonly start: number;
   readonly end: number;
-  readonly messages: readonly T[];
+  readonly events: number;
+  /** null when only the record's place is known (a consumer in another thread reads it from the log). */
+  readonly messages: readonly T[] | null;
   /** ms since the epoch; 0 for a record read back from disk. */
   readonly appendedAt: number;
   /** Read back from disk: values that are not messages of the topic (set aside when taken). */
   readonly malformed?: readonly unknown[];
 }
 
+/** A record read back from disk or kept in memory: its messages are known. */
+export type DecodedRecord<T> = LoggedRecord<T> & { readonly messages: readonly T[] };
+
 /**
- * The messages of the records appended last and not yet taken by the consumer, kept so the
- * consumer need not read and parse them again: a contiguous run of records up to the log's
- * synced end, bounded in events and log bytes by dropping the oldest first (the consumer
- * then reads those back from disk).
+ * The records appended last and not yet taken by the consumer: a contiguous run up to the
+ * log's synced end, bounded in events and log bytes by dropping the oldest first (the
+ * consumer then reads those back from disk). With their messages, so the consumer need not
+ * read and parse them again, or only their places (then they tell how many events wait and
+ * since when).
  */
 export class RecentRecords<T> {
   private readonly records: LoggedRecord<T>[] = [];
@@ -37,16 +43,21 @@ export class RecentRecords<T> {
 
   add(record: LoggedRecord<T>): void {
     this.records.push(record);
-    this.eventCount += record.messages.length;
+    this.eventCount += record.events;
     this.byteCount += record.end - record.start;
     while (this.records.length > 0 && (this.eventCount > this.maxEvents || this.byteCount > this.maxBytes)) this.takeFirst();
   }
 
   takeFirst(): LoggedRecord<T> {
     const first = this.records.shift()!;
-    this.eventCount -= first.messages.length;
+    this.eventCount -= first.events;
     this.byteCount -= first.end - first.start;
     return first;
+  }
+
+  /** Forgets the records that end at or before `position` (read back from disk). */
+  dropThrough(position: number): void {
+    while (this.records.length > 0 && this.records[0]!.end <= position) this.takeFirst();
   }
 
   clear(): void {

@@ -23,8 +23,8 @@ import { frameAll, framingAt, HEADER_BYTES } from "./records.js";
  * segment, which leaves a gap in the positions that readers step over.
  */
 
-const SEGMENT_NAME = /^(\d{20})\.log$/;
-const segmentName = (base: number): string => `${String(base).padStart(20, "0")}.log`;
+export const SEGMENT_NAME = /^(\d{20})\.log$/;
+export const segmentName = (base: number): string => `${String(base).padStart(20, "0")}.log`;
 const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 
 interface Segment {
@@ -145,26 +145,13 @@ export class SegmentedLog {
    */
   async read(from: number, upTo: number, maxBytes: number): Promise<{ records: LogRecord[]; next: number }> {
     const position = this.skipGap(from);
-    const records: LogRecord[] = [];
-    if (position >= upTo) return { records, next: position };
+    if (position >= upTo) return { records: [], next: position };
     const segment = this.segmentAt(position);
     const limit = Math.min(upTo, segment.base + segment.size);
     const reader = await this.readerOf(segment);
-    let chunk = await readFully(reader, position - segment.base, Math.min(maxBytes, limit - position));
-    let at = 0;
-    while (position + at < limit) {
-      const framing = framingAt(chunk, at, limit - position - at);
-      if (framing.kind === "more") {
-        if (records.length > 0) break;
-        chunk = await readFully(reader, position - segment.base, framing.need);
-        continue;
-      }
-      if (framing.kind !== "record") throw new LogDamagedError(`${this.dir}/${segmentName(segment.base)}: damaged record at offset ${position + at - segment.base}`);
-      const size = HEADER_BYTES + framing.length;
-      records.push({ start: position + at, end: position + at + size, payload: chunk.subarray(at + HEADER_BYTES, at + size) });
-      at += size;
-    }
-    return { records, next: this.skipGap(position + at) };
+    const records = await readRecords(reader, join(this.dir, segmentName(segment.base)), segment.base, position, limit, maxBytes);
+    const at = records.length > 0 ? records[records.length - 1]!.end : position;
+    return { records, next: this.skipGap(at) };
   }
 
   /** Makes `position` the committed one (durably), then deletes the segments wholly before it. */
@@ -229,6 +216,30 @@ export class SegmentedLog {
     segment.reader ??= await open(join(this.dir, segmentName(segment.base)), "r");
     return segment.reader;
   }
+}
+
+/**
+ * The whole records of a segment file from `position` (a record boundary) on, ending at or
+ * before `limit`, about `maxBytes` of them (at least one record when there is one).
+ */
+export async function readRecords(reader: FileHandle, name: string, base: number, position: number, limit: number, maxBytes: number): Promise<LogRecord[]> {
+  const records: LogRecord[] = [];
+  if (position >= limit) return records;
+  let chunk = await readFully(reader, position - base, Math.min(maxBytes, limit - position));
+  let at = 0;
+  while (position + at < limit) {
+    const framing = framingAt(chunk, at, limit - position - at);
+    if (framing.kind === "more") {
+      if (records.length > 0) break;
+      chunk = await readFully(reader, position - base, framing.need);
+      continue;
+    }
+    if (framing.kind !== "record") throw new LogDamagedError(`${name}: damaged record at offset ${position + at - base}`);
+    const size = HEADER_BYTES + framing.length;
+    records.push({ start: position + at, end: position + at + size, payload: chunk.subarray(at + HEADER_BYTES, at + size) });
+    at += size;
+  }
+  return records;
 }
 
 async function listSegments(dir: string): Promise<Segment[]> {

@@ -1,0 +1,23 @@
+import pino from "pino";
+import type { Config } from "./config.js";
+import { traceEventsTopic } from "./queue/events.js";
+import { logThreadData, runLogThread } from "./queue/durableLog/logThread.js";
+import { ClickHouseStore } from "./store/clickhouse.js";
+import { callBatchHandler } from "./callWorker.js";
+
+/** What the service gives the log's consumer thread (service.ts). */
+export interface LogWorkerData {
+  readonly config: Config;
+  /** The ClickHouse the service migrated (CLICKHOUSE_URL or its local server). */
+  readonly clickhouseUrl: string;
+}
+
+/**
+ * The worker thread of the embedded mode on the durable log: reads the log, stores the call
+ * events (merge, RowBinary inserts, each resource's afterCallBatch) through a store client
+ * of its own, and tells the service's thread what it stored (queue/durableLog/logThread.ts).
+ */
+const { config, clickhouseUrl } = logThreadData() as LogWorkerData;
+const log = pino({ level: config.LOG_LEVEL }).child({ thread: "log-consumer" });
+const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE);
+runLogThread(traceEventsTopic(config.KAFKA_TOPIC), callBatchHandler({ store }), log, () => store.close());

@@ -1,0 +1,272 @@
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { RetryableError } from "../../errors.js";
+import type { BatchHandler } from "../queue.js";
+import type { Topic } from "../topic.js";
+import { appendDeadLetters } from "./deadLetters.js";
+import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
+import type { LogRecord } from "./segmentedLog.js";
+
+/** Where a consumer reads the log's records and moves its committed position. */
+export interface LogSource {
+  read(from: number, upTo: number, maxBytes: number): Promise<{ records: LogRecord[]; next: number }>;
+  /** Everything before `position` is stored; called with growing positions, one call at a time. */
+  commit(position: number): Promise<void>;
+}
+
+export interface LogConsumerOptions {
+  /** Where `dead-letter.jsonl` is written. */
+  readonly dir: string;
+  readonly maxBatchEvents: number;
+  readonly maxWaitMs: number;
+  readonly maxCachedEvents: number;
+  readonly maxCachedBytes: number;
+  readonly log: Logger;
+}
+
+const READ_BYTES = 4 * 1024 * 1024;
+const DEAD_LETTERS = "dead-letter.jsonl";
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The consuming side of a durable log (DurableLogQueue), in the publisher's thread or in a
+ * thread of its own (logThread.ts). It is told of every synced group of records
+ * (`appended`), with their messages or only their places, and hands the records over in
+ * order from the committed position, whole, in batches of up to `maxBatchEvents` events; a
+ * batch goes out once it is full, once its oldest record has waited `maxWaitMs`, or at once
+ * when the records are a backlog (not told of since the start, or dropped from memory).
+ * Records without their messages in memory are read back from the log and parsed.
+ *
+ * The committed position moves past a batch only after the handler stored it. A store
+ * outage is retried with capped backoff, forever (until a drain's time is up); a batch the
+ * store refuses is retried record by record and then message by message, and what is still
+ * refused goes to `dead-letter.jsonl`, logged, never silently dropped.
+ */
+export class LogConsumer<T> {
+  private durableEnd: number;
+  /** Where the consumer reads next. */
+  private next: number;
+  private committed: number;
+  private readonly recent: RecentRecords<T>;
+  /** A record read back that did not fit in the last batch: the first of the next one. */
+  private carried: DecodedRecord<T> | null = null;
+  /** Draining: batches go out at once, and a store failure ends the consumer. */
+  private draining = false;
+  /** Past the drain's time: the consumer ends after its batch. */
+  private stopped = false;
+  private wakeConsumer: () => void = () => {};
+  private signalStop: () => void = () => {};
+  private readonly stopping = new Promise<void>((resolve) => (this.signalStop = resolve));
+  private consuming: Promise<void> | null = null;
+  private readonly accepts: (value: unknown) => value is T;
+
+  constructor(
+    private readonly topic: Topic<T>,
+    private readonly source: LogSource,
+    private readonly options: LogConsumerOptions,
+    positions: { readonly committed: number; readonly end: number },
+  ) {
+    this.durableEnd = positions.end;
+    this.next = positions.committed;
+    this.committed = positions.committed;
+    this.recent = new RecentRecords(options.maxCachedEvents, options.maxCachedBytes);
+    this.accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
+  }
+
+  /** Records synced up to `end` (those given, in order, are the last of them). */
+  appended(records: readonly LoggedRecord<T>[], end: number): void {
+    for (const record of records) this.recent.add(record);
+    this.durableEnd = end;
+    this.wakeConsumer();
+  }
+
+  start(handler: BatchHandler<T>): void {
+    if (this.consuming) throw new Error("already started");
+    this.consuming = this.consume(handler).catch((err: unknown) => {
+      this.options.log.error({ err: errorText(err), topic: this.topic.name }, "log consumer stopped");
+    });
+  }
+
+  /**
+   * Hands over what is in the log up to its synced end, for at most `ms`, or until the
+   * store fails; resolves with the committed position then (what is after it stays in the log).
+   */
+  async drain(ms: number): Promise<number> {
+    this.draining = true;
+    this.signalStop();
+    const deadline = setTimeout(() => {
+      this.stopped = true;
+      this.wakeConsumer();
+    }, ms);
+    this.wakeConsumer();
+    await this.consuming;
+    clearTimeout(deadline);
+    return this.committed;
+  }
+
+  /** Records before this are on disk only (not, or no longer, known in memory). */
+  private get recentStart(): number {
+    return this.recent.startOr(this.durableEnd);
+  }
+
+  private async consume(handler: BatchHandler<T>): Promise<void> {
+    for (let failures = 0; await this.batchReady(); ) {
+      let batch: DecodedRecord<T>[];
+      try {
+        batch = await this.takeBatch();
+      } catch (err) {
+        // Reading the log failed: start again from the committed position, from disk.
+        if (this.draining) throw err;
+        this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not read the log, retrying");
+        this.next = this.committed;
+        this.carried = null;
+        this.recent.clear();
+        await this.pause(Math.min(200 * 2 ** failures++, 5_000));
+        continue;
+      }
+      failures = 0;
+      if (batch.length === 0) continue;
+      if (!(await this.deliver(handler, batch))) return;
+      await this.commit(batch[batch.length - 1]!.end);
+    }
+  }
+
+  /** Waits until a batch should go out; false once the consumer is to stop. */
+  private async batchReady(): Promise<boolean> {
+    for (;;) {
+      if (this.stopped) return false;
+      if (this.next >= this.durableEnd) {
+        if (this.draining) return false;
+        await this.sleepUntilWoken(null);
+        continue;
+      }
+      if (this.draining || this.carried || this.next < this.recentStart || this.recent.events >= this.options.maxBatchEvents) return true;
+      const waited = Date.now() - this.recent.first!.appendedAt;
+      if (waited >= this.options.maxWaitMs) return true;
+      await this.sleepUntilWoken(this.options.maxWaitMs - waited);
+    }
+  }
+
+  private sleepUntilWoken(ms: number | null): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = ms === null ? null : setTimeout(() => this.wakeConsumer(), ms);
+      this.wakeConsumer = () => {
+        if (timer) clearTimeout(timer);
+        this.wakeConsumer = () => {};
+        resolve();
+      };
+    });
+  }
+
+  /** A backoff that a drain cuts short (new records do not). */
+  private async pause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopping]);
+    clearTimeout(timer);
+  }
+
+  /** The next records in order, from memory or read back from disk, up to maxBatchEvents events. */
+  private async takeBatch(): Promise<DecodedRecord<T>[]> {
+    const batch: DecodedRecord<T>[] = [];
+    let events = 0;
+    const fits = (entry: LoggedRecord<T>) => batch.length === 0 || events + entry.events <= this.options.maxBatchEvents;
+    const take = (entry: DecodedRecord<T>) => {
+      batch.push(entry);
+      events += entry.events;
+      this.next = entry.end;
+    };
+    if (this.carried) {
+      take(this.carried);
+      this.carried = null;
+    }
+    while (events < this.options.maxBatchEvents && this.next < this.durableEnd) {
+      const first = this.recent.first;
+      if (first && first.start <= this.next && first.messages !== null) {
+        if (!fits(first)) break;
+        take({ ...this.recent.takeFirst(), messages: first.messages });
+        continue;
+      }
+      // Not in memory: read back from disk, up to the records kept in memory (or to the end).
+      const upTo = first && first.messages !== null ? first.start : this.durableEnd;
+      const { records, next } = await this.source.read(this.next, upTo, READ_BYTES);
+      if (records.length === 0) this.next = next;
+      for (const record of records) {
+        const entry = this.decode(record);
+        if (entry.malformed) await this.deadLetter(entry.malformed, new Error("not a message of the topic's shape"));
+        if (!fits(entry)) {
+          this.carried = entry;
+          this.next = entry.end;
+          break;
+        }
+        take(entry);
+      }
+      this.recent.dropThrough(this.next);
+      if (this.carried) break;
+    }
+    return batch;
+  }
+
+  /** A record read back from disk: its messages, and the values that are not of the topic's shape. */
+  private decode(record: LogRecord): DecodedRecord<T> {
+    const text = record.payload.toString("utf8");
+    const entry = { start: record.start, end: record.end, appendedAt: 0 };
+    let values: unknown;
+    try {
+      values = JSON.parse(text);
+    } catch {
+      return { ...entry, events: 0, messages: [], malformed: [text] };
+    }
+    const list: unknown[] = Array.isArray(values) ? values : [values];
+    const messages = list.filter(this.accepts);
+    if (messages.length === list.length) return { ...entry, events: messages.length, messages };
+    return { ...entry, events: messages.length, messages, malformed: list.filter((m) => !this.accepts(m)) };
+  }
+
+  /** Hands a batch to the handler until it is stored; false when stopping with it not stored. */
+  private async deliver(handler: BatchHandler<T>, batch: readonly DecodedRecord<T>[]): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.handle(handler, batch);
+        return true;
+      } catch (err) {
+        if (this.draining || this.stopped) return false;
+        this.options.log.warn({ err: errorText(err), attempt, topic: this.topic.name }, "store unavailable, retrying batch");
+        await this.pause(Math.min(200 * 2 ** attempt, 5_000));
+      }
+    }
+  }
+
+  /**
+   * Stores the batch; a refusal that is not an outage is narrowed down, record by record,
+   * then message by message, and the messages refused alone go to the dead letters.
+   */
+  private async handle(handler: BatchHandler<T>, batch: readonly DecodedRecord<T>[]): Promise<void> {
+    const messages = batch.length === 1 ? batch[0]!.messages : batch.flatMap((e) => e.messages);
+    if (messages.length === 0) return;
+    try {
+      await handler(messages);
+    } catch (err) {
+      if (err instanceof RetryableError) throw err;
+      if (messages.length === 1) return this.deadLetter(messages, err);
+      const parts = batch.length > 1 ? batch.map((e) => [e]) : messages.map((m) => [{ ...batch[0]!, events: 1, messages: [m] }]);
+      for (const part of parts) await this.handle(handler, part);
+    }
+  }
+
+  private async deadLetter(messages: readonly unknown[], err: unknown): Promise<void> {
+    const path = join(this.options.dir, DEAD_LETTERS);
+    await appendDeadLetters(path, messages, errorText(err));
+    this.options.log.error({ err: errorText(err), count: messages.length, path, topic: this.topic.name }, "messages refused by the store set aside as dead letters");
+  }
+
+  private async commit(position: number): Promise<void> {
+    try {
+      await this.source.commit(position);
+      this.committed = position;
+    } catch (err) {
+      // Stored but not committed: handled again after a restart (idempotent); the next commit covers it.
+      this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not commit the log position");
+    }
+  }
+}

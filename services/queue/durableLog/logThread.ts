@@ -1,0 +1,135 @@
+import { parentPort, Worker, workerData } from "node:worker_threads";
+import type { Logger } from "pino";
+import type { BatchHandler } from "../queue.js";
+import type { Topic } from "../topic.js";
+import { LogConsumer, type LogConsumerOptions } from "./logConsumer.js";
+import { LogReader } from "./logReader.js";
+import type { LoggedRecord } from "./recentRecords.js";
+
+/**
+ * The consumer of a durable log in a worker thread of its own, so that the thread that
+ * answers requests only validates, appends and syncs. The publisher's side (LogThread)
+ * tells the thread where each synced group ends (with the records' places and event
+ * counts, not their messages); the thread (runLogThread) reads the records from the log
+ * files, parses them, hands batches to its handler (made in the thread: its own store
+ * client) and tells back the position stored, which the publisher's side commits. At
+ * shutdown it drains for at most the time given and ends. A thread that dies is started
+ * again from the committed position (records handled twice: the handler is idempotent).
+ */
+
+type ConsumerSettings = Omit<LogConsumerOptions, "log" | "dir">;
+
+interface ThreadStart {
+  /** The module the thread runs (it calls runLogThread); a .ts module is loaded through tsx. */
+  readonly entry: string;
+  readonly dir: string;
+  readonly committed: number;
+  readonly end: number;
+  readonly settings: ConsumerSettings;
+  /** What the entry module needs to make its handler (configuration, store address). */
+  readonly data: unknown;
+}
+
+type Place = Pick<LoggedRecord<unknown>, "start" | "end" | "events" | "appendedAt">;
+
+type ToThread = { readonly type: "appended"; readonly records: readonly Place[]; readonly end: number } | { readonly type: "drain"; readonly ms: number };
+type FromThread = { readonly type: "stored"; readonly position: number } | { readonly type: "drained"; readonly position: number };
+
+const BOOT = new URL("./threadBoot.mjs", import.meta.url);
+const RESTART_MS = 1_000;
+/** How long past its drain time a thread may take to end before it is terminated. */
+const END_GRACE_MS = 10_000;
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** The publisher's side: starts the thread, forwards the synced groups, commits what it stored. */
+export class LogThread<T> {
+  private worker: Worker | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  private draining = false;
+  private restartTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly start: () => Omit<ThreadStart, "entry" | "data">,
+    private readonly entry: URL,
+    private readonly data: unknown,
+    private readonly commitStored: (position: number) => Promise<void>,
+    private readonly log: Logger,
+  ) {}
+
+  run(): void {
+    const worker = new Worker(BOOT, { workerData: { ...this.start(), entry: this.entry.href, data: this.data } satisfies ThreadStart });
+    this.worker = worker;
+    worker.on("message", (message: FromThread) => {
+      if (message.type === "stored") void this.commitStored(message.position).catch(() => {});
+    });
+    worker.on("error", (err) => this.log.error({ err: errorText(err) }, "log consumer thread failed"));
+    this.exited = new Promise<void>((resolve) =>
+      worker.once("exit", (code) => {
+        this.worker = null;
+        resolve();
+        if (this.draining) return;
+        this.log.error({ code }, "log consumer thread ended: starting it again from the committed position");
+        this.restartTimer = setTimeout(() => this.run(), RESTART_MS);
+      }),
+    );
+  }
+
+  appended(records: readonly LoggedRecord<T>[], end: number): void {
+    const places = records.map(({ start, end, events, appendedAt }) => ({ start, end, events, appendedAt }));
+    this.post({ type: "appended", records: places, end });
+  }
+
+  async drain(ms: number): Promise<void> {
+    this.draining = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const worker = this.worker;
+    if (!worker) return;
+    this.post({ type: "drain", ms });
+    const cut = setTimeout(() => void worker.terminate(), ms + END_GRACE_MS);
+    await this.exited;
+    clearTimeout(cut);
+  }
+
+  private post(message: ToThread): void {
+    this.worker?.postMessage(message);
+  }
+}
+
+/** The thread's side: consumes the log named in workerData with `handler`; `close` runs once drained. */
+export function runLogThread<T>(topic: Topic<T>, handler: BatchHandler<T>, log: Logger, close: () => Promise<void>): void {
+  const port = parentPort;
+  if (!port) throw new Error("runLogThread runs in a worker thread");
+  const start = workerData as ThreadStart;
+  const reader = new LogReader(start.dir);
+  const tell = (message: FromThread) => port.postMessage(message);
+  const source = {
+    read: (from: number, upTo: number, maxBytes: number) => reader.read(from, upTo, maxBytes),
+    commit: async (position: number) => {
+      tell({ type: "stored", position });
+      await reader.release(position);
+    },
+  };
+  const consumer = new LogConsumer(topic, source, { ...start.settings, dir: start.dir, log }, start);
+  port.on("message", (message: ToThread) => {
+    if (message.type === "appended") {
+      consumer.appended(message.records.map((r) => ({ ...r, messages: null })), message.end);
+      return;
+    }
+    void consumer
+      .drain(message.ms)
+      .then((position) => tell({ type: "drained", position }))
+      .finally(async () => {
+        await reader.close().catch(() => {});
+        await close().catch((err: unknown) => log.error({ err: errorText(err) }, "closing the log consumer thread's store failed"));
+        port.close();
+        // Whatever else would keep the thread alive (a client's sockets) does not.
+        setTimeout(() => process.exit(0), 1_000).unref();
+      });
+  });
+  consumer.start(handler);
+  log.debug({ dir: start.dir, committed: start.committed, end: start.end }, "log consumer thread running");
+}
+
+/** What the thread's entry module was given (LogThread's `data`). */
+export const logThreadData = (): unknown => (workerData as ThreadStart).data;
