@@ -1,18 +1,19 @@
 /**
  * The built-in language model (issue 10): base-model build figures, generation speed, SFT and
  * RL step times, and the RL proof: mean reward of the base model and of the model after a few
- * RL steps, on held-out arithmetic prompts the base model never saw.
+ * RL steps, on held-out arithmetic prompts that RL never trained on.
  *
  *   npx tsx bench/lm.bench.ts      (BENCH_LM_ROUNDS: RL rounds, default 8)
  *
  * The task: "What is a+b? Answer with one digit." (single-digit sums and differences); reward 1
  * when the completion's first digit is the answer. RL trains on prompts of the corpus's split
- * (a fresh sample each round, 8 completions per prompt at temperature 1) and is measured on the
- * held-out split (services/lm/corpus.ts isHeldOut), 8 seeded samples per prompt, same seeds for
- * both models.
+ * (a fresh sample of 8 prompts each round, 8 completions per prompt at temperature 1, the
+ * completions' recorded logprobs sent along) and is measured on the held-out split
+ * (services/lm/corpus.ts isHeldOut; the base model's corpus has all questions), 8 seeded
+ * samples per prompt at temperature 1 (same seeds for both models) and one greedy answer.
  */
 import { BASE_MODEL_SPECS } from "../services/lm/baseModels.js";
-import { arithmeticQuestions, isHeldOut, oneDigitPrompt, oneDigitReward, type ArithmeticQuestion } from "../services/lm/corpus.js";
+import { countingQuestions, isHeldOut, oneDigitPrompt, oneDigitReward, type DigitQuestion } from "../services/lm/corpus.js";
 import { baseModelWeights, loadModel, RL_DEFAULTS, trainRl, trainSft, type RlGroup, type SamplingOptions, type TrainingProgress } from "../services/lm/index.js";
 import { Random } from "../services/lm/random.js";
 import { decodeWeights } from "../services/lm/weightsFormat.js";
@@ -23,9 +24,9 @@ const SAMPLES = 8;
 const SAMPLING: SamplingOptions = { temperature: 1, topP: 1, maxTokens: 8, stop: [], topLogprobs: 0 };
 const quiet: TrainingProgress = { started: () => {}, step: () => {} };
 
-const user = (q: ArithmeticQuestion) => [{ role: "user" as const, content: oneDigitPrompt(q) }];
+const user = (q: DigitQuestion) => [{ role: "user" as const, content: oneDigitPrompt(q) }];
 
-async function meanReward(weights: Uint8Array, questions: readonly ArithmeticQuestion[]): Promise<{ sampled: number; greedy: number }> {
+async function meanReward(weights: Uint8Array, questions: readonly DigitQuestion[]): Promise<{ sampled: number; greedy: number }> {
   const model = await loadModel(weights);
   let sampled = 0;
   let greedy = 0;
@@ -37,7 +38,7 @@ async function meanReward(weights: Uint8Array, questions: readonly ArithmeticQue
   return { sampled: sampled / (questions.length * SAMPLES), greedy: greedy / questions.length };
 }
 
-async function rlRound(weights: Uint8Array, questions: readonly ArithmeticQuestion[], random: Random): Promise<{ weights: Uint8Array; reward: number; stepMs: number; steps: number }> {
+async function rlRound(weights: Uint8Array, questions: readonly DigitQuestion[], random: Random): Promise<{ weights: Uint8Array; reward: number; stepMs: number; steps: number }> {
   const model = await loadModel(weights);
   const groups: RlGroup[] = [];
   for (const q of random.shuffle(questions).slice(0, PROMPTS_PER_ROUND)) {
@@ -73,13 +74,13 @@ async function main(): Promise<void> {
   console.log(`generation: ${tokens} tokens in ${Date.now() - genStart} ms = ${(tokens / ((Date.now() - genStart) / 1000)).toFixed(1)} tokens/s (one sequence, no KV cache)`);
   model.dispose();
 
-  const sftExamples = arithmeticQuestions().slice(0, 32).map((q) => ({ messages: [...user(q), { role: "assistant" as const, content: String(q.answer) }] }));
+  const sftExamples = countingQuestions().slice(0, 32).map((q) => ({ messages: [...user(q), { role: "assistant" as const, content: String(q.answer) }] }));
   const sftStart = Date.now();
   await trainSft(base, sftExamples, { learningRate: 1e-3, batchSize: 8, assistantTurns: "all" }, quiet);
   console.log(`SFT: ${((Date.now() - sftStart) / 4).toFixed(0)} ms per step (8 dialogs of ~45 tokens)`);
 
-  const heldOut = arithmeticQuestions().filter(isHeldOut);
-  const train = arithmeticQuestions().filter((q) => !isHeldOut(q));
+  const heldOut = countingQuestions().filter(isHeldOut);
+  const train = countingQuestions().filter((q) => !isHeldOut(q));
   const before = await meanReward(base, heldOut);
   let weights = base;
   const random = new Random(7);
