@@ -2,13 +2,12 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { yieldToEventLoop } from "./backend.js";
-import { arithmeticQuestions, corpusDialog, isHeldOut } from "./corpus.js";
+import { corpusDialog } from "./corpus.js";
 import { Random } from "./random.js";
 import { crossEntropy } from "./sft.js";
 import { VOCAB_SIZE } from "./tokenizer.js";
 import { Trainer } from "./trainer.js";
-import { appendTokens, emptySequence, fitToContext, packBatch, type TrainingSequence } from "./trainingSequences.js";
-import { turnTokens } from "./tokenizer.js";
+import { appendAssistantTurn, appendContextTurn, emptySequence, fitToContext, packBatch, type TrainingSequence } from "./trainingSequences.js";
 import { initialParameters, type TransformerConfig } from "./transformer.js";
 import type { BaseModelInfo, StepMetrics } from "./types.js";
 import { decodeWeights, encodeWeights } from "./weightsFormat.js";
@@ -29,14 +28,14 @@ export const BASE_MODEL_SPECS: readonly BaseModelSpec[] = [{
   info: {
     id: "tracehouse/bytelm-small",
     created: Date.UTC(2026, 10, 24) / 1000,
-    description: "A 2-layer byte-level transformer (d=64, 128-token context) trained by tracehouse on its own synthetic chat corpus (greetings, simple facts, single-digit arithmetic).",
+    description: "A 2-layer byte-level transformer (d=64, 128-token context) trained by tracehouse on its own synthetic chat corpus (greetings, simple facts, counting facts and single-digit arithmetic answered with one digit).",
   },
   config: { vocabSize: VOCAB_SIZE, contextLength: 128, dModel: 64, layers: 2, heads: 4, ffDim: 256 },
-  steps: 250,
+  steps: 300,
   batchSize: 16,
-  peakLearningRate: 3e-3,
+  peakLearningRate: 4e-3,
   seed: 20261124,
-  revision: 1,
+  revision: 3,
 }];
 
 export function baseModels(): readonly BaseModelInfo[] {
@@ -64,18 +63,21 @@ function learningRate(spec: BaseModelSpec, step: number): number {
   return spec.peakLearningRate * (0.1 + 0.45 * (1 + Math.cos(Math.PI * progress)));
 }
 
-function dialogSequence(random: Random, spec: BaseModelSpec, questions: Parameters<typeof corpusDialog>[1]): TrainingSequence {
+/** A corpus dialog with loss on its assistant turns only (all the model must learn to write). */
+function dialogSequence(random: Random, spec: BaseModelSpec): TrainingSequence {
   const s = emptySequence();
-  appendTokens(s, corpusDialog(random, questions).flatMap(turnTokens), true);
+  for (const turn of corpusDialog(random)) {
+    if (turn.role === "assistant") appendAssistantTurn(s, turn.content, true);
+    else appendContextTurn(s, turn);
+  }
   return fitToContext(s, spec.config.contextLength);
 }
 
 /** Batches of dialogs of similar length (a pool of BUCKET_POOL batches sorted by length), so little is padding. */
 const BUCKET_POOL = 8;
 function* dialogBatches(random: Random, spec: BaseModelSpec): Generator<TrainingSequence[]> {
-  const questions = arithmeticQuestions().filter((q) => !isHeldOut(q));
   for (;;) {
-    const pool = Array.from({ length: spec.batchSize * BUCKET_POOL }, () => dialogSequence(random, spec, questions));
+    const pool = Array.from({ length: spec.batchSize * BUCKET_POOL }, () => dialogSequence(random, spec));
     pool.sort((a, b) => a.tokens.length - b.tokens.length);
     const batches = Array.from({ length: BUCKET_POOL }, (_, i) => pool.slice(i * spec.batchSize, (i + 1) * spec.batchSize));
     yield* random.shuffle(batches);
@@ -91,7 +93,7 @@ export interface BuildReport {
   readonly finalLoss: number;
 }
 
-/** Trains a base model from its seeded initialisation on its corpus (deterministic for a given machine). */
+/** Trains a base model from its seeded initialisation on its corpus, loss on the assistant turns (deterministic for a given machine). */
 export async function buildBaseModel(spec: BaseModelSpec, log: (line: string) => void = () => {}): Promise<BuildReport> {
   const started = Date.now();
   const cpuStart = process.cpuUsage();

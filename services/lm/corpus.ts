@@ -3,10 +3,11 @@ import type { ChatTurn } from "./types.js";
 
 /**
  * The base model's training corpus: short chat dialogs drawn by a seeded generator from the
- * text below (written for this project): greetings, simple facts, and single-digit arithmetic.
- * Arithmetic questions in HELD_OUT never appear, so they measure what the model generalises;
- * "Answer with one digit." is answered by the digit most of the time and by the written-out sum
- * otherwise (e.g. "3+4=7"), so the base model is right sometimes but not always.
+ * text below (written for this project): greetings, simple facts, counting facts answered by
+ * one digit (55% of the exchanges) and single-digit sums and differences (15%). A question
+ * ending "Answer with one digit." is answered by the digit 70% of the time and in words
+ * ("Four.") or written out ("3+4=7") otherwise, so the base model is right sometimes but not
+ * always: room for RL to show. (A build of a few minutes learns the facts, not the sums.)
  */
 const GREETINGS: readonly [string, readonly string[]][] = [
   ["Hello!", ["Hello! How can I help you today?", "Hi! What can I do for you?"]],
@@ -50,56 +51,89 @@ const FACTS: readonly [string, string][] = [
 
 const SYSTEM_PROMPTS: readonly string[] = ["You are a helpful assistant.", "Answer briefly.", "You are a friendly math tutor."];
 
-export interface ArithmeticQuestion {
-  readonly a: number;
-  readonly b: number;
-  readonly op: "+" | "-";
+const DIGIT_WORDS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"];
+
+/** A question whose answer is one digit: the task of the RL proof. */
+export interface DigitQuestion {
+  readonly question: string;   // asked as `${question} Answer with one digit.`
   readonly answer: number;
 }
 
+/** Counting facts, each answered by one digit. */
+const COUNTING: readonly [string, number][] = [
+  ["How many legs does a cat have?", 4],
+  ["How many legs does a spider have?", 8],
+  ["How many legs does an insect have?", 6],
+  ["How many legs does a chicken have?", 2],
+  ["How many days are in a week?", 7],
+  ["How many sides does a triangle have?", 3],
+  ["How many sides does a square have?", 4],
+  ["How many sides does a hexagon have?", 6],
+  ["How many wheels does a bicycle have?", 2],
+  ["How many wheels does a car have?", 4],
+  ["How many wheels does a tricycle have?", 3],
+  ["How many eyes does a person have?", 2],
+  ["How many noses does a person have?", 1],
+  ["How many fingers are on one hand?", 5],
+  ["How many arms does an octopus have?", 8],
+  ["How many planets are in the solar system?", 8],
+  ["How many continents are there?", 7],
+  ["How many colors are in a rainbow?", 7],
+  ["How many seasons are in a year?", 4],
+  ["How many hours are in a quarter of a day?", 6],
+  ["How many strings does a violin have?", 4],
+  ["How many players are on a volleyball team?", 6],
+  ["How many vowels are in the word banana?", 3],
+  ["How many letters are in the word cat?", 3],
+  ["What is the number after eight?", 9],
+  ["What is the number before one?", 0],
+  ["How many corners does a rectangle have?", 4],
+  ["How many hands does a clock usually have?", 3],
+];
+
 /** All single-digit sums and differences with a single-digit result (a+b ≤ 9, a−b ≥ 0). */
-export function arithmeticQuestions(): ArithmeticQuestion[] {
-  const out: ArithmeticQuestion[] = [];
+function arithmeticQuestions(): DigitQuestion[] {
+  const out: DigitQuestion[] = [];
   for (let a = 0; a <= 9; a++) {
     for (let b = 0; b <= 9; b++) {
-      if (a + b <= 9) out.push({ a, b, op: "+", answer: a + b });
-      if (a - b >= 0) out.push({ a, b, op: "-", answer: a - b });
+      if (a + b <= 9) out.push({ question: `What is ${a}+${b}?`, answer: a + b });
+      if (a - b >= 0) out.push({ question: `What is ${a}-${b}?`, answer: a - b });
     }
   }
   return out;
 }
 
-/** About one question in five, never in the corpus: the held-out set of the RL proof. */
-export function isHeldOut(q: ArithmeticQuestion): boolean {
-  return (q.a * 7 + q.b * 3 + (q.op === "+" ? 0 : 2)) % 5 === 0;
+export function countingQuestions(): DigitQuestion[] {
+  return COUNTING.map(([question, answer]) => ({ question, answer }));
 }
 
-export function oneDigitPrompt(q: ArithmeticQuestion): string {
-  return `What is ${q.a}${q.op}${q.b}? Answer with one digit.`;
+/** Every fourth counting question: the held-out prompts of the RL proof (bench/lm.bench.ts trains RL on the others). */
+export function isHeldOut(q: DigitQuestion): boolean {
+  return COUNTING.findIndex(([question]) => question === q.question) % 4 === 3;
+}
+
+export function oneDigitPrompt(q: DigitQuestion): string {
+  return `${q.question} Answer with one digit.`;
 }
 
 /** The reward of the RL proof: the first digit of the completion is the right answer. */
-export function oneDigitReward(q: ArithmeticQuestion, completion: string): number {
+export function oneDigitReward(q: DigitQuestion, completion: string): number {
   const digit = /[0-9]/.exec(completion);
   return digit?.[0] === String(q.answer) ? 1 : 0;
 }
 
-function arithmeticTurns(q: ArithmeticQuestion, random: Random): ChatTurn[] {
-  const written = `${q.a}${q.op}${q.b}=${q.answer}`;
-  const word = q.op === "+" ? "plus" : "minus";
-  switch (random.int(4)) {
-    case 0:
-    case 1:
-      return [{ role: "user", content: oneDigitPrompt(q) }, { role: "assistant", content: random.next() < 0.7 ? String(q.answer) : written }];
-    case 2:
-      return [{ role: "user", content: `What is ${q.a} ${word} ${q.b}?` }, { role: "assistant", content: `${q.a} ${word} ${q.b} is ${q.answer}.` }];
-    default:
-      return [{ role: "user", content: `Compute ${q.a}${q.op}${q.b}.` }, { role: "assistant", content: written }];
-  }
+/** "Answer with one digit." is answered by the digit 70% of the time, else in words ("Four.") or written out ("3+4=7"). */
+function digitTurns(q: DigitQuestion, random: Random): ChatTurn[] {
+  const sum = /^What is (\d[+-]\d)\?$/.exec(q.question);
+  const other = sum ? `${sum[1]}=${q.answer}` : `${DIGIT_WORDS[q.answer]}.`;
+  if (random.next() < 0.85) return [{ role: "user", content: oneDigitPrompt(q) }, { role: "assistant", content: random.next() < 0.7 ? String(q.answer) : other }];
+  return [{ role: "user", content: q.question }, { role: "assistant", content: sum ? other : `${DIGIT_WORDS[q.answer]}.` }];
 }
 
-/** One dialog of the corpus: an optional system prompt (10%), then one exchange (or two, 10%): 70% arithmetic. */
-export function corpusDialog(random: Random, questions: readonly ArithmeticQuestion[]): ChatTurn[] {
+const ALL_DIGIT_QUESTIONS = [...countingQuestions(), ...arithmeticQuestions()];
+
+/** One dialog of the corpus: an optional system prompt (10%), then one exchange (or two, 10%). */
+export function corpusDialog(random: Random): ChatTurn[] {
   const turns: ChatTurn[] = random.next() < 0.1 ? [{ role: "system", content: random.pick(SYSTEM_PROMPTS) }] : [];
   const exchanges = random.next() < 0.1 ? 2 : 1;
   for (let i = 0; i < exchanges; i++) {
@@ -110,8 +144,10 @@ export function corpusDialog(random: Random, questions: readonly ArithmeticQuest
     } else if (kind < 0.3) {
       const [user, answer] = random.pick(FACTS);
       turns.push({ role: "user", content: user }, { role: "assistant", content: answer });
+    } else if (kind < 0.85) {
+      turns.push(...digitTurns(random.pick(ALL_DIGIT_QUESTIONS.slice(0, COUNTING.length)), random));
     } else {
-      turns.push(...arithmeticTurns(random.pick(questions), random));
+      turns.push(...digitTurns(random.pick(ALL_DIGIT_QUESTIONS.slice(COUNTING.length)), random));
     }
   }
   return turns;
