@@ -111,6 +111,11 @@ describe("web UI: evaluations and annotation queues", () => {
     await page.getByTitle(/sort by close of A/).click();
     await poll(async () => (await inputs()).map((t) => /\d\+\d/.exec(t)?.[0])).toEqual(["3+3", "1+1", "2+2"]);
     await shot("evaluations-compare");
+
+    // A run that does not exist is named in the page (the endpoint's warning); the other still shows.
+    await page.goto(url(`/${PROJECT}/evaluations/compare?ids=${runs[0]},no-such-run`));
+    await poll(() => page.locator(".warning").allTextContents()).toEqual(["evaluation call no-such-run not found"]);
+    expect(await summary.locator("td:nth-child(3)").allTextContents()).toEqual(["model-a"]);
   });
 
   it("goes through an annotation queue: scores and completes one item, skips the next, with progress shown", async () => {

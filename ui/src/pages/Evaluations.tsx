@@ -173,12 +173,12 @@ export function EvaluationComparePage({ project, ids }: { project: ProjectRef; i
       {ids.length < 2 && <ErrorBox error="Choose two or more evaluation runs on the Evaluations page." />}
       <ErrorBox error={results.error} />
       {(data?.warnings ?? []).map((w) => (
-        <p key={w} className="muted">
+        <p key={w} className="muted warning">
           {w}
         </p>
       ))}
       <Loading when={results.loading} />
-      {evals.length > 0 && <CompareSummary evals={evals} labels={labels} leaves={leaves} projectId={project.projectId} />}
+      {evals.length > 0 && <CompareSummary evals={evals} labels={labels} leaves={leaves} base={project.base} />}
       {data && (
         <>
           <h3>Rows ({data.total_rows})</h3>
@@ -266,12 +266,11 @@ function ScoreCells({ leaf, values }: { leaf: string; values: (number | boolean 
   );
 }
 
-function CompareSummary({ evals, labels, leaves, projectId }: { evals: NonNullable<EvalResults["summary"]>["evaluations"]; labels: Map<string, string>; leaves: string[]; projectId: string }) {
+function CompareSummary({ evals, labels, leaves, base }: { evals: NonNullable<EvalResults["summary"]>["evaluations"]; labels: Map<string, string>; leaves: string[]; base: string }) {
   const figure = (stats: ScorerStats[], leaf: string): number | null => {
     const s = stats.find((x) => leafKey(x) === leaf);
     return s ? (s.value_type === "binary" ? (s.pass_rate ?? null) : (s.numeric_mean ?? null)) : null;
   };
-  const base = `/${projectId.split("/").map(seg).join("/")}`;
   return (
     <table className="plain" aria-label="Evaluation summaries">
       <thead>
