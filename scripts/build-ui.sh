@@ -10,4 +10,5 @@ if [ -f "$stamp" ] && [ -z "$(find ui/src ui/index.html ui/vite.config.mjs packa
 fi
 echo "building the web UI"
 npx tsc --noEmit -p ui
-npx vite build --config ui/vite.config.mjs
+# Always React's production build: under vitest NODE_ENV is "test", which would select its development build.
+NODE_ENV=production npx vite build --config ui/vite.config.mjs

@@ -2,6 +2,8 @@ import { useEffect, useState, type ReactNode } from "react";
 import { apiKey, getJson, onUnauthorized } from "./api";
 import { ErrorBox } from "./components/common";
 import { useLoad } from "./hooks";
+import { AnnotationQueuePage, AnnotationQueuesPage } from "./pages/AnnotationQueues";
+import { EvaluationComparePage, EvaluationsPage } from "./pages/Evaluations";
 import { LoginPage } from "./pages/Login";
 import { ObjectPage, ObjectsPage, TablePage } from "./pages/Objects";
 import { ProjectsPage } from "./pages/Projects";
@@ -28,6 +30,10 @@ const PROJECT_PAGES: [string, string | null, Page][] = [
   ["/calls/:callId", null, (p, { callId }) => <TracePage project={p} callId={callId!} />],
   ["/threads", "Threads", (p) => <ThreadsPage project={p} />],
   ["/threads/:threadId", null, (p, { threadId }) => <ThreadPage project={p} threadId={threadId!} />],
+  ["/evaluations", "Evaluations", (p) => <EvaluationsPage project={p} />],
+  ["/evaluations/compare", null, (p, _, search) => <EvaluationComparePage project={p} ids={(search.get("ids") ?? "").split(",").filter(Boolean)} />],
+  ["/annotation_queues", "Annotation queues", (p) => <AnnotationQueuesPage project={p} />],
+  ["/annotation_queues/:queueId", null, (p, { queueId }) => <AnnotationQueuePage project={p} queueId={queueId!} />],
   ["/datasets", "Datasets", (p) => <ObjectsPage project={p} datasets />],
   ["/objects", "Objects", (p) => <ObjectsPage project={p} datasets={false} />],
   ["/objects/:objectId", null, (p, { objectId }, search) => <ObjectPage project={p} objectId={objectId!} version={search.get("version")} />],
@@ -113,7 +119,7 @@ function ProjectPicker({ current, section }: { current: ProjectRef | null; secti
   const list = projects.data?.projects ?? [];
   const value = current?.projectId ?? "";
   const known = list.some((p) => p.project_id === value);
-  const page = ["traces", "threads", "datasets", "objects", "usage"].includes(section) ? section : "traces";
+  const page = ["traces", "threads", "evaluations", "annotation_queues", "datasets", "objects", "usage"].includes(section) ? section : "traces";
   return (
     <select
       className="project-picker"

@@ -79,3 +79,54 @@ export interface Project {
   project_id: string;
   description: string | null;
 }
+
+/** One trial of a dataset row in `POST /v2/{e}/{p}/eval_results/query` (services/contract/evalResults.ts). */
+export interface EvalTrial {
+  predict_and_score_call_id: string;
+  predict_call_id?: string | null;
+  model_output?: Json;
+  scores: JsonObject;
+  model_latency_seconds?: number | null;
+  total_tokens?: number | null;
+  total_cost?: number | null;
+}
+
+export interface ScorerStats {
+  scorer_key: string;
+  path?: string | null;
+  value_type?: "binary" | "continuous" | null;
+  numeric_mean?: number | null;
+  pass_rate?: number | null;
+}
+
+export interface EvalResults {
+  rows: { row_digest: string; raw_data_row?: Json; evaluations: { evaluation_call_id: string; trials: EvalTrial[] }[] }[];
+  total_rows: number;
+  summary?: {
+    row_count: number;
+    evaluations: { evaluation_call_id: string; trial_count: number; evaluation_ref?: string | null; model_ref?: string | null; display_name?: string | null; scorer_stats: ScorerStats[] }[];
+  } | null;
+  warnings: string[];
+}
+
+export type AnnotationState = "unstarted" | "in_progress" | "completed" | "skipped";
+
+export interface AnnotationQueue {
+  id: string;
+  name: string;
+  description: string;
+  scorer_refs: string[];
+  created_at: string;
+  created_by: string;
+}
+
+export interface AnnotationQueueItem {
+  id: string;
+  call_id: string;
+  call_op_name: string;
+  call_started_at: string;
+  display_fields: string[];
+  annotation_state: AnnotationState;
+  annotator_user_id: string | null;
+  position_in_queue: number | null;
+}

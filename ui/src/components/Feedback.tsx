@@ -9,8 +9,17 @@ import { JsonView } from "./JsonView";
 
 const REACTIONS = ["👍", "👎", "🎉", "❓"];
 
-/** The call's feedback (`/feedback/query` on its ref) and a reaction or a note added from here. */
-export function FeedbackPanel({ call, project }: { call: Call; project: ProjectRef }) {
+/** A score an annotator gives: feedback `wandb.annotation.<name>` naming its scorer when the queue has one. */
+export interface ScoreField {
+  readonly name: string;
+  readonly scorerRef: string | null;
+}
+
+/**
+ * The call's feedback (`/feedback/query` on its ref) and a reaction or a note added from here;
+ * from an annotation queue (`queueId`) also its scores, and every feedback names the queue.
+ */
+export function FeedbackPanel({ call, project, queueId, scores = [] }: { call: Call; project: ProjectRef; queueId?: string; scores?: readonly ScoreField[] }) {
   const ref = `weave:///${project.projectId}/call/${call.id}`;
   const list = useLoad(
     (signal) =>
@@ -23,10 +32,10 @@ export function FeedbackPanel({ call, project }: { call: Call; project: ProjectR
   );
   const [note, setNote] = useState("");
   const [error, setError] = useState<string | null>(null);
-  const add = async (feedback_type: string, payload: Record<string, string>) => {
+  const add = async (feedback_type: string, payload: Record<string, string | number>, annotation_ref: string | null = null) => {
     setError(null);
     try {
-      await postJson("/feedback/create", { project_id: project.projectId, weave_ref: ref, feedback_type, payload });
+      await postJson("/feedback/create", { project_id: project.projectId, weave_ref: ref, feedback_type, payload, annotation_ref, queue_id: queueId ?? null });
       list.reload();
       return true;
     } catch (err) {
@@ -65,13 +74,39 @@ export function FeedbackPanel({ call, project }: { call: Call; project: ProjectR
           <button type="submit">Add note</button>
         </form>
       </div>
+      {scores.map((field) => (
+        <ScoreInput key={field.name} field={field} onSave={(value) => add(`wandb.annotation.${field.name}`, { value }, field.scorerRef)} />
+      ))}
     </Section>
+  );
+}
+
+function ScoreInput({ field, onSave }: { field: ScoreField; onSave: (value: number) => Promise<boolean> }) {
+  const [text, setText] = useState("");
+  const value = Number(text);
+  const valid = text.trim() !== "" && Number.isFinite(value);
+  return (
+    <form
+      className="feedback-add score-add"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (valid) void onSave(value).then((ok) => ok && setText(""));
+      }}
+    >
+      <label>
+        {field.name} <input type="number" step="any" aria-label={`Score ${field.name}`} value={text} onChange={(e) => setText(e.target.value)} />
+      </label>
+      <button type="submit" disabled={!valid}>
+        Save score
+      </button>
+    </form>
   );
 }
 
 function FeedbackItem({ f, projectId }: { f: Feedback; projectId: string }) {
   if (f.feedback_type === "wandb.reaction.1" && typeof f.payload.emoji === "string") return <span className="reaction-shown">{f.payload.emoji}</span>;
   if (f.feedback_type === "wandb.note.1" && typeof f.payload.note === "string") return <span>📝 {f.payload.note}</span>;
+  if (f.feedback_type.startsWith("wandb.annotation.") && typeof f.payload.value === "number") return <span>🏷 {f.feedback_type.slice("wandb.annotation.".length)}: {f.payload.value}</span>;
   return (
     <span>
       <span className="muted">{f.feedback_type}</span> <JsonView value={f.payload} projectId={projectId} openDepth={0} />
