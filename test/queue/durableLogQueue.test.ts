@@ -197,6 +197,19 @@ describe("the durable log queue", () => {
     expect(s.stored()).toEqual(sent);
   });
 
+  it("hands over a record read back from disk that did not fit the last batch, though nothing more arrives", async () => {
+    const queue = await open(freshDir(), { maxCachedEvents: 1, maxBatchEvents: 4, maxWaitMs: 60_000 });
+    const s = store();
+    s.hold();
+    await queue.start(s.handler);
+    await queue.publish([update("a0"), update("a1"), update("a2")]);
+    await queue.publish([update("b0"), update("b1"), update("b2")]);
+    s.release();
+    await until(() => s.stored().length >= 6);
+    await queue.shutdown();
+    expect(s.batches).toEqual([["a0", "a1", "a2"], ["b0", "b1", "b2"]]);
+  });
+
   it("drains on shutdown, then refuses new messages as retryable", async () => {
     const queue = await open(freshDir(), { maxWaitMs: 60_000, maxBatchEvents: 1000 });
     const s = store();

@@ -136,12 +136,14 @@ export class LogConsumer<T> {
   private async batchReady(): Promise<boolean> {
     for (;;) {
       if (this.stopped) return false;
+      // A carried record lies before `next`: it goes out even when nothing follows it.
+      if (this.carried) return true;
       if (this.next >= this.durableEnd) {
         if (this.draining) return false;
         await this.sleepUntilWoken(null);
         continue;
       }
-      if (this.draining || this.carried || this.next < this.recentStart || this.recent.events >= this.options.maxBatchEvents) return true;
+      if (this.draining || this.next < this.recentStart || this.recent.events >= this.options.maxBatchEvents) return true;
       const waited = Date.now() - this.recent.first!.appendedAt;
       if (waited >= this.options.maxWaitMs) return true;
       await this.sleepUntilWoken(this.options.maxWaitMs - waited);
