@@ -245,8 +245,14 @@ describe("operation scopes", () => {
     await admin.json("/call/upsert_batch", { batch: [{ mode: "start", req: { start: { ...START, project_id: "acme/listed" } } }] });
     await admin.json("/call/upsert_batch", { batch: [{ mode: "start", req: { start: { ...START, project_id: "other/hidden" } } }] });
     const acme = await (await client(service.url, KEY_ACME).get("/projects")).json();
-    expect(acme).toEqual({ projects: [{ entity: "acme", name: "listed", project_id: "acme/listed", description: null }] });
+    // acme/scoped holds no calls, only a file (the training model's weights): listed too.
+    expect(acme).toEqual({
+      projects: [
+        { entity: "acme", name: "listed", project_id: "acme/listed", description: null },
+        { entity: "acme", name: "scoped", project_id: "acme/scoped", description: null },
+      ],
+    });
     const all = (await (await admin.get("/projects")).json()) as { projects: { project_id: string }[] };
-    expect(all.projects.map((p) => p.project_id)).toEqual(["acme/listed", "other/hidden"]);
+    expect(all.projects.map((p) => p.project_id)).toEqual(["acme/listed", "acme/scoped", "other/hidden"]);
   });
 });

@@ -73,12 +73,22 @@ export class ProjectsRepository {
     for (const id of fresh) this.known.add(id);
   }
 
-  /** Every project of the given entities ("*" = all), for pickers and listings. */
+  /**
+   * Every project of the given entities ("*" = all), for pickers and listings: those in
+   * `projects`, and those that hold only objects, tables or files (as `find` sees them).
+   */
   async list(entities: readonly string[]): Promise<ProjectRecord[]> {
     const pb = new ParamBuilder();
-    const where = entities.includes("*") ? "1" : `entity IN ${pb.inStrings(entities)}`;
+    const ofEntities = (column: string) => (entities.includes("*") ? "1" : `${column} IN ${pb.inStrings(entities)}`);
+    const written = WRITTEN_TABLES.map((table) => `SELECT DISTINCT project_id FROM ${table}`).join(" UNION ALL ");
+    const entityOf = "substring(project_id, 1, position(project_id, '/') - 1)";
     return this.store.rows<ProjectRecord>("projects_list", {
-      sql: `SELECT entity, name, description FROM projects FINAL WHERE ${where} ORDER BY entity, name`,
+      sql: `SELECT entity, name, max(description) AS description FROM (
+          SELECT entity, name, description FROM projects FINAL WHERE ${ofEntities("entity")}
+          UNION ALL
+          SELECT ${entityOf} AS entity, substring(project_id, position(project_id, '/') + 1) AS name, CAST(NULL AS Nullable(String)) AS description
+          FROM (${written}) AS written WHERE position(project_id, '/') > 0 AND ${ofEntities(entityOf)}
+        ) AS listed GROUP BY entity, name ORDER BY entity, name`,
       params: pb.params,
     });
   }
