@@ -51,21 +51,23 @@ interface UsageLike {
   output_tokens?: number | null;
 }
 
-/** Tokens of the call's `summary.usage`, over its models. */
+type TokenKey = keyof UsageLike;
+const TOTAL_KEYS: readonly TokenKey[] = ["total_tokens"];
+const PART_KEYS: readonly TokenKey[] = ["prompt_tokens", "input_tokens", "completion_tokens", "output_tokens"];
+
+/**
+ * Tokens of the call's `summary.usage`, over its models, as the API's `summary.weave.total_tokens`
+ * counts them (so the column shows what it sorts by): the models' `total_tokens` where any is
+ * given, else their prompt/input plus completion/output tokens.
+ */
 export function totalTokens(call: Call): number | null {
   const usage = call.summary?.usage;
   if (!usage || typeof usage !== "object" || Array.isArray(usage)) return null;
-  let sum = 0;
-  let any = false;
-  for (const u of Object.values(usage as Record<string, UsageLike>)) {
-    if (!u || typeof u !== "object") continue;
-    const t = u.total_tokens ?? (u.prompt_tokens ?? u.input_tokens ?? 0) + (u.completion_tokens ?? u.output_tokens ?? 0);
-    if (typeof t === "number") {
-      sum += t;
-      any = true;
-    }
-  }
-  return any ? sum : null;
+  const models = Object.values(usage as Record<string, UsageLike>).filter((u): u is UsageLike => !!u && typeof u === "object");
+  const given = (keys: readonly TokenKey[]) => models.some((u) => keys.some((k) => typeof u[k] === "number"));
+  const sum = (keys: readonly TokenKey[]) => models.reduce((n, u) => n + keys.reduce((m, k) => m + (u[k] ?? 0), 0), 0);
+  if (given(TOTAL_KEYS)) return sum(TOTAL_KEYS);
+  return given(PART_KEYS) ? sum(PART_KEYS) : null;
 }
 
 export function totalCost(call: Call): number | null {

@@ -66,6 +66,15 @@ export const CALL_COMPUTED = namedFields("computed call fields", {
   // NULL while running (ended_at is NULL).
   "summary.weave.latency_ms": () => ({ sql: "((ended_at - started_at) / 1000)", kind: "number", nullable: true }),
   "summary.weave.trace_name": () => ({ sql: "ifNull(nullIf(display_name, ''), op_name)", kind: "string", nullable: false }),
+  // The `total_tokens` of every model in summary.usage; where none is given, prompt/input plus
+  // completion/output tokens. NULL without usage.
+  "summary.weave.total_tokens": (pb) => {
+    const totals = pb.str("^summary\\.usage\\..+\\.total_tokens$");
+    const parts = pb.str("^summary\\.usage\\..+\\.(prompt_tokens|input_tokens|completion_tokens|output_tokens)$");
+    const sumOf = (re: string) => `arraySum(arrayMap((p, v) -> if(match(p, ${re}), toFloat64OrZero(v), 0), json_paths, json_values))`;
+    const has = (re: string) => `arrayExists(p -> match(p, ${re}), json_paths)`;
+    return { sql: `multiIf(${has(totals)}, ${sumOf(totals)}, ${has(parts)}, ${sumOf(parts)}, NULL)`, kind: "number", nullable: true };
+  },
 });
 
 /** Everything a call row holds itself. */

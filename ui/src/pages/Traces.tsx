@@ -25,7 +25,7 @@ const COLUMNS_SHOWN: Column[] = [
   { label: "Status", sortField: "summary.weave.status", cell: (c) => <StatusBadge status={statusOf(c)} />, width: "130px" },
   { label: "Started", sortField: "started_at", cell: (c) => formatTime(c.started_at), width: "190px" },
   { label: "Latency", sortField: "summary.weave.latency_ms", cell: (c) => formatDuration(latencyMs(c)), width: "100px" },
-  { label: "Tokens", sortField: null, cell: (c) => formatNumber(totalTokens(c)), width: "90px" },
+  { label: "Tokens", sortField: "summary.weave.total_tokens", cell: (c) => formatNumber(totalTokens(c)), width: "90px" },
   { label: "Cost", sortField: "summary.weave.costs_total", cell: (c) => formatCost(totalCost(c)), width: "90px" },
   { label: "User", sortField: "wb_user_id", cell: (c) => c.wb_user_id ?? "", width: "minmax(80px, 1fr)" },
 ];
