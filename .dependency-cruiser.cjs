@@ -3,7 +3,7 @@
  *
  *   ground (files directly under services/: times, ids, json, refs, digests, errors, config)
  *     ← contract ← queue ← store (reads the event types) ; auth ← http, worker ← ingest, query,
- *     training, inference ← wiring (main, service, cluster, roles, callWorker, logWorker)
+ *     training, inference ← wiring (main, service, cluster, roles)
  *
  *   lm (the built-in language model: tokenizer, transformer, sampling, training steps) is a
  *   library beside contract: it imports only ground, and the worker and services above use it.
@@ -11,7 +11,7 @@
  * An import may only point down (to a layer to its left), and no files may import each
  * other in a circle.
  */
-const WIRING = "^services/(main|service|cluster|roles|logWorker|callWorker)\\.ts$";
+const WIRING = "^services/(main|service|cluster|roles)\\.ts$";
 const GROUND = "^services/[^/]+\\.ts$";
 const layer = (name) => `^services/${name}/`;
 const SERVICES = "ingest|query|training|inference";

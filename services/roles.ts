@@ -25,7 +25,7 @@ import { trainedModelLister, trainedModelResolver } from "./inference/trainedMod
 import { TrainedModels } from "./training/trainedModels.js";
 import { mountProjectRoutes } from "./query/projectsRoutes.js";
 import { mountUiRoutes } from "./query/uiRoutes.js";
-import { callBatchHandler } from "./callWorker.js";
+import { callBatchHandler } from "./worker/callWorker.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
 import { CALLS_MIGRATION } from "./store/calls/schema.js";
@@ -53,7 +53,7 @@ import { trainerJobs } from "./worker/jobs/trainerJob.js";
  * routes it mounts in each HTTP role and what it adds to the worker. To add a resource:
  * its schema under store/<resource>/schema.ts, its queries and repository beside it, its
  * routes under query/ (or ingest/ for high-volume writes through the queue), and one row
- * here (what it adds to the worker's call batches: a row in callWorker.ts). Roles: `ingest`
+ * here (what it adds to the worker's call batches: a row in worker/callWorker.ts). Roles: `ingest`
  * (validated writes → queue), `query` (reads and low-volume writes straight to ClickHouse),
  * `worker` (queue → ClickHouse, and the job runner), `inference` (chat completions on the
  * built-in models, CPU-bound: run it in processes of its own when it is used much).
@@ -117,7 +117,7 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "threads",
     migrations: [THREADS_MIGRATION],
-    // Its aggregates over each call batch: callWorker.ts.
+    // Its aggregates over each call batch: worker/callWorker.ts.
     routes: { query: (api, { store }) => mountThreadQueries(api, { store }) },
   },
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
@@ -129,7 +129,7 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "projects",
     migrations: [PROJECTS_MIGRATION],
-    // The projects seen in each call batch: callWorker.ts.
+    // The projects seen in each call batch: worker/callWorker.ts.
     routes: {
       query: (api, { store }) => {
         mountGraphqlRoutes(api, { store });

@@ -22,8 +22,8 @@ import { JobsRepository } from "./store/jobs/jobsRepository.js";
 import { JobRunner } from "./worker/jobs/runner.js";
 import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
 import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
-import { callBatchHandler } from "./callWorker.js";
-import type { LogWorkerData } from "./logWorker.js";
+import { callBatchHandler } from "./worker/callWorker.js";
+import type { LogWorkerData } from "./worker/logWorker.js";
 
 export interface RunningService {
   readonly url: string | null;
@@ -103,7 +103,7 @@ async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger
 
 const SHUTDOWN_GRACE_MS = 15_000;
 /** The log consumer thread's module, beside this one (run through tsx as this one is). */
-const LOG_WORKER = new URL(`./logWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+const LOG_WORKER = new URL(`./worker/logWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
 
 /**
  * Stops intake: no new connections; kept-alive connections are closed as soon as their

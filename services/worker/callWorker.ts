@@ -1,10 +1,10 @@
-import type { BatchHandler } from "./queue/queue.js";
-import type { TraceEvent } from "./queue/events.js";
-import type { ClickHouseStore } from "./store/clickhouse.js";
-import { CallsWriteRepository } from "./store/calls/callsWrite.js";
-import { ProjectsRepository } from "./store/projects/projectsRepository.js";
-import { CallBatchWriter, type CallsDerivedWriter } from "./worker/callBatchWriter.js";
-import { ThreadAggregatesWriter } from "./worker/threadAggregates.js";
+import type { BatchHandler } from "../queue/queue.js";
+import type { TraceEvent } from "../queue/events.js";
+import type { ClickHouseStore } from "../store/clickhouse.js";
+import { CallsWriteRepository } from "../store/calls/callsWrite.js";
+import { ProjectsRepository } from "../store/projects/projectsRepository.js";
+import { CallBatchWriter, type CallsDerivedWriter } from "./callBatchWriter.js";
+import { ThreadAggregatesWriter } from "./threadAggregates.js";
 
 /**
  * What resources (services/roles.ts) add to the worker's call batches: called after each

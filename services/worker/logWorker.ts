@@ -1,8 +1,8 @@
 import pino from "pino";
-import type { Config } from "./config.js";
-import { traceEventsTopic } from "./queue/events.js";
-import { logThreadData, runLogThread } from "./queue/durableLog/logThread.js";
-import { ClickHouseStore } from "./store/clickhouse.js";
+import type { Config } from "../config.js";
+import { traceEventsTopic } from "../queue/events.js";
+import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
+import { ClickHouseStore } from "../store/clickhouse.js";
 import { callBatchHandler } from "./callWorker.js";
 
 /** What the service gives the log's consumer thread (service.ts). */
