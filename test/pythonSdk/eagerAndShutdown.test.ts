@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, startTestService, type Client } from "../support/service.js";
+import { describe, expect, it } from "vitest";
+import { serviceForFile } from "../support/service.js";
 import { completeBatchJson, endJson, newRetryId, rawPost, remoteHttpHeaders, SDK_ATTRIBUTES, startJson, v2Path, type ReadCall } from "./sdk.js";
 
 /**
@@ -9,20 +9,14 @@ import { completeBatchJson, endJson, newRetryId, rawPost, remoteHttpHeaders, SDK
  * is left unpaired at shutdown: an end whose start the server never saw (it carries
  * `started_at` and `trace_id`), a start that never gets an end.
  */
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 const P = "acme/sdk-eager";
 const TRACE = "019aa2c3-0000-7000-8000-0000000000e0";
 const EVAL = "019aa2c3-0000-7000-8000-0000000000e1";
 const op = (name: string) => `weave:///${P}/op/${name}:q7Yw3u1Zc0nH5bWm2LxTgF9eRkP4sVdJ6aNiO8yCtQE`;
 const EVAL_INPUTS = `{"self":"weave:///${P}/object/Evaluation:aB3","model":"weave:///${P}/object/MyModel:cD4"}`;
-const read = async (id: string) => (await api.json<{ call: ReadCall | null }>("/call/read", { project_id: P, id })).call;
+const read = async (id: string) => (await service.api.json<{ call: ReadCall | null }>("/call/read", { project_id: P, id })).call;
 
 describe("an eager evaluation call", () => {
   it("is running from its v2 start, gets its children, then finishes with its v2 end", async () => {
@@ -55,7 +49,7 @@ describe("an eager evaluation call", () => {
     const ended = await rawPost(service.url, v2Path(P, "call/end"), `{"end":${end}}`, remoteHttpHeaders(newRetryId(), { "x-weave-trace-id": TRACE }));
     expect({ status: ended.status, body: ended.text }).toEqual({ status: 200, body: "{}" });
 
-    const calls = await api.lines<ReadCall>("/calls/stream_query", { project_id: P, filter: { trace_ids: [TRACE] } });
+    const calls = await service.api.lines<ReadCall>("/calls/stream_query", { project_id: P, filter: { trace_ids: [TRACE] } });
     expect(calls.map((c) => [c.id, c.parent_id])).toEqual([[EVAL, null], [children[0]!.id, EVAL], [children[1]!.id, EVAL]]);
     expect(calls[0]).toEqual({
       id: EVAL, project_id: P, op_name: op("Evaluation.evaluate"), display_name: "eval-2026-11-21", trace_id: TRACE, parent_id: null,
@@ -87,7 +81,7 @@ describe("calls left unpaired when the SDK shuts down", () => {
       summary: { usage: { "claude-sonnet-4": { requests: 1, input_tokens: 10, output_tokens: 3 } }, weave: { status: "error", trace_name: "unknown", latency_ms: 2250 } },
       wb_user_id: null, wb_run_id: null, wb_run_step: null, wb_run_step_end: null, deleted_at: null,
     } satisfies ReadCall);
-    expect(await api.lines<ReadCall>("/calls/stream_query", { project_id: P, filter: { trace_ids: [LONE_TRACE] } })).toHaveLength(1);
+    expect(await service.api.lines<ReadCall>("/calls/stream_query", { project_id: P, filter: { trace_ids: [LONE_TRACE] } })).toHaveLength(1);
   });
 
   it("fills the start's fields in when the start arrives after all, the end kept", async () => {
@@ -103,7 +97,7 @@ describe("calls left unpaired when the SDK shuts down", () => {
     // The end again (the SDK's retry, or the other order of a flush): nothing changes.
     expect((await rawPost(service.url, v2Path(P, "call/end"), `{"end":${loneEnd}}`, remoteHttpHeaders(newRetryId()))).status).toBe(200);
     expect(await read(LONE)).toMatchObject({ op_name: op("agent.run"), inputs: { task: "plan" }, ended_at: "2026-11-21T12:00:03.250000Z" });
-    expect(await api.lines<ReadCall>("/calls/stream_query", { project_id: P, filter: { call_ids: [LONE] } })).toHaveLength(1);
+    expect(await service.api.lines<ReadCall>("/calls/stream_query", { project_id: P, filter: { call_ids: [LONE] } })).toHaveLength(1);
   });
 
   it("shows a start that never gets an end as running", async () => {

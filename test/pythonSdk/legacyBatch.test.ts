@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, startTestService, type Client } from "../support/service.js";
+import { describe, expect, it } from "vitest";
+import { serviceForFile } from "../support/service.js";
 import { endJson, newRetryId, rawPost, remoteHttpHeaders, SDK_ATTRIBUTES, startJson, type ReadCall } from "./sdk.js";
 
 /**
@@ -9,20 +9,14 @@ import { endJson, newRetryId, rawPost, remoteHttpHeaders, SDK_ATTRIBUTES, startJ
  * (never `CALLS_COMPLETE_MODE_REQUIRED`), and ignores keys it does not know inside `start` and
  * `end`, as the SDK's own server does.
  */
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 const P = "acme/sdk-legacy";
 const TRACE = "019aa3d4-0000-7000-8000-0000000000a0";
 const ROOT = "019aa3d4-0000-7000-8000-0000000000a1";
 const CHILD = "019aa3d4-0000-7000-8000-0000000000a2";
 const op = (name: string) => `weave:///${P}/op/${name}:mE8kR2tY6uI0oP4aS7dF1gH5jK9lZ3xC2vB6nM0qW4e`;
-const read = async (id: string) => (await api.json<{ call: ReadCall | null }>("/call/read", { project_id: P, id })).call;
+const read = async (id: string) => (await service.api.json<{ call: ReadCall | null }>("/call/read", { project_id: P, id })).call;
 
 const startItem = (json: string) => `{"mode":"start","req":{"start":${json}}}`;
 const endItem = (json: string) => `{"mode":"end","req":{"end":${json}}}`;
@@ -51,7 +45,7 @@ describe("/call/upsert_batch from the legacy AsyncBatchProcessor", () => {
     const second = await rawPost(service.url, "/call/upsert_batch", `{"batch":[${startItem(childStart)},${endItem(rootEnd)}]}`, remoteHttpHeaders(newRetryId()));
     expect({ status: second.status, body: JSON.parse(second.text) }).toEqual({ status: 200, body: { res: [{ id: CHILD, trace_id: TRACE }, {}] } });
 
-    const calls = await api.lines<ReadCall>("/calls/stream_query", { project_id: P, filter: { trace_ids: [TRACE] } });
+    const calls = await service.api.lines<ReadCall>("/calls/stream_query", { project_id: P, filter: { trace_ids: [TRACE] } });
     expect(calls).toEqual([
       {
         id: ROOT, project_id: P, op_name: op("pipeline"), display_name: null, trace_id: TRACE, parent_id: null, thread_id: null, turn_id: null,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -86,3 +87,25 @@ export function client(baseUrl: string, key: string = KEY_ACME): Client {
 }
 
 export const iso = (ms: number, micros = 0) => new Date(ms).toISOString().replace("Z", `${String(micros).padStart(3, "0")}Z`);
+
+/**
+ * One service for the calling test file: started before its tests, stopped after them.
+ * Read `url` and `api` inside tests (they exist once `beforeAll` ran).
+ */
+export function serviceForFile(env: Record<string, string> = {}): { readonly url: string; readonly api: Client } {
+  let service: Awaited<ReturnType<typeof startTestService>> | null = null;
+  let api: Client | null = null;
+  beforeAll(async () => {
+    service = await startTestService(env);
+    api = client(service.url);
+  });
+  afterAll(async () => service?.stop());
+  return {
+    get url() {
+      return service!.url;
+    },
+    get api() {
+      return api!;
+    },
+  };
+}
