@@ -79,6 +79,16 @@ export class JsonParseError extends ClientError {
   }
 }
 
+/**
+ * The values of a request make a statement longer than ClickHouse parses (`max_query_size`),
+ * e.g. an id of megabytes: 413, the request is refused before it is sent.
+ */
+export class QueryTooLargeError extends ClientError {
+  constructor(bytes: number, limit: number) {
+    super(413, `the values of this request make a query of ${bytes} bytes, over the ${limit} bytes ClickHouse parses: send shorter values or fewer of them`);
+  }
+}
+
 export class NotFoundError extends ClientError {
   constructor(message: string) {
     super(404, message);

@@ -173,7 +173,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
   if (roles.has("ingest") || roles.has("query") || roles.has("inference")) {
-    const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES, recordedAnswers: new RetriesRepository(store) });
+    const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES, maxJsonDepth: config.JSON_MAX_DEPTH, recordedAnswers: new RetriesRepository(store) });
     api = http;
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
     mountRoutes(api, roles, parts);

@@ -1,4 +1,5 @@
 import { checkJsonSyntax } from "../jsonSyntax.js";
+import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../jsonBounds.js";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
@@ -13,6 +14,8 @@ export interface HttpOptions {
   readonly keys: KeyRing;
   readonly log: Logger;
   readonly maxBodyBytes: number;
+  /** Deepest nesting of containers a JSON body may have (400 beyond); DEFAULT_JSON_MAX_DEPTH when absent. */
+  readonly maxJsonDepth?: number;
   /** Where `recorded` operations keep their answers (http/retries.ts); without it they cannot be mounted. */
   readonly recordedAnswers?: RecordedAnswers;
 }
@@ -143,12 +146,17 @@ export class HttpApi {
     });
   }
 
+  private get maxJsonDepth(): number {
+    return this.options.maxJsonDepth ?? DEFAULT_JSON_MAX_DEPTH;
+  }
+
   private jsonBody(keepText: boolean) {
     return express.json({
       limit: this.options.maxBodyBytes,
       type: () => true,
       strict: false,
       verify: (req, _res, buf) => {
+        checkJsonBytes(buf, this.maxJsonDepth);
         this.bodySizes.set(req, buf.length);
         if (keepText) this.bodyTexts.set(req, buf.toString("utf8"));
       },
@@ -160,7 +168,10 @@ export class HttpApi {
     const read = express.text({
       limit: this.options.maxBodyBytes,
       type: () => true,
-      verify: (req, _res, buf) => this.bodySizes.set(req, buf.length),
+      verify: (req, _res, buf) => {
+        checkJsonBytes(buf, this.maxJsonDepth);
+        this.bodySizes.set(req, buf.length);
+      },
     });
     const convert = (req: Request, _res: Response, next: NextFunction) => {
       const text: unknown = req.body;

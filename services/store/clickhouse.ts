@@ -3,10 +3,10 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
-import { StoreQueryError, StoreUnavailableError } from "../errors.js";
+import { ClientError, StoreQueryError, StoreUnavailableError } from "../errors.js";
 import { uuid4 } from "../ids.js";
 import { readStringColumn } from "./rowBinary.js";
-import { quoteString, renderSql, type BuiltQuery } from "./sql.js";
+import { quoteString, renderSql, SqlParamError, type BuiltQuery } from "./sql.js";
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -222,6 +222,8 @@ export function serverErrorCode(err: unknown): number | null {
 }
 
 function wrapError(err: unknown): unknown {
+  // Refused before anything was sent (a statement too long for the server, a placeholder without its value): not an outage.
+  if (err instanceof ClientError || err instanceof SqlParamError) return err;
   const reason = err instanceof Error ? err.message : String(err);
   const code = serverErrorCode(err);
   if (code === null || RETRYABLE_SERVER_CODES.has(code)) return new StoreUnavailableError(`ClickHouse unavailable: ${reason}`);

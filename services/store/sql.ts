@@ -7,6 +7,7 @@
  * to literals by `renderSql`, which escapes every value through `quoteString`.
  * Identifiers never come from input: they come from typed field definitions.
  */
+import { QueryTooLargeError } from "../errors.js";
 
 export type SqlType = "String" | "Int64" | "UInt64" | "Float64" | "Array(String)" | "Array(Int64)" | "Array(UInt64)";
 export type SqlValue = string | number | bigint | boolean | readonly string[] | readonly number[] | readonly bigint[];
@@ -86,14 +87,35 @@ export function literal(param: SqlParam): string {
 
 const PLACEHOLDER = /\{(pb_\d+):([A-Za-z0-9()]+)\}/g;
 
-/** Substitutes every `{pb_N:Type}` placeholder with its escaped literal. */
+/**
+ * Substitutes every `{pb_N:Type}` placeholder with its escaped literal. A statement whose
+ * parsed text comes out longer than ClickHouse parses is refused (QueryTooLargeError, 413).
+ */
 export function renderSql(sql: string, params: Readonly<Record<string, SqlParam>>): string {
-  return sql.replace(PLACEHOLDER, (_match, name: string, type: string) => {
+  const rendered = sql.replace(PLACEHOLDER, (_match, name: string, type: string) => {
     const param = params[name];
     if (!param) throw new SqlParamError(`no value for placeholder ${name}`);
     if (param.type !== type) throw new SqlParamError(`placeholder ${name} is ${type}, value is ${param.type}`);
     return literal(param);
   });
+  checkQuerySize(rendered);
+  return rendered;
+}
+
+/**
+ * ClickHouse's default `max_query_size`, less room for a `USE <database>;` prefix: the most
+ * bytes of a statement's text the server parses. The data of an `INSERT ... VALUES` is read
+ * by the format parser instead and is not counted.
+ */
+export const MAX_QUERY_BYTES = 256 * 1024 - 256;
+
+function checkQuerySize(statement: string): void {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short statements need no count.
+  if (statement.length * 3 <= MAX_QUERY_BYTES) return;
+  const values = /^\s*INSERT\b/i.test(statement) ? statement.search(/\bVALUES\b/) : -1;
+  const parsed = values < 0 ? statement : statement.slice(0, values);
+  const bytes = Buffer.byteLength(parsed, "utf8");
+  if (bytes > MAX_QUERY_BYTES) throw new QueryTooLargeError(bytes, MAX_QUERY_BYTES);
 }
 
 /**

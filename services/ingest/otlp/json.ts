@@ -10,6 +10,7 @@ import { doubleValue, int64Value, SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpA
 import { OtlpDecodeError } from "./decodeError.js";
 import { setOwn } from "./nest.js";
 import type { JsonObject, JsonValue } from "../../json.js";
+import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../../jsonBounds.js";
 
 type JsonRecord = Readonly<Record<string, unknown>>;
 
@@ -20,11 +21,16 @@ const DECIMAL = /^-?\d+$/;
 /** Nesting limit for attribute values (arrays and kvlists), as protobufjs's recursion limit. */
 export const MAX_VALUE_DEPTH = 100;
 
-/** Decodes an OTLP/JSON `ExportTraceServiceRequest`. */
-export function batchFromJson(body: Buffer | string): OtlpSpanBatch {
+/**
+ * Decodes an OTLP/JSON `ExportTraceServiceRequest`. The bytes are checked first (valid UTF-8,
+ * containers at most `maxDepth` deep, no lone surrogate: services/jsonBounds.ts).
+ */
+export function batchFromJson(body: Buffer | string, maxDepth = DEFAULT_JSON_MAX_DEPTH): OtlpSpanBatch {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(typeof body === "string" ? body : body.toString("utf8"));
+    const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+    checkJsonBytes(bytes, maxDepth);
+    parsed = JSON.parse(bytes.toString("utf8"));
   } catch (error) {
     throw new OtlpDecodeError(`invalid JSON: ${(error as Error).message}`);
   }

@@ -1,0 +1,92 @@
+import { isUtf8 } from "node:buffer";
+import { JsonParseError } from "./errors.js";
+
+/** Containers a JSON request body may nest (`JSON_MAX_DEPTH`); deeper ones are refused before parsing. */
+export const DEFAULT_JSON_MAX_DEPTH = 256;
+
+/**
+ * Checks the bytes of a JSON request body before they are decoded and parsed: valid UTF-8
+ * (a decoder would otherwise put U+FFFD in place of bad bytes, silently changing a value and
+ * its digest), no container nested deeper than `maxDepth` (deeper trees overflow the stack of
+ * the recursive code that walks them: serializers, flatteners, validators), and no `\u`
+ * escape of a lone surrogate (a string no UTF-8 text, and so no stored value, can hold).
+ * Syntax is left to the parser. Throws JsonParseError (400).
+ */
+export function checkJsonBytes(bytes: Uint8Array, maxDepth: number): void {
+  if (!isUtf8(bytes)) {
+    const at = firstInvalidUtf8(bytes);
+    throw new JsonParseError(`the body is not valid UTF-8 (byte ${at})`, at);
+  }
+  let depth = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b === QUOTE) {
+      i = stringEnd(bytes, i);
+    } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+      if (++depth > maxDepth) throw new JsonParseError(`containers nested deeper than ${maxDepth} levels`, i);
+    } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+      depth--;
+    }
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const U = 0x75;
+
+/** Index of the closing quote of the string opened at `start` (or the end of the bytes). */
+function stringEnd(bytes: Uint8Array, start: number): number {
+  for (let i = start + 1; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b === QUOTE) return i;
+    if (b !== BACKSLASH) continue;
+    if (bytes[i + 1] !== U) {
+      i++;
+      continue;
+    }
+    const unit = hex4(bytes, i + 2);
+    if (unit >= 0xdc00 && unit <= 0xdfff) throw new JsonParseError("a \\u escape of a lone low surrogate", i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = bytes[i + 6] === BACKSLASH && bytes[i + 7] === U ? hex4(bytes, i + 8) : -1;
+      if (next < 0xdc00 || next > 0xdfff) throw new JsonParseError("a \\u escape of a lone high surrogate", i);
+      i += 11;
+    } else {
+      i += 5;
+    }
+  }
+  return bytes.length;
+}
+
+/** The code unit of 4 hex digits at `at`; -1 when they are not hex (the parser reports it). */
+function hex4(bytes: Uint8Array, at: number): number {
+  let unit = 0;
+  for (let k = at; k < at + 4; k++) {
+    const d = hexDigit(bytes[k]);
+    if (d < 0) return -1;
+    unit = unit * 16 + d;
+  }
+  return unit;
+}
+
+function hexDigit(b: number | undefined): number {
+  if (b === undefined) return -1;
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  const lower = b | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+}
+
+/** Byte offset of the first byte that does not start a valid UTF-8 sequence (for the error message). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    const length = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (length === 0 || i + length > bytes.length || !isUtf8(bytes.subarray(i, i + length))) return i;
+    i += length;
+  }
+  return i;
+}
