@@ -111,7 +111,7 @@ export const RESOURCES: readonly Resource[] = [
     name: "otlp",
     routes: {
       ingest: (api, parts) =>
-        mountOtlpIngest(api, publisherOf(parts), { maxBodyBytes: parts.config.OTLP_MAX_BODY_BYTES, maxSpanBytes: parts.config.OTLP_MAX_SPAN_BYTES, maxJsonDepth: parts.config.JSON_MAX_DEPTH }),
+        mountOtlpIngest(api, publisherOf(parts), { maxBodyBytes: parts.config.OTLP_MAX_BODY_BYTES, maxSpanBytes: parts.config.OTLP_MAX_SPAN_BYTES }),
     },
   },
   {

@@ -207,8 +207,13 @@ export class HttpApi {
     return parsed.data;
   }
 
-  /** Must be installed after every route: maps typed errors to answers. */
+  /** Must be installed after every route: answers unknown routes, maps typed errors to answers. */
   installErrorHandler(): void {
+    this.app.use((req: Request, res: Response) => {
+      const message = `no route ${req.method} ${req.path.slice(0, 200)}`;
+      res.status(404).setHeader("x-should-retry", "false");
+      res.json({ detail: message, message });
+    });
     this.app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
       this.answerError(err, req, res, (answer) => res.json(answer.body));
     });
@@ -286,5 +291,9 @@ export function errorAnswer(err: unknown): ErrorAnswer {
     return refused(400, message, [{ loc: ["body"], msg: message, type: "json_invalid" }]);
   }
   if (parserError?.type === "encoding.unsupported" || parserError?.type === "charset.unsupported") return refused(415, parserError.message ?? "unsupported encoding");
+  // Other refusals of the request by Express or its parsers, which carry a 4xx status (e.g. a
+  // path parameter with a broken %-escape: URIError, 400; a request aborted mid-body).
+  const status = parserError?.status;
+  if (typeof status === "number" && status >= 400 && status < 500) return refused(status, parserError.message ?? "bad request");
   return refused(500, "internal error");
 }

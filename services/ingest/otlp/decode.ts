@@ -22,9 +22,9 @@ export function decodeProtobufRequest(body: Buffer): OtlpSpanBatch {
   return batchFromProtobuf(body);
 }
 
-/** Decodes an `application/json` body (OTLP/JSON), nested at most `maxDepth` deep. */
-export function decodeJsonRequest(body: Buffer | string, maxDepth?: number): OtlpSpanBatch {
-  return batchFromJson(body, maxDepth);
+/** Decodes an `application/json` body (OTLP/JSON). */
+export function decodeJsonRequest(body: Buffer | string): OtlpSpanBatch {
+  return batchFromJson(body);
 }
 
 /**

@@ -10,7 +10,7 @@ import { doubleValue, int64Value, SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpA
 import { OtlpDecodeError } from "./decodeError.js";
 import { setOwn } from "./nest.js";
 import type { JsonObject, JsonValue } from "../../json.js";
-import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../../jsonBounds.js";
+import { checkJsonBytes } from "../../jsonBounds.js";
 
 type JsonRecord = Readonly<Record<string, unknown>>;
 
@@ -22,14 +22,21 @@ const DECIMAL = /^-?\d+$/;
 export const MAX_VALUE_DEPTH = 100;
 
 /**
- * Decodes an OTLP/JSON `ExportTraceServiceRequest`. The bytes are checked first (valid UTF-8,
- * containers at most `maxDepth` deep, no lone surrogate: services/jsonBounds.ts).
+ * Containers an OTLP/JSON body may nest: the request's own levels, then attribute values
+ * `MAX_VALUE_DEPTH` deep of up to 4 containers each (`{"kvlistValue": {"values": [{"value": ...`);
+ * the decoder counts the value levels itself.
  */
-export function batchFromJson(body: Buffer | string, maxDepth = DEFAULT_JSON_MAX_DEPTH): OtlpSpanBatch {
+export const MAX_JSON_DEPTH = 16 + 4 * MAX_VALUE_DEPTH;
+
+/**
+ * Decodes an OTLP/JSON `ExportTraceServiceRequest`. The bytes are checked first (valid UTF-8,
+ * containers at most MAX_JSON_DEPTH deep, no lone surrogate: services/jsonBounds.ts).
+ */
+export function batchFromJson(body: Buffer | string): OtlpSpanBatch {
   let parsed: unknown;
   try {
     const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-    checkJsonBytes(bytes, maxDepth);
+    checkJsonBytes(bytes, MAX_JSON_DEPTH);
     parsed = JSON.parse(bytes.toString("utf8"));
   } catch (error) {
     throw new OtlpDecodeError(`invalid JSON: ${(error as Error).message}`);

@@ -22,8 +22,6 @@ export interface OtlpLimits {
   readonly maxBodyBytes: number;
   /** Limit on one span's call parts, as JSON. */
   readonly maxSpanBytes: number;
-  /** Deepest nesting of containers an OTLP/JSON body may have (DEFAULT_JSON_MAX_DEPTH when absent). */
-  readonly maxJsonDepth?: number;
 }
 
 export const PROJECT_HEADER = "project_id";
@@ -90,9 +88,9 @@ function projectHeader(headers: RequestHeaders): string {
   return value;
 }
 
-function decode(format: OtlpFormat, body: Buffer, maxJsonDepth: number | undefined): OtlpSpanBatch {
+function decode(format: OtlpFormat, body: Buffer): OtlpSpanBatch {
   if (body.length === 0) return { resources: [] };
-  return format === "protobuf" ? decodeProtobufRequest(body) : decodeJsonRequest(body, maxJsonDepth);
+  return format === "protobuf" ? decodeProtobufRequest(body) : decodeJsonRequest(body);
 }
 
 export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
@@ -114,7 +112,7 @@ function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPubl
         throw new ClientError(415, `unsupported content encoding ${JSON.stringify(req.headers["content-encoding"])}: send gzip, deflate or identity`);
       }
       const body = await readBody(req, encoding, limits.maxBodyBytes);
-      const mapped = mapSpans(decode(format, body, limits.maxJsonDepth), { project_id: projectId, wb_user_id: ctx.principal.username, maxSpanBytes: limits.maxSpanBytes });
+      const mapped = mapSpans(decode(format, body), { project_id: projectId, wb_user_id: ctx.principal.username, maxSpanBytes: limits.maxSpanBytes });
       if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
       res.status(200);
       send(res, format, encodeExportResponse(format, partialSuccess(mapped)));
