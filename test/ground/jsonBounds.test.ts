@@ -1,0 +1,60 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { JsonParseError } from "../../services/errors.js";
+import { checkJsonBytes } from "../../services/jsonBounds.js";
+
+const bytes = (text: string) => Buffer.from(text, "utf8");
+const refusal = (input: Uint8Array, depth = 256): string | null => {
+  try {
+    checkJsonBytes(input, depth);
+    return null;
+  } catch (err) {
+    expect(err).toBeInstanceOf(JsonParseError);
+    return (err as Error).message;
+  }
+};
+
+/** How deep a JSON value nests its containers. */
+function depthOf(value: unknown): number {
+  if (Array.isArray(value)) return 1 + Math.max(0, ...value.map(depthOf));
+  if (typeof value === "object" && value !== null) return 1 + Math.max(0, ...Object.values(value).map(depthOf));
+  return 0;
+}
+
+describe("checkJsonBytes", () => {
+  it("accepts any JSON text nested at most the limit, and refuses one level more", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+        const text = JSON.stringify(value);
+        const depth = depthOf(value);
+        expect(refusal(bytes(text), Math.max(depth, 1))).toBeNull();
+        if (depth > 1) expect(refusal(bytes(text), depth - 1)).toMatch(/nested deeper than/);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("does not count brackets, quotes or escapes inside strings", () => {
+    const text = JSON.stringify({ a: "[[[[{{{{\\\"]]", b: ['\\"[[[', "\u{1F600}"] });
+    expect(refusal(bytes(text), 2)).toBeNull();
+    expect(refusal(bytes(`${"[".repeat(300)}${"]".repeat(300)}`))).toBe("Invalid JSON at position 256: containers nested deeper than 256 levels");
+  });
+
+  it("refuses invalid UTF-8 naming the byte, and accepts every valid string", () => {
+    expect(refusal(Buffer.concat([bytes('{"a": "x'), Buffer.from([0xc0, 0x80]), bytes('"}')]))).toBe("Invalid JSON at position 8: the body is not valid UTF-8 (byte 8)");
+    for (const bad of [[0x80], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf5, 0x80, 0x80, 0x80], [0xff]]) {
+      expect(refusal(Buffer.concat([bytes('"'), Buffer.from(bad), bytes('"')]))).toMatch(/not valid UTF-8 \(byte 1\)/);
+    }
+    fc.assert(fc.property(fc.string({ unit: "grapheme" }), (s) => refusal(bytes(JSON.stringify(s))) === null));
+  });
+
+  it("refuses \\u escapes of lone surrogates and accepts escaped pairs", () => {
+    expect(refusal(bytes('"\\ud83d\\ude00"'))).toBeNull();
+    expect(refusal(bytes('"\\uD83D\\uDE00 and \\u0041"'))).toBeNull();
+    expect(refusal(bytes('"\\ud83d"'))).toMatch(/lone high surrogate/);
+    expect(refusal(bytes('"\\ud83dx"'))).toMatch(/lone high surrogate/);
+    expect(refusal(bytes('"\\ud83d\\u0041"'))).toMatch(/lone high surrogate/);
+    expect(refusal(bytes('"\\ude00"'))).toMatch(/lone low surrogate/);
+    expect(refusal(bytes('"\\\\ud83d"'))).toBeNull(); // an escaped backslash, then text
+  });
+});
