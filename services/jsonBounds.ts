@@ -9,7 +9,8 @@ export const DEFAULT_JSON_MAX_DEPTH = 256;
  * (a decoder would otherwise put U+FFFD in place of bad bytes, silently changing a value and
  * its digest), no container nested deeper than `maxDepth` (deeper trees overflow the stack of
  * the recursive code that walks them: serializers, flatteners, validators), and no `\u`
- * escape of a lone surrogate (a string no UTF-8 text, and so no stored value, can hold).
+ * escape of a lone surrogate (ClickHouse refuses one in a stored string: an event of the
+ * worker's batch would be acknowledged, then refused and dead-lettered).
  * Syntax is left to the parser. Throws JsonParseError (400).
  */
 export function checkJsonBytes(bytes: Uint8Array, maxDepth: number): void {
