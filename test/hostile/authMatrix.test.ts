@@ -11,7 +11,7 @@ import { messageOf, validRequest } from "./hostile.js";
  * another entity → 403 (key-only operations touch no project: 200), the right key → a 2xx,
  * or the operation's own 4xx for the request of its row (never 401/403, never 5xx).
  */
-const WRONG = ["Basic " + Buffer.from("api:not-a-key-0123456789abcdef").toString("base64"), "Bearer not-a-key-0123456789abcdef", "Basic !!!not-base64", "Digest abc"];
+const WRONG = ["Basic " + Buffer.from("api:not-a-key-0123456789abcdef").toString("base64"), "Bearer not-a-key-0123456789abcdef", "Basic !!!not-base64"];
 
 describe("the auth matrix", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
@@ -53,7 +53,7 @@ describe("the auth matrix", () => {
       }
     }
     expect(seen).toEqual([]);
-  });
+  }, 240_000);
 
   it("another entity's key → 403 (200 for key-only operations)", async () => {
     const seen: string[] = [];
@@ -63,7 +63,7 @@ describe("the auth matrix", () => {
       if (answer.status !== expected) seen.push(`${op.id}: ${answer.status} ${answer.text.slice(0, 120)}`);
     }
     expect(seen).toEqual([]);
-  });
+  }, 240_000);
 
   it("the right key → 2xx, or the operation's own 4xx for its row's request", async () => {
     const seen: string[] = [];
@@ -73,5 +73,5 @@ describe("the auth matrix", () => {
       if (!fine) seen.push(`${op.id}: ${answer.status} ${answer.text.slice(0, 160)}`);
     }
     expect(seen).toEqual([]);
-  });
+  }, 240_000);
 });

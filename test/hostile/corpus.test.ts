@@ -61,34 +61,40 @@ const BODIES: Record<string, string> = {
   "single quotes": "{'project_id': 'acme/scoped'}",
 };
 
-/** Places tried per operation: every value of most bodies (they hold a few), the first two for the bulky ones. */
-const BIG = 2;
+/**
+ * Places tried per operation (free-form objects first): every value of most bodies for strings
+ * that reach queries, a few for the others, one for the bulky ones (the suite's time budget).
+ */
+const BIG = 1;
+/** One entry over every operation; generous, as the machine is shared (figures in the README). */
+const TIMEOUT_MS = 240_000;
+const FEW = 4;
 const EVERY = 12;
 
 /** Values put in place of each value of an operation's valid body in turn (at most `limit` places). */
 const VALUES: Record<string, { raw: string | number[]; limit: number }> = {
-  "nested 5,000 deep": { raw: deepObject(5000), limit: EVERY },
-  "nested 300 deep": { raw: deepArray(300), limit: EVERY },
-  "nested 200 deep": { raw: deepObject(200), limit: EVERY },
-  "invalid UTF-8 (lone continuation byte)": { raw: [0x22, 0x80, 0x22], limit: EVERY },
-  "invalid UTF-8 (truncated sequence)": { raw: [0x22, 0x61, 0xe2, 0x82, 0x22], limit: EVERY },
-  "invalid UTF-8 (overlong NUL)": { raw: [0x22, 0xc0, 0x80, 0x22], limit: EVERY },
-  "invalid UTF-8 (encoded surrogate)": { raw: [0x22, 0xed, 0xa0, 0x80, 0x22], limit: EVERY },
+  "nested 5,000 deep": { raw: deepObject(5000), limit: FEW },
+  "nested 300 deep": { raw: deepArray(300), limit: FEW },
+  "nested 200 deep": { raw: deepObject(200), limit: FEW },
+  "invalid UTF-8 (lone continuation byte)": { raw: [0x22, 0x80, 0x22], limit: FEW },
+  "invalid UTF-8 (truncated sequence)": { raw: [0x22, 0x61, 0xe2, 0x82, 0x22], limit: FEW },
+  "invalid UTF-8 (overlong NUL)": { raw: [0x22, 0xc0, 0x80, 0x22], limit: FEW },
+  "invalid UTF-8 (encoded surrogate)": { raw: [0x22, 0xed, 0xa0, 0x80, 0x22], limit: FEW },
   "lone surrogate escape": { raw: '"\\ud800"', limit: EVERY },
   "NUL escape": { raw: '"a\\u0000b"', limit: EVERY },
-  NaN: { raw: "NaN", limit: EVERY },
-  Infinity: { raw: "Infinity", limit: EVERY },
-  "-Infinity": { raw: "-Infinity", limit: EVERY },
-  "number past float range": { raw: "1e400", limit: EVERY },
-  "integer of 400 digits": { raw: "9".repeat(400), limit: EVERY },
-  "negative zero": { raw: "-0.0", limit: EVERY },
+  NaN: { raw: "NaN", limit: FEW },
+  Infinity: { raw: "Infinity", limit: FEW },
+  "-Infinity": { raw: "-Infinity", limit: FEW },
+  "number past float range": { raw: "1e400", limit: FEW },
+  "integer of 400 digits": { raw: "9".repeat(400), limit: FEW },
+  "negative zero": { raw: "-0.0", limit: FEW },
   "unknown $ operator": { raw: '{"$where": ["1"]}', limit: EVERY },
-  "__proto__ key": { raw: '{"__proto__": {"polluted": true}}', limit: EVERY },
+  "__proto__ key": { raw: '{"__proto__": {"polluted": true}}', limit: FEW },
   "SQL in a string": { raw: JSON.stringify("x'); DROP TABLE calls; --"), limit: EVERY },
   "ClickHouse escapes in a string": { raw: JSON.stringify("\\' \\\\ ` {pb_0:String} \u0000 \\x00"), limit: EVERY },
   "string of 1 MiB": { raw: JSON.stringify("x".repeat(1024 * 1024)), limit: BIG },
   "array of 200,000 numbers": { raw: `[${new Array(200_000).fill("0").join(",")}]`, limit: BIG },
-  "object of 50,000 keys": { raw: JSON.stringify(Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, i]))), limit: BIG },
+  "object of 20,000 keys": { raw: JSON.stringify(Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]))), limit: BIG },
 };
 describe("a fixed corpus of hostile bodies, to every operation", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
@@ -109,13 +115,13 @@ describe("a fixed corpus of hostile bodies, to every operation", () => {
       const faults = new Faults();
       for (const op of withBody()) await sendTo(faults, op, name, body);
       expect(faults.found).toEqual([]);
-    });
+    }, TIMEOUT_MS);
   }
   for (const [name, { raw, limit }] of Object.entries(VALUES)) {
     it(`a value ${name}, in each place of a valid body: no 5xx`, async () => {
       const faults = new Faults();
       for (const op of withBody()) for (const [i, body] of variants(op, raw, limit).entries()) await sendTo(faults, op, `${name} #${i}`, body);
       expect(faults.found).toEqual([]);
-    });
+    }, TIMEOUT_MS);
   }
 });
