@@ -93,7 +93,7 @@ export const iso = (ms: number, micros = 0) => new Date(ms).toISOString().replac
  * of the file's own), stopped after them. `url` and `database` exist once it started; `api`
  * may be taken at once (it forwards to the key's client of the started service).
  */
-export function serviceForFile(env: Record<string, string> = {}): { readonly url: string; readonly database: string; readonly api: Client } {
+export function serviceForFile(env: Record<string, string> = {}): Pick<Awaited<ReturnType<typeof startTestService>>, "url" | "database" | "operations"> & { readonly api: Client } {
   let service: Awaited<ReturnType<typeof startTestService>> | null = null;
   let started: Client | null = null;
   const current = (): Client => {
@@ -117,6 +117,9 @@ export function serviceForFile(env: Record<string, string> = {}): { readonly url
     },
     get database() {
       return service!.database;
+    },
+    get operations() {
+      return service!.operations;
     },
     api,
   };
