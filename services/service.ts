@@ -200,6 +200,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
       if (server && api) {
         api.beginDrain();
         await closeServer(server);
+        api.runStopHooks();
       }
       if (runner) await runner.stop();
       if (jobConsumer) await jobConsumer.shutdown();

@@ -53,6 +53,7 @@ export class HttpApi {
   readonly operations: Operation[] = [];
 
   private draining = false;
+  private readonly stopHooks: (() => void)[] = [];
   /** Size of each parsed JSON body, for the ingest memory bound. */
   private readonly bodySizes = new WeakMap<object, number>();
   /** Text of each JSON body an operation asked to keep (`keepBodyText`). */
@@ -64,6 +65,16 @@ export class HttpApi {
     this.app = express();
     this.app.disable("x-powered-by");
     this.app.set("trust proxy", false);
+  }
+
+  /** Something a mounted resource must release when the service stops (timers, loaded models). */
+  onStop(hook: () => void): void {
+    this.stopHooks.push(hook);
+  }
+
+  /** Runs the stop hooks, once the server answers no more requests. */
+  runStopHooks(): void {
+    for (const hook of this.stopHooks.splice(0)) hook();
   }
 
   /** Stop intake: from now on every new request is answered 503 with Connection: close. */

@@ -5,19 +5,18 @@ import { TrainingRepository } from "../../services/store/training/trainingReposi
 import { TrainedModels } from "../../services/training/trainedModels.js";
 import { ForbiddenError } from "../../services/errors.js";
 import { storeOn } from "../support/database.js";
-import { KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
+import { KEY_ADMIN, KEY_OTHER, serviceForFile } from "../support/service.js";
 import { trainingClient, UUID, type TrainingClient } from "./support.js";
 
 const BASE = baseModels()[0]!.id;
 const MODELS = "/v1/preview/models";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let store: ClickHouseStore;
 let api: TrainingClient;
 let other: TrainingClient;
 
 beforeAll(async () => {
-  service = await startTestService();
   store = await storeOn(service.database);
   api = trainingClient(service.url);
   other = trainingClient(service.url, KEY_OTHER);
@@ -25,7 +24,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await store.close();
-  await service.stop();
 });
 
 const create = (name: string, extra: Record<string, unknown> = {}) => api.call("POST", MODELS, { entity: "acme", project: "cp", name, base_model: BASE, ...extra });

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseModels, baseModelWeights, loadModel, type LanguageModel } from "../../services/lm/index.js";
-import { client, startTestService } from "../support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 import { eventsUntilEnd, trainingClient, UUID, type TrainingClient, type TrainingEvent } from "./support.js";
 
 /** Training on a busy CPU takes a while: each test waits up to this long. */
@@ -14,7 +14,7 @@ const JOB_TEST_MS = 300_000;
 const BASE = baseModels()[0]!.id;
 const MODELS = "/v1/preview/models";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let api: TrainingClient;
 let dataServer: Server;
 let dataUrl: string;
@@ -27,7 +27,6 @@ const SFT_ROWS = [
 const REPEATED = Array.from({ length: 12 }, () => SFT_ROWS).flat();
 
 beforeAll(async () => {
-  service = await startTestService();
   api = trainingClient(service.url);
   dataServer = createServer((req, res) => {
     if (req.url === "/data.jsonl") {
@@ -44,7 +43,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((done) => dataServer.close(done));
-  await service.stop();
 });
 
 const createModel = async (name: string) => (await api.ok<{ id: string }>("POST", MODELS, { entity: "acme", project: "jobs", name, base_model: BASE })).id;
