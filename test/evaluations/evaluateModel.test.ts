@@ -96,6 +96,22 @@ describe("evaluate_model with the built-in model", () => {
   });
 });
 
+describe("evaluate_model with trials", () => {
+  it("runs each row once per trial; eval_results groups the trials under their row", async () => {
+    const project = "acme/evaljobs-trials";
+    const s = await evaluationSetup(api, project, { rows: [{ question: "2+2=" }], trials: 2 });
+    const { call_id } = await api.json<{ call_id: string }>("/evaluations/evaluate_model", { project_id: project, evaluation_ref: s.evaluation, model_ref: s.model });
+    expect(await statusOf(api, project, call_id)).toEqual({ code: "running", completed_rows: 0, total_rows: 2 });
+    expect((await settled(api, project, call_id)).code).toBe("complete");
+    const trials = (await traceCalls(api, project, call_id)).filter((c) => c.op_name === "Evaluation.predict_and_score");
+    expect(trials).toHaveLength(2);
+    expect(trials[0]!.inputs.example).toBe(trials[1]!.inputs.example);
+    const res = await api.json<{ rows: { evaluations: { trials: { predict_and_score_call_id: string }[] }[] }[] }>(`/v2/${project}/eval_results/query`, { evaluation_call_ids: [call_id] });
+    expect(res.rows).toHaveLength(1);
+    expect(res.rows[0]!.evaluations[0]!.trials.map((t) => t.predict_and_score_call_id).sort()).toEqual(trials.map((t) => t.id).sort());
+  });
+});
+
 describe("evaluation status", () => {
   it("answers not_found for an id that is no evaluation of the project", async () => {
     expect(await statusOf(api, P, "0192f000-0000-7000-8000-000000000000")).toEqual({ code: "not_found" });
