@@ -107,6 +107,9 @@ const EnvSchema = z.object({
   INFERENCE_UPSTREAM_URL: z.string().url().optional(),
   INFERENCE_UPSTREAM_KEY: z.string().optional(),
   INFERENCE_UPSTREAM_MODELS: list.default([]),
+  /** An OpenAI-compatible base URL for evaluation and scoring jobs' LLM calls; unset = the built-in models in process. */
+  EVAL_LLM_BASE_URL: z.string().url().optional(),
+  EVAL_LLM_API_KEY: z.string().optional(),
   INFERENCE_CATALOG_URLS: jsonArray(CatalogUrls).default({}),
   INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -47,6 +47,10 @@ import { mountTrainingRoutes } from "./training/trainingRoutes.js";
 import type { JobHandler } from "./worker/jobs/handler.js";
 import type { JobSubmitter } from "./worker/jobs/submitter.js";
 import { trainerJobs } from "./worker/jobs/trainerJob.js";
+import { mountEvaluationRoutes } from "./query/evaluationsRoutes.js";
+import { localChatCompleter } from "./inference/evalCompleter.js";
+import { UpstreamChatCompleter, type ChatCompleter } from "./worker/jobs/chatCompleter.js";
+import { evaluationJobs } from "./worker/jobs/evaluationJobs.js";
 
 /**
  * The one table the service is built from. A resource names its tables (migrations), the
@@ -87,6 +91,12 @@ const objectWriter = (store: ClickHouseStore): ObjectWriter => {
   const objects = new ObjectsRepository(store);
   return (projectId, objectId, val, wbUserId) => objects.createValue(projectId, objectId, val, wbUserId);
 };
+
+/** The LLM endpoint of evaluation and scoring jobs: EVAL_LLM_BASE_URL, else the built-in and trained models in process. */
+const evalCompleter = ({ config, store }: ServiceParts): ChatCompleter =>
+  config.EVAL_LLM_BASE_URL
+    ? new UpstreamChatCompleter(config.EVAL_LLM_BASE_URL, config.EVAL_LLM_API_KEY ?? null)
+    : localChatCompleter(config, [baseModelResolver, trainedModelResolver(new TrainedModels(store))]);
 
 const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
   if (!parts.publisher) throw new Error("ingest routes need the queue's publisher");
@@ -181,6 +191,14 @@ export const RESOURCES: readonly Resource[] = [
       },
     },
     jobHandlers: ({ store }) => trainerJobs(store),
+  },
+  // evaluate_model, evaluation status and calls/score (query role); their jobs on the worker's job runner, writing
+  // calls through the worker's merge in this process and calling the LLM endpoint of evalCompleter.
+  {
+    name: "evaluations",
+    routes: { query: (api, { store, jobSubmitter }) => mountEvaluationRoutes(api, { store, submitter: jobSubmitter }) },
+    jobHandlers: (parts) =>
+      evaluationJobs({ store: parts.store, writeCalls: callBatchHandler(parts), completer: evalCompleter(parts), maxAttempts: parts.config.JOBS_MAX_ATTEMPTS }),
   },
   // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
   { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },

@@ -120,6 +120,9 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string 
   v2_scores_delete: { path: `/v2/${PROJECT}/scores?score_ids=s1` },
   v2_scores_read: { path: `/v2/${PROJECT}/scores/s1` },
   v2_eval_results_query: { path: `/v2/${PROJECT}/eval_results/query`, body: { evaluation_call_ids: ["e1"] } },
+  evaluate_model: { body: { project_id: PROJECT, evaluation_ref: `weave:///${PROJECT}/object/e1:x`, model_ref: `weave:///${PROJECT}/object/m1:x` } },
+  evaluation_status: { body: { project_id: PROJECT, call_id: "c1" } },
+  calls_score: { body: { project_id: PROJECT, call_ids: ["c1"], scorer_refs: [`weave:///${PROJECT}/object/s1:x`] } },
   chat_completions: { body: { model: "tracehouse/bytelm-small", messages: [{ role: "user", content: "hi" }], max_tokens: 1 }, headers: { "OpenAI-Project": PROJECT } },
   inference_models_list: { headers: { "Vendor-Project": PROJECT } },
   // Training: `{model_id}` and `{job_id}` are a model of PROJECT and a job of it, made in beforeAll.
