@@ -93,9 +93,7 @@ export class TrainingDataReader {
     const file = await this.files.find(projectId, digest);
     if (!file) throw new Error(`training data file ${digest} not found in project ${projectId}`);
     if (file.sizeBytes > SFT_DATA_MAX_BYTES) throw new Error(`training data file is larger than ${SFT_DATA_MAX_BYTES} bytes`);
-    const parts: Buffer[] = [];
-    for await (const chunk of this.files.content(file)) parts.push(chunk);
-    return Buffer.concat(parts).toString("utf8");
+    return (await this.files.bytes(file)).toString("utf8");
   }
 
   private async datasetRows(projectId: string, name: string, digest: string): Promise<unknown[]> {
