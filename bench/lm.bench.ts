@@ -29,6 +29,8 @@ const user = (question: string) => [{ role: "user" as const, content: question }
 async function blockedMs(work: () => Promise<unknown>): Promise<number> {
   const monitor = monitorEventLoopDelay({ resolution: 10 });
   monitor.enable();
+  // The monitor measures from its own previous tick: let it tick once before the work starts.
+  await new Promise((r) => setTimeout(r, 50));
   await work();
   await new Promise((r) => setTimeout(r, 50)); // the timer that fired late records the block
   monitor.disable();

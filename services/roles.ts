@@ -175,12 +175,12 @@ export const RESOURCES: readonly Resource[] = [
     name: "training",
     migrations: [TRAINING_MIGRATION, TRAINER_MESSAGES_MIGRATION],
     routes: {
-      query: (api, { store, jobSubmitter, jobsHealthy }) => {
+      query: (api, { store, jobSubmitter, jobsHealthy, config }) => {
         // services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it.
         const lm = () => import("./lm/index.js");
         const bases = { ids: async () => (await lm()).baseModels().map((b) => b.id), weights: async (id: string) => (await lm()).baseModelWeights(id) };
         mountTrainingRoutes(api, { store, baseModels: bases, submitter: jobSubmitter });
-        mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy });
+        mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy, trainer: config.TRAINER });
         mountTrainerRoutes(api, store);
       },
     },

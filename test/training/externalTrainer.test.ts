@@ -96,6 +96,11 @@ describe("external trainer relay", () => {
     expect(await api.ok("GET", `/v1/preview/training-jobs/${jobId}`)).toMatchObject({ status: "FAILED", error_message: expect.stringContaining("gpu-2") });
   }, TEST_MS);
 
+  it("says in the system check that jobs go to external trainers", async () => {
+    const check = await api.ok<{ gpu_queue: { success: boolean; errors: string[] } }>("GET", "/v1/system-check");
+    expect(check.gpu_queue).toEqual({ success: true, duration: 0, errors: [expect.stringContaining("TRAINER=external")] });
+  });
+
   it("fails the job with the trainer's own message when it reports training_failed", async () => {
     const { modelId, jobId } = await submitRlJob("m3");
     expect((await runTrainer("gpu-4", "fail")).code).toBe(0);
