@@ -25,6 +25,8 @@ const job = await claim();
 let seq = 0;
 const send = (type, data) => post(`/v1/trainer/jobs/${job.id}/messages`, { trainer_id: trainerId, attempt: job.attempt, seq: ++seq, type, data });
 
+// A sign of life at once: the lease (TRAINER_LEASE_MS) runs from the assignment.
+await send("heartbeat", {});
 const weights = new Uint8Array(await (await post("/file/content", job.weights)).arrayBuffer());
 const sequences = job.type === "training.rl" ? job.input.trajectory_groups.reduce((n, g) => n + g.trajectories.length, 0) : 1;
 await send("training_started", { num_sequences: sequences });
