@@ -25,6 +25,7 @@ export const DEFAULTS = {
   JOBS_CONCURRENCY: 2,
   JOBS_MAX_ATTEMPTS: 5,
   JOBS_LEASE_MS: 30_000,
+  TRAINER_LEASE_MS: 60_000,
   CHAT_MAX_TOKENS: 512,
   INFERENCE_MODEL_CACHE_BYTES: 512 * 1024 * 1024,
   INFERENCE_CATALOG_REFRESH_MS: 3_600_000,
@@ -102,6 +103,10 @@ const EnvSchema = z.object({
   JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(DEFAULTS.JOBS_CONCURRENCY),
   JOBS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(DEFAULTS.JOBS_MAX_ATTEMPTS),
   JOBS_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.JOBS_LEASE_MS),
+  /** Who runs training jobs: the built-in CPU trainer, or an external one through the relay (README "External trainer protocol"). */
+  TRAINER: z.enum(["builtin", "external"]).default("builtin"),
+  /** Longest silence of an external trainer on a job it claimed before the job fails. */
+  TRAINER_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.TRAINER_LEASE_MS),
   CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000).default(DEFAULTS.CHAT_MAX_TOKENS),
   INFERENCE_MODEL_CACHE_BYTES: z.coerce.number().int().positive().default(DEFAULTS.INFERENCE_MODEL_CACHE_BYTES),
   INFERENCE_UPSTREAM_URL: z.string().url().optional(),

@@ -44,6 +44,9 @@ import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { TRAINING_MIGRATION } from "./store/training/schema.js";
 import { mountTrainingHealthRoutes } from "./training/healthRoutes.js";
 import { mountTrainingRoutes } from "./training/trainingRoutes.js";
+import { mountTrainerRoutes } from "./training/trainerRoutes.js";
+import { TRAINER_MESSAGES_MIGRATION } from "./store/training/trainerMessages.js";
+import { trainerRelayJobs } from "./worker/jobs/trainerRelay.js";
 import type { JobHandler } from "./worker/jobs/handler.js";
 import type { JobSubmitter } from "./worker/jobs/submitter.js";
 import { trainerJobs } from "./worker/jobs/trainerJob.js";
@@ -180,17 +183,20 @@ export const RESOURCES: readonly Resource[] = [
   // The training API (services/training/) in the query role; its trainer (training.rl, training.sft) on the worker's job runner.
   {
     name: "training",
-    migrations: [TRAINING_MIGRATION],
+    migrations: [TRAINING_MIGRATION, TRAINER_MESSAGES_MIGRATION],
     routes: {
-      query: (api, { store, jobSubmitter, jobsHealthy }) => {
+      query: (api, { store, jobSubmitter, jobsHealthy, config }) => {
         // services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it.
         const lm = () => import("./lm/index.js");
         const bases = { ids: async () => (await lm()).baseModels().map((b) => b.id), weights: async (id: string) => (await lm()).baseModelWeights(id) };
         mountTrainingRoutes(api, { store, baseModels: bases, submitter: jobSubmitter });
-        mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy });
+        mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy, trainer: config.TRAINER });
+        mountTrainerRoutes(api, store);
       },
     },
-    jobHandlers: ({ store }) => trainerJobs(store),
+    // TRAINER=external: the jobs are relayed to a trainer that speaks the protocol of training/trainerRoutes.ts.
+    jobHandlers: ({ store, config }) =>
+      config.TRAINER === "external" ? trainerRelayJobs(store, { leaseMs: config.TRAINER_LEASE_MS, pollMs: 500 }) : trainerJobs(store),
   },
   // evaluate_model, evaluation status and calls/score (query role); their jobs on the worker's job runner, writing
   // calls through the worker's merge in this process and calling the LLM endpoint of evalCompleter.

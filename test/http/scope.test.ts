@@ -135,10 +135,11 @@ const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, string 
   sft_training_job_create: { body: { model_id: "{model_id}", training_data_url: "https://example.invalid/data.jsonl" } },
   training_job_read: { path: "/v1/preview/training-jobs/{job_id}" },
   training_job_events: { path: "/v1/preview/training-jobs/{job_id}/events" },
+  trainer_message: { path: "/v1/trainer/jobs/{job_id}/messages", body: { trainer_id: "t1", attempt: 1, seq: 1, type: "heartbeat", data: {} } },
 };
 
 /** Operations that name a resource by id (a training model or job): the handler looks up its project and confirms it. */
-const LOOKED_UP = ["training_model_delete", "training_checkpoints_list", "training_checkpoints_delete", "training_model_log", "training_job_create", "sft_training_job_create", "training_job_read", "training_job_events"];
+const LOOKED_UP = ["training_model_delete", "training_checkpoints_list", "training_checkpoints_delete", "training_model_log", "training_job_create", "sft_training_job_create", "training_job_read", "training_job_events", "trainer_message"];
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
 const STREAMED = ["file_create", "files_create", "image_create"];
@@ -164,6 +165,7 @@ const KEY_ONLY_BODIES: Record<string, unknown> = {
   inference_hardware: undefined,
   inference_router_models: undefined,
   system_check: undefined,
+  trainer_claim: { trainer_id: "t1" },
 };
 const KEY_ONLY = Object.keys(KEY_ONLY_BODIES);
 const PUBLIC = ["health", "training_health"];

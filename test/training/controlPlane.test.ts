@@ -181,7 +181,7 @@ describe("training job routes without running a job", () => {
     const noData = await api.call<{ detail: { loc: string[] }[] }>("POST", "/v1/preview/sft-training-jobs", { model_id: model.id, config: {} });
     expect(noData.status).toBe(422);
     expect(noData.body.detail[0]!.loc).toEqual(["body", "training_data_url"]);
-    const artifact = await api.call("POST", "/v1/preview/sft-training-jobs", { model_id: model.id, training_data_url: "wandb-artifact:///acme/cp/data:v0" });
+    const artifact = await api.call("POST", "/v1/preview/sft-training-jobs", { model_id: model.id, training_data_url: "s3://bucket/data.jsonl" });
     expect(artifact.status).toBe(422);
     const foreign = await api.call("POST", "/v1/preview/sft-training-jobs", { model_id: model.id, training_folder_url: "weave:///other/p/file/abc" });
     expect(foreign.status).toBe(403);
