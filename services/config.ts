@@ -77,6 +77,8 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().default(DEFAULTS.DATA_DIR),
   CLICKHOUSE_URL: z.string().url().optional(),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default(DEFAULTS.CLICKHOUSE_DATABASE),
+  /** A ClickHouse cluster (remote_servers) to spread the schema over: Replicated local tables, Distributed tables over them. */
+  CLICKHOUSE_CLUSTER: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
   KAFKA_BROKERS: list.optional(),
   KAFKA_TOPIC: z.string().default(DEFAULTS.KAFKA_TOPIC),
   KAFKA_GROUP_ID: z.string().default(DEFAULTS.KAFKA_GROUP_ID),

@@ -37,6 +37,18 @@ export interface InjectedClickHouse {
   readonly binaryRowsDir: string | null;
 }
 
+export interface StoreOptions {
+  /** Tables are Distributed over local Replicated ones on this cluster (store/clusterSchema.ts). */
+  readonly cluster?: string;
+}
+
+/**
+ * On a cluster: an insert into a Distributed table is answered once the shards wrote it (not
+ * once queued on the node that took it: our acknowledgements mean durable), and subqueries
+ * and joins read the shard's local tables (a project's rows all live on one shard).
+ */
+const CLUSTER_SETTINGS: ClickHouseSettings = { insert_distributed_sync: 1, distributed_product_mode: "local" };
+
 /**
  * ClickHouse over HTTP (or an injected connection). Every call names its operation: it becomes
  * the query_id prefix (so system.query_log leads back to the code path) and the metric label.
@@ -46,9 +58,13 @@ export class ClickHouseStore {
   private readonly client: ClickHouseClient;
   private readonly injected: InjectedClickHouse | null;
   private writeSettingsOnce: Promise<ClickHouseSettings> | null = null;
+  /** The ClickHouse cluster the schema is spread over (CLICKHOUSE_CLUSTER), null on a single node. */
+  readonly cluster: string | null;
 
-  constructor(target: string | InjectedClickHouse, readonly database: string) {
+  constructor(target: string | InjectedClickHouse, readonly database: string, options: StoreOptions = {}) {
     if (!IDENTIFIER.test(database)) throw new Error(`invalid database name: ${database}`);
+    this.cluster = options.cluster ?? null;
+    if (this.cluster !== null && !IDENTIFIER.test(this.cluster)) throw new Error(`invalid cluster name: ${this.cluster}`);
     if (typeof target === "string") {
       this.url = target;
       this.injected = null;
@@ -57,7 +73,7 @@ export class ClickHouseStore {
         database,
         request_timeout: 60_000,
         max_open_connections: 32,
-        clickhouse_settings: {},
+        clickhouse_settings: this.cluster === null ? {} : CLUSTER_SETTINGS,
         log: { level: ClickHouseLogLevel.OFF },
       });
     } else {

@@ -19,5 +19,5 @@ export interface LogWorkerData {
  */
 const { config, clickhouseUrl } = logThreadData() as LogWorkerData;
 const log = pino({ level: config.LOG_LEVEL }).child({ thread: "log-consumer" });
-const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE);
+const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE, { cluster: config.CLICKHOUSE_CLUSTER });
 runLogThread(traceEventsTopic(config.KAFKA_TOPIC), callBatchHandler({ store }), log, () => store.close());
