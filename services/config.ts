@@ -74,6 +74,8 @@ const EnvSchema = z.object({
   ROLE: Role.default("all"),
   PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.PORT),
   HOST: z.string().default(DEFAULTS.HOST),
+  /** Where a worker-only process serves /health and /metrics (unset: it serves no HTTP); the API roles serve them on PORT. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   DATA_DIR: z.string().default(DEFAULTS.DATA_DIR),
   CLICKHOUSE_URL: z.string().url().optional(),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default(DEFAULTS.CLICKHOUSE_DATABASE),

@@ -3,6 +3,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
+import { insertDuration, rowsWritten } from "../metrics.js";
 import { StoreQueryError, StoreUnavailableError } from "../errors.js";
 import { uuid4 } from "../ids.js";
 import { readStringColumn } from "./rowBinary.js";
@@ -146,23 +147,41 @@ export class ClickHouseStore {
     if (!IDENTIFIER.test(table)) throw new Error(`invalid identifier ${table}`);
     // An insert names a table, not a statement: qualified where the connection ignores the database option.
     const target = this.injected?.ignoresDatabaseOption ? `${this.database}.${table}` : table;
-    await this.timed(operation, async (query_id) =>
-      this.client.insert({ table: target, values: rows as T[], format: "JSONEachRow", query_id, clickhouse_settings: await this.writeSettings() }),
+    await this.timedInsert(table, rows.length, () =>
+      this.timed(operation, async (query_id) =>
+        this.client.insert({ table: target, values: rows as T[], format: "JSONEachRow", query_id, clickhouse_settings: await this.writeSettings() }),
+      ),
     );
   }
 
-  /** Inserts rows written by a RowBinaryWriter, fields in the order of `columns`. */
-  async insertRowBinary(operation: string, table: string, columns: readonly string[], rows: Buffer): Promise<void> {
+  /**
+   * Inserts rows written by a RowBinaryWriter, fields in the order of `columns`; `rowCount`
+   * (the writer does not know its rows) is what `clickhouse_rows_written_total` counts.
+   */
+  async insertRowBinary(operation: string, table: string, columns: readonly string[], rows: Buffer, rowCount = 0): Promise<void> {
     if (rows.length === 0) return;
     for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`invalid identifier ${name}`);
     const into = `INSERT INTO ${table} (${columns.join(", ")})`;
     const binaryRowsDir = this.injected?.binaryRowsDir;
-    if (binaryRowsDir) return this.insertRowBinaryFile(operation, into, rows, binaryRowsDir);
-    await this.timed(operation, async (query_id) => {
-      const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from([rows]), query_id, clickhouse_settings: await this.writeSettings() });
-      result.stream.resume();
-      await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
+    await this.timedInsert(table, rowCount, async () => {
+      if (binaryRowsDir) return this.insertRowBinaryFile(operation, into, rows, binaryRowsDir);
+      await this.timed(operation, async (query_id) => {
+        const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from([rows]), query_id, clickhouse_settings: await this.writeSettings() });
+        result.stream.resume();
+        await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
+      });
     });
+  }
+
+  /** An insert into `table`, timed by table; its rows counted once it succeeded. */
+  private async timedInsert(table: string, rowCount: number, run: () => Promise<unknown>): Promise<void> {
+    const end = insertDuration.startTimer({ table });
+    try {
+      await run();
+      if (rowCount > 0) rowsWritten.inc({ table }, rowCount);
+    } finally {
+      end();
+    }
   }
 
   async close(): Promise<void> {
