@@ -38,7 +38,9 @@ function routeOf(req: Request, res: Response): string {
   const named = routes.get(res);
   if (named) return named;
   const pattern: unknown = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof pattern === "string" ? `${req.baseUrl}${pattern}` : "unmatched";
+  if (typeof pattern === "string") return `${req.baseUrl}${pattern}`;
+  if (Array.isArray(pattern)) return pattern.map((p) => `${req.baseUrl}${String(p)}`).join("|");
+  return "unmatched";
 }
 
 export function requestLog(log: Logger) {
