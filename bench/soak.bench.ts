@@ -9,13 +9,14 @@
  * (gzip, as the OTLP exporters send them), 10 `/call/upsert_batch` of 50 parts (25 calls,
  * start and end, in threads of 5-call turns), 5 `/calls/stream_query` pages of 100 newest
  * calls, 2 `/threads/stream_query` pages of 50 threads. The load is open: requests leave on
- * schedule whatever the answers (at most 256 in flight per endpoint; one that cannot leave
- * counts as an error). Any answer but 200 is an error. At the end every acknowledged call
+ * schedule whatever the answers (over at most 32 kept-alive connections; at most 256 in
+ * flight per endpoint, one more counts as an error). Any answer but 200 is an error. At the end every acknowledged call
  * must be stored: the bench waits (at most 2 minutes) for `/calls/query_stats` to count them.
  *
  * Run: `SOAK_MINUTES=2 npx tsx bench/run.ts soak` (or `npx tsx bench/soak.bench.ts`).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { ExportTraceServiceRequest } from "../services/ingest/otlp/protobuf.js";
@@ -26,6 +27,7 @@ const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
 const RATE = Number(process.env.SOAK_RATE ?? 1);
 const PROJECT = "bench/soak";
 const MAX_IN_FLIGHT = 256;
+const CONNECTIONS = 32;
 const SAMPLE_MS = 5_000;
 const SPANS_PER_EXPORT = 64;
 const CALLS_PER_BATCH = 25;
@@ -154,19 +156,42 @@ async function send(url: string, endpoint: Endpoint, n: number, tally: Tally): P
   tally.inFlight++;
   const started = performance.now();
   try {
-    const res = await fetch(`${url}${request.path}`, { method: "POST", headers: { authorization: BENCH_AUTH, ...request.headers }, body: request.body });
-    await res.arrayBuffer();
+    const status = await post(url, request);
     tally.latencies.push(performance.now() - started);
-    if (res.status === 200) {
+    if (status === 200) {
       tally.ok++;
       tally.acknowledgedCalls += request.calls;
-    } else countError(String(res.status));
+    } else countError(String(status));
   } catch (err) {
-    countError(err instanceof Error ? err.message : String(err));
+    countError(errorText(err));
   } finally {
     tally.inFlight--;
   }
 }
+
+/**
+ * Kept-alive connections, at most CONNECTIONS at once (as a client library's pool would):
+ * requests beyond wait here, and that wait counts in their latency (the schedule is open).
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+
+function post(url: string, request: SoakRequest): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body;
+    const req = http.request(`${url}${request.path}`, { method: "POST", agent, headers: { authorization: BENCH_AUTH, "content-length": body.byteLength, ...request.headers } }, (res) => {
+      res.resume();
+      res.once("end", () => resolve(res.statusCode ?? 0));
+      res.once("error", reject);
+    });
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
+const errorText = (err: unknown): string => {
+  const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === "string" ? code : err instanceof Error ? err.message : String(err);
+};
 
 async function storedCalls(url: string): Promise<number> {
   const res = await fetch(`${url}/calls/query_stats`, { method: "POST", headers: { authorization: BENCH_AUTH, "content-type": "application/json" }, body: JSON.stringify({ project_id: PROJECT }) });
@@ -281,6 +306,7 @@ async function main(): Promise<void> {
     printTable("From /metrics at the end", Object.entries(await metricsSummary(service.url)).map(([metric, value]) => ({ metric, value })));
   } finally {
     clearInterval(sampler);
+    agent.destroy();
     await service.stop();
     await bench.stop();
   }
