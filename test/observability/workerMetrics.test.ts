@@ -38,8 +38,9 @@ describe("a worker-only process on Kafka", () => {
       const topic = { topic: kafka.KAFKA_TOPIC };
       const deadline = Date.now() + 60_000;
       let text = before;
-      // Both workers (two groups) store each call: 6 rows between them.
-      while (sampleOf(text, "worker_batch_events_sum", topic) < 6 && Date.now() < deadline) {
+      // Both workers (two groups) store each call: 6 rows between them (counted once each insert is answered).
+      const rows = (t: string) => sampleOf(t, "clickhouse_rows_written_total", { table: "calls" }) - sampleOf(before, "clickhouse_rows_written_total", { table: "calls" });
+      while (rows(text) < 6 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 100));
         text = await (await fetch(`${worker.url}/metrics`)).text();
       }
