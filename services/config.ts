@@ -71,13 +71,17 @@ const list = z.string().transform((s) => s.split(",").map((p) => p.trim()).filte
 /** `{"analysis_models": url, "hardware": url, "router_models": url}`, each optional. */
 const CatalogUrls = z.object({ analysis_models: z.string().url(), hardware: z.string().url(), router_models: z.string().url() }).partial().strict();
 
-const EnvSchema = z.object({
+const EnvVariables = z.object({
   ROLE: Role.default("all"),
   PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.PORT),
   HOST: z.string().default(DEFAULTS.HOST),
+  /** Where a worker-only process serves /health and /metrics (unset: it serves no HTTP); the API roles serve them on PORT. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   DATA_DIR: z.string().default(DEFAULTS.DATA_DIR),
   CLICKHOUSE_URL: z.string().url().optional(),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default(DEFAULTS.CLICKHOUSE_DATABASE),
+  /** A ClickHouse cluster (remote_servers) to spread the schema over: Replicated local tables, Distributed tables over them. */
+  CLICKHOUSE_CLUSTER: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
   KAFKA_BROKERS: list.optional(),
   KAFKA_TOPIC: z.string().default(DEFAULTS.KAFKA_TOPIC),
   KAFKA_GROUP_ID: z.string().default(DEFAULTS.KAFKA_GROUP_ID),
@@ -118,7 +122,11 @@ const EnvSchema = z.object({
   INFERENCE_CATALOG_URLS: jsonArray(CatalogUrls).default({}),
   INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-}).transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
+});
+const EnvSchema = EnvVariables.transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
+
+/** The names of every environment variable the service reads (deploy/ is checked against them). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvVariables.shape);
 
 export type Config = z.infer<typeof EnvSchema>;
 

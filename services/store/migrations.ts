@@ -1,4 +1,5 @@
 import type { ClickHouseStore, InjectedClickHouse } from "./clickhouse.js";
+import { clusterCreateDatabase, clusterMigrations } from "./clusterSchema.js";
 
 /**
  * Versioned schema migrations. Every statement is idempotent (IF NOT EXISTS), so running
@@ -12,16 +13,32 @@ export interface Migration {
   readonly statements: readonly string[];
 }
 
+const BOOTSTRAP: Migration = {
+  version: 0,
+  name: "schema_migrations",
+  statements: [
+    `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
+          ENGINE = ReplacingMergeTree() ORDER BY version`,
+  ],
+};
+
+/**
+ * The statements to run: as written, or on a cluster (`store.cluster`) their cluster form
+ * (store/clusterSchema.ts), the bootstrap table first.
+ */
+export function migrationsFor(store: Pick<ClickHouseStore, "cluster" | "database">, migrations: readonly Migration[]): { bootstrap: Migration; migrations: Migration[] } {
+  if (store.cluster === null) return { bootstrap: BOOTSTRAP, migrations: [...migrations] };
+  const [bootstrap, ...rest] = clusterMigrations([BOOTSTRAP, ...migrations], { cluster: store.cluster, database: store.database });
+  return { bootstrap: bootstrap!, migrations: rest };
+}
+
 /**
  * Applies the migrations not yet recorded, in version order. The list comes from the
  * resource table (services/roles.ts): each resource's store folder exports its own.
  */
-export async function migrate(store: ClickHouseStore, migrations: readonly Migration[]): Promise<number[]> {
-  await store.command("migrate_bootstrap", {
-    sql: `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
-          ENGINE = ReplacingMergeTree() ORDER BY version`,
-    params: {},
-  });
+export async function migrate(store: ClickHouseStore, resourceMigrations: readonly Migration[]): Promise<number[]> {
+  const { bootstrap, migrations } = migrationsFor(store, resourceMigrations);
+  for (const statement of bootstrap.statements) await store.command("migrate_bootstrap", { sql: statement, params: {} });
   const done = new Set(
     (await store.rows<{ version: number }>("migrate_applied", { sql: "SELECT DISTINCT version FROM schema_migrations", params: {} })).map(
       (r) => Number(r.version),
@@ -37,12 +54,13 @@ export async function migrate(store: ClickHouseStore, migrations: readonly Migra
   return applied;
 }
 
-/** `target`: the HTTP interface's URL, or an injected connection. */
-export async function ensureDatabase(target: string | InjectedClickHouse, database: string): Promise<void> {
+/** `target`: the HTTP interface's URL, or an injected connection; `cluster`: create it on every node of that cluster. */
+export async function ensureDatabase(target: string | InjectedClickHouse, database: string, cluster?: string): Promise<void> {
   const { ClickHouseStore } = await import("./clickhouse.js");
   const root = new ClickHouseStore(target, "default");
+  const sql = cluster ? clusterCreateDatabase({ cluster, database }) : `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(database)}`;
   try {
-    await root.command("create_database", { sql: `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(database)}`, params: {} });
+    await root.command("create_database", { sql, params: {} });
   } finally {
     await root.close();
   }

@@ -122,14 +122,14 @@ export class CallsWriteRepository {
     if (snapshots.length === 0) return;
     const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
     for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
-    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes());
+    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes(), snapshots.length);
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
     if (snapshots.length === 0) return;
     const out = new RowBinaryWriter();
     for (const s of snapshots) writeIndexRow(out, s);
-    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes());
+    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes(), snapshots.length);
   }
 
   async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {

@@ -310,24 +310,27 @@ export class TablesRepository {
     const fresh = unique.filter((r) => !stored.has(r.digest));
     if (fresh.length === 0) return;
     const leaves = new RowBinaryWriter(256 * 1024);
+    let leafCount = 0;
     for (const row of fresh) {
+      leafCount += row.leafPaths.length;
       row.leafPaths.forEach((path, i) => leaves.string(projectId).string(path).uint64(row.key).string(row.leafValues[i]!));
     }
-    await this.store.insertRowBinary("table_leaves_insert", "table_row_leaves", ["project_id", "path", "row_key", "value"], leaves.bytes());
+    await this.store.insertRowBinary("table_leaves_insert", "table_row_leaves", ["project_id", "path", "row_key", "value"], leaves.bytes(), leafCount);
     const createdAt = this.clock.nowMicros();
     const written = new RowBinaryWriter(256 * 1024);
     for (const row of fresh) written.string(projectId).string(row.digest).uint64(row.key).string(row.val).int64(row.sizeBytes).int64(createdAt);
-    await this.store.insertRowBinary("table_rows_insert", "table_rows", ["project_id", "digest", "row_key", "val", "size_bytes", "created_at"], written.bytes());
+    await this.store.insertRowBinary("table_rows_insert", "table_rows", ["project_id", "digest", "row_key", "val", "size_bytes", "created_at"], written.bytes(), fresh.length);
   }
 
   private async writePositions(table: StoredTable, positions: readonly { idx: number; digest: string }[]): Promise<void> {
     for (let from = 0; from < positions.length; from += POSITION_BATCH) {
       const writer = new RowBinaryWriter(256 * 1024);
-      for (const { idx, digest } of positions.slice(from, from + POSITION_BATCH)) {
+      const slice = positions.slice(from, from + POSITION_BATCH);
+      for (const { idx, digest } of slice) {
         writer.string(table.projectId).string(table.digest).uint64(table.generation).int64(idx).string(digest).uint64(rowKey(digest));
       }
       const columns = ["project_id", "table_digest", "generation", "idx", "row_digest", "row_key"];
-      await this.store.insertRowBinary("table_positions_insert", "table_positions", columns, writer.bytes());
+      await this.store.insertRowBinary("table_positions_insert", "table_positions", columns, writer.bytes(), slice.length);
     }
   }
 
@@ -343,7 +346,7 @@ export class TablesRepository {
   /** Makes a table visible: written after its rows and positions. */
   private async commitTable(table: StoredTable, rowCount: number): Promise<void> {
     const row = new RowBinaryWriter(256).string(table.projectId).string(table.digest).int64(rowCount).uint64(table.generation).int64(this.clock.nowMicros());
-    await this.store.insertRowBinary("table_insert", "tables", ["project_id", "digest", "row_count", "generation", "created_at"], row.bytes());
+    await this.store.insertRowBinary("table_insert", "tables", ["project_id", "digest", "row_count", "generation", "created_at"], row.bytes(), 1);
   }
 
   /** The table digest of an edited table, hashing the base's row digests as they stream by (tableDigest, incrementally). */
