@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_EXPANDED_REFS } from "../../services/query/expandRefs.js";
+import { expandedFields } from "../../services/store/calls/expandedFields.js";
+import { ParamBuilder } from "../../services/store/sql.js";
 import { iso, serviceForFile } from "../support/service.js";
 
 /**
@@ -14,6 +16,17 @@ const service = serviceForFile();
 type Row = { n: number; parity: string; label: string };
 const rowOf = (i: number): Row => ({ n: i, parity: i % 2 === 0 ? "even" : "odd", label: `row-${i}` });
 const callId = (i: number) => `c${String(i).padStart(4, "0")}`;
+
+describe("expandedFields: row refs resolved inside ClickHouse", () => {
+  it("binds every value (project, column, roots, tables, leaf path) as a parameter", () => {
+    const pb = new ParamBuilder();
+    const rows = { projectId: "a/b'c", roots: ["weave:///a/b'c/table/t1"], tables: ["t1"], leafPath: "val.q'x" };
+    const field = expandedFields(new Map([["inputs.ex'ample.q", { column: "inputs.ex'ample", keys: [], values: [], rows }]])).resolve("inputs.ex'ample.q", pb, {});
+    for (const value of ["b'c", "ex'ample", "q'x", "t1"]) expect(field?.sql).not.toContain(value);
+    const values = Object.values(pb.params).map((p) => p.value);
+    expect(values).toEqual(expect.arrayContaining(["a/b'c", "inputs.ex'ample", ["weave:///a/b'c/table/t1"], ["t1"], "val.q'x", "weave:///a/b'c/"]));
+  });
+});
 
 describe("expand_columns past MAX_EXPANDED_REFS distinct row refs", () => {
   const refOf = new Map<string, string>();
