@@ -118,7 +118,7 @@ function expandedField(path: string, { column, keys, values, rows }: ExpandedFie
 /**
  * The row leaf of the call's ref (RowRefLeaves), else `own`: a lookup in two arrays (the
  * refs that resolve, their leaves) that one scalar subquery builds inside ClickHouse. A
- * sentinel pair at index 1 ('' → '') keeps the arrays typed when nothing resolves; no row ref is ''.
+ * sentinel pair at index 1 ('' → NULL) keeps the arrays typed when nothing resolves; no row ref is ''.
  */
 function rowLeafSql(ref: string, column: string, rows: RowRefLeaves, own: string, pb: ParamBuilder): string {
   const project = pb.str(rows.projectId);
@@ -144,8 +144,9 @@ function rowLeafSql(ref: string, column: string, rows: RowRefLeaves, own: string
       WHERE project_id = ${project} AND path = ${pb.str(rows.leafPath)} GROUP BY row_key`;
   const resolved = `SELECT ref, any(value) AS value FROM (${held}) AS held ALL INNER JOIN (${leaves}) AS leaves USING row_key GROUP BY ref`;
   const lookup = `(SELECT tuple(refs, arrayEnumerate(refs), values) FROM (
-      SELECT arrayPushFront(groupArray(ref), '') AS refs, arrayPushFront(groupArray(value), '') AS values FROM (${resolved})))`;
-  // transform with the call's own leaf as its default answers NULL on 18.16: look the index up, then the value.
-  const at = `transform(${ref}, tupleElement(${lookup}, 1), tupleElement(${lookup}, 2), toUInt32(0))`;
-  return `if(match(${ref}, ${tail}) AND ${at} > 1, tupleElement(${lookup}, 3)[${at}], ${own})`;
+      SELECT arrayPushFront(groupArray(ref), '') AS refs, arrayPushFront(groupArray(toNullable(value)), NULL) AS values FROM (${resolved})))`;
+  // transform with the call's own leaf as its default answers NULL on 18.16: the index is looked
+  // up (1, the sentinel's NULL, when the ref did not resolve), then the value; a leaf is never NULL.
+  const at = `transform(${ref}, tupleElement(${lookup}, 1), tupleElement(${lookup}, 2), toUInt32(1))`;
+  return `if(match(${ref}, ${tail}), ifNull(tupleElement(${lookup}, 3)[${at}], ${own}), ${own})`;
 }
