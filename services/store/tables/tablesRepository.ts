@@ -16,7 +16,7 @@ import {
   rowValuesQuery,
   storedRowsQuery,
   tableCountsQuery,
-  tableRowKeysQuery,
+  heldRowValuesQuery,
   storedTableQuery,
   tablePositionsQuery,
   tableSizesQuery,
@@ -253,22 +253,17 @@ export class TablesRepository {
 
   /**
    * The text of the rows of one table named by these digests (as table-row refs name them),
-   * by digest: a digest the table does not hold is absent. A few queries for any number of
-   * digests (IDS_PER_QUERY per query).
+   * by digest: a digest the table does not hold is absent; null when the table does not
+   * exist. One round of queries for up to IDS_PER_QUERY digests: the table and its rows'
+   * text are read at once.
    */
-  async rowsByDigest(table: StoredTable, rowDigests: readonly string[]): Promise<Map<string, string>> {
-    const values = new Map<string, string>();
-    for (const chunk of idChunks([...new Set(rowDigests)])) {
-      // The rows' text and the table's membership are read at once; a row the table does not hold is left out.
-      const keyOf = new Map(chunk.map((d) => [d, rowKey(d)]));
-      const [rows, held] = await Promise.all([
-        this.store.rows<{ digest: string; val: string }>("table_rows_by_digest", rowValuesQuery(table.projectId, chunk)),
-        this.store.rows<{ held_key: string }>("table_row_membership", tableRowKeysQuery(table, [...keyOf.values()])),
-      ]);
-      const heldKeys = new Set(held.map((h) => h.held_key));
-      for (const row of rows) if (heldKeys.has(keyOf.get(row.digest)!.toString())) values.set(row.digest, row.val);
-    }
-    return values;
+  async rowsByDigest(projectId: string, tableDigest: string, rowDigests: readonly string[]): Promise<Map<string, string> | null> {
+    const chunks = [...idChunks([...new Set(rowDigests)])];
+    const [found, ...parts] = await Promise.all([
+      this.findTable(projectId, tableDigest),
+      ...chunks.map((chunk) => this.store.rows<{ digest: string; val: string }>("table_rows_held", heldRowValuesQuery(projectId, tableDigest, chunk))),
+    ]);
+    return found === null ? null : new Map(parts.flat().map((row) => [row.digest, row.val]));
   }
 
   /** Stats of the tables named that exist, in request order (each once). */
