@@ -123,7 +123,7 @@ export class HttpApi {
         const input = {
           params: this.validate(op.params, req.params, "path", res),
           query: this.validate(op.query, req.query, "query", res),
-          body: this.validate(op.body, req.body, "body", res),
+          body: op.fastBody?.(req.body) ?? this.validate(op.body, req.body, "body", res),
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
         for (const projectId of projects) checkReach(principal, projectId);
