@@ -1,5 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_LEAF_CHARS } from "../../services/store/calls/flatten.js";
+import { CALLS_LONG_LEAVES_MIGRATION, CALLS_MIGRATION } from "../../services/store/calls/schema.js";
+import { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { ensureDatabase, migrate } from "../../services/store/migrations.js";
+import { suiteClickHouse } from "../support/database.js";
 import { iso, serviceForFile } from "../support/service.js";
 
 /**
@@ -69,5 +74,32 @@ describe("filters on values longer than the leaf cut", () => {
     expect(await ids({ $eq: [field("output.text"), lit(LONGER)] })).toEqual(["longer"]);
     expect(await ids({ $eq: [field("output.text"), lit(LONG)] })).toEqual([]);
     expect(await ids({ $eq: [field("output"), lit({ text: LONGER })] })).toEqual(["longer"]);
+  });
+});
+
+describe("migration 24 (calls_long_leaves) on existing data", () => {
+  it("adds the columns to a calls table that has rows, keeps them, and runs again as a no-op", async () => {
+    const target = await suiteClickHouse();
+    const database = `t_${randomBytes(6).toString("hex")}`;
+    await ensureDatabase(target, database);
+    const store = new ClickHouseStore(target, database);
+    try {
+      await migrate(store, [CALLS_MIGRATION]);
+      await store.command("seed", {
+        sql: `INSERT INTO calls (project_id, id, trace_id, op_name, started_at, attributes, inputs, json_paths, json_values, storage_size_bytes, version)
+              VALUES ('e/p', 'old', 't', 'op', 1, '{}', '{"a":"x"}', ['inputs.a'], ['x'], 0, 1)`,
+        params: {},
+      });
+      expect(await migrate(store, [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION])).toEqual([24]);
+      await migrate(store, [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION]);
+      const rows = await store.rows<{ id: string; json_long_paths: string[]; json_long_hashes: string[] }>("read", {
+        sql: "SELECT id, json_long_paths, json_long_hashes FROM calls",
+        params: {},
+      });
+      expect(rows).toEqual([{ id: "old", json_long_paths: [], json_long_hashes: [] }]);
+    } finally {
+      await store.command("drop", { sql: `DROP DATABASE IF EXISTS ${database}`, params: {} });
+      await store.close();
+    }
   });
 });
