@@ -6,7 +6,7 @@
 import { gzipSync } from "node:zlib";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "../../services/ingest/otlp/protobuf.js";
-import { withAttributes } from "../../services/ingest/otlp/otelDump.js";
+import { fullOtelDump } from "../../services/ingest/otlp/otelDump.js";
 import type { JsonObject } from "../../services/json.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { storeOn } from "../support/database.js";
@@ -166,7 +166,7 @@ export async function storedRows(
       params: pb.params,
     });
     const dump = (r: { otel_dump: string | null; attributes: string }) =>
-      r.otel_dump === null ? null : withAttributes(JSON.parse(r.otel_dump) as JsonObject, JSON.parse(r.attributes) as JsonObject);
+      r.otel_dump === null ? null : fullOtelDump(JSON.parse(r.otel_dump) as JsonObject, JSON.parse(r.attributes) as JsonObject);
     return new Map(
       rows.map((r) => [
         r.id,

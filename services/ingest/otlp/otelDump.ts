@@ -7,8 +7,10 @@
  *
  * Stored without what the call keeps already: the span's attributes are written as the
  * string IN_CALL_ATTRIBUTES and the resource's as IN_CALL_RESOURCE when their nested form
- * in the call's `attributes.otel` gives them back exactly (`withAttributes`), which holds
- * unless a value is itself a key-value list (then the flat attributes are stored).
+ * in the call's `attributes.otel` gives them back exactly, which holds unless a value is
+ * itself a key-value list (then the flat attributes are stored); and fields at their OTLP
+ * default (0, "", no events, no links, no parent, unset status) are left out, as protobuf
+ * leaves them out. `fullOtelDump` gives back the dump as received.
  */
 import { SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan } from "./batch.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
@@ -28,6 +30,10 @@ export function rebuildable(attributes: OtlpAttributes): boolean {
  * caller checks once per resource).
  */
 export function otelDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan, resourceInCall = false): JsonObject {
+  return withoutDefaults(wholeDump(resource, group, span, resourceInCall), DUMP_DEFAULTS);
+}
+
+function wholeDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan, resourceInCall: boolean): JsonObject {
   return {
     resource: {
       attributes: resourceInCall ? IN_CALL_RESOURCE : resource.attributes,
@@ -72,8 +78,54 @@ export function otelDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, spa
   };
 }
 
-/** The dump as received: the attributes left out put back from the call's `attributes.otel`. */
-export function withAttributes(dump: JsonObject, callAttributes: JsonObject): JsonObject {
+/** The fields of a dump left out at these values (objects: their own fields, each left out at its default). */
+const DUMP_DEFAULTS: JsonObject = {
+  resource: { dropped_attributes_count: 0, schema_url: "" },
+  scope: { name: "", version: "", attributes: {}, dropped_attributes_count: 0, schema_url: "" },
+  parent_span_id: null,
+  trace_state: "",
+  flags: 0,
+  dropped_attributes_count: 0,
+  events: [],
+  dropped_events_count: 0,
+  links: [],
+  dropped_links_count: 0,
+  status: { code: STATUS_CODE_NAMES[0] ?? 0, message: "" },
+};
+
+const isEmpty = (value: JsonValue): boolean => (Array.isArray(value) ? value.length === 0 : isJsonObject(value) && Object.keys(value).length === 0);
+
+function withoutDefaults(whole: JsonObject, defaults: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of Object.keys(whole)) {
+    const value = whole[key] ?? null;
+    const fallback = defaults[key];
+    if (fallback === undefined) {
+      setOwn(out, key, value);
+    } else if (isJsonObject(fallback) && !isEmpty(fallback) && isJsonObject(value)) {
+      const inner = withoutDefaults(value, fallback);
+      if (!isEmpty(inner)) setOwn(out, key, inner);
+    } else if (!(value === fallback || (isEmpty(value) && isEmpty(fallback) && Array.isArray(value) === Array.isArray(fallback)))) {
+      setOwn(out, key, value);
+    }
+  }
+  return out;
+}
+
+function withDefaults(dump: JsonObject, defaults: JsonObject): JsonObject {
+  const out: JsonObject = { ...dump };
+  for (const key of Object.keys(defaults)) {
+    const fallback = defaults[key] ?? null;
+    const value = dump[key];
+    if (isJsonObject(fallback) && !isEmpty(fallback)) out[key] = withDefaults(isJsonObject(value) ? value : {}, fallback);
+    else if (value === undefined) out[key] = fallback;
+  }
+  return out;
+}
+
+/** The dump as received: defaults and the attributes left out put back (from the call's `attributes.otel`). */
+export function fullOtelDump(stored: JsonObject, callAttributes: JsonObject): JsonObject {
+  const dump = withDefaults(stored, DUMP_DEFAULTS);
   const otel = callAttributes["otel"];
   const kept = isJsonObject(otel) ? otel : {};
   const out: JsonObject = { ...dump };
