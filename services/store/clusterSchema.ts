@@ -95,15 +95,28 @@ export function clusterStatements(statement: string, layout: ClusterLayout, tabl
 }
 
 /** Every migration in its cluster form, same versions and names. */
-export function clusterMigrations<M extends { readonly version: number; readonly statements: readonly string[] }>(
-  migrations: readonly M[],
-  layout: ClusterLayout,
-  tables = new Set<string>(),
-): M[] {
+export function clusterMigrations<M extends ClusterMigrationInput>(migrations: readonly M[], layout: ClusterLayout, tables = new Set<string>()): M[] {
   checkLayout(layout);
-  return [...migrations]
-    .sort((a, b) => a.version - b.version)
-    .map((m) => ({ ...m, statements: m.statements.flatMap((s) => clusterStatements(s, layout, tables)) }));
+  return [...migrations].sort((a, b) => a.version - b.version).map((m) => ({
+    ...m,
+    statements: [...m.statements.flatMap((s) => clusterStatements(s, layout, tables)), ...(m.addColumns ?? []).flatMap((c) => clusterAddColumn(c, layout))],
+    addColumns: [],
+  }));
+}
+
+interface ClusterMigrationInput {
+  readonly version: number;
+  readonly statements: readonly string[];
+  readonly addColumns?: readonly { readonly table: string; readonly column: string; readonly type: string }[];
+}
+
+/**
+ * A column added to an existing table, on the local table and the Distributed one over it. A
+ * cluster needs Keeper, hence a server that knows `ADD COLUMN IF NOT EXISTS` (18.16 does not:
+ * the single-node form checks system.columns instead).
+ */
+function clusterAddColumn(added: { readonly table: string; readonly column: string; readonly type: string }, layout: ClusterLayout): string[] {
+  return [localTableName(added.table), added.table].map((t) => `ALTER TABLE ${t} ON CLUSTER ${layout.cluster} ADD COLUMN IF NOT EXISTS ${added.column} ${added.type}`);
 }
 
 /** `CREATE DATABASE` on every node of the cluster. */

@@ -1,5 +1,6 @@
 import type { ClickHouseStore, InjectedClickHouse } from "./clickhouse.js";
 import { clusterCreateDatabase, clusterMigrations } from "./clusterSchema.js";
+import { ParamBuilder } from "./sql.js";
 
 /**
  * Versioned schema migrations. Every statement is idempotent (IF NOT EXISTS), so running
@@ -11,6 +12,36 @@ export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly statements: readonly string[];
+  /** Columns added to existing tables, after the statements (see addColumn). */
+  readonly addColumns?: readonly AddedColumn[];
+}
+
+export interface AddedColumn {
+  readonly table: string;
+  readonly column: string;
+  readonly type: string;
+}
+
+/**
+ * `ALTER TABLE ... ADD COLUMN` unless system.columns lists it already: ClickHouse 18.16 has no
+ * `ADD COLUMN IF NOT EXISTS`. When another process adds it first, the ALTER fails and the
+ * column is there: that is success.
+ */
+async function addColumn(store: ClickHouseStore, version: number, { table, column, type }: AddedColumn): Promise<void> {
+  const pb = new ParamBuilder();
+  const exists = async () =>
+    (
+      await store.rows<{ n: number }>(`migrate_${version}_columns`, {
+        sql: `SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND table = ${pb.str(table)} AND name = ${pb.str(column)}`,
+        params: pb.params,
+      })
+    ).some((r) => Number(r.n) > 0);
+  if (await exists()) return;
+  try {
+    await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
+  } catch (err) {
+    if (!(await exists())) throw err;
+  }
 }
 
 const BOOTSTRAP: Migration = {
@@ -48,6 +79,7 @@ export async function migrate(store: ClickHouseStore, resourceMigrations: readon
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     if (done.has(migration.version)) continue;
     for (const statement of migration.statements) await store.command(`migrate_${migration.version}`, { sql: statement, params: {} });
+    for (const column of migration.addColumns ?? []) await addColumn(store, migration.version, column);
     await store.insert("migrate_record", "schema_migrations", [{ version: migration.version, name: migration.name }]);
     applied.push(migration.version);
   }
@@ -67,6 +99,6 @@ export async function ensureDatabase(target: string | InjectedClickHouse, databa
 }
 
 function quoteIdentifier(name: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid database name: ${name}`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid identifier: ${name}`);
   return name;
 }

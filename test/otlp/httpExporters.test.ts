@@ -196,6 +196,8 @@ describe.each(VARIANTS)("$name", (variant) => {
       links: [{ trace_id: traceId(root), span_id: spanId(root), attributes: { "link.reason": "caused-by" } }],
       status: { code: "STATUS_CODE_ERROR", message: "rate limited" },
     });
+    // Stored without the attributes that the call's attributes.otel keeps.
+    expect(stored.get(spanId(llm))!.stored_dump).toMatchObject({ attributes: "$attributes.otel.attributes", resource: { attributes: "$attributes.otel.resource" } });
   });
 });
 

@@ -55,6 +55,17 @@ describe("schema migrations, cluster form (CLICKHOUSE_CLUSTER; text only: distri
     expect(engines.every((e) => e!.startsWith("Replicated"))).toBe(true);
   });
 
+  it("adds the columns of a later migration to each local table and the Distributed table over it", () => {
+    const added = MIGRATIONS.flatMap((m) => (m.addColumns ?? []).map((c) => ({ version: m.version, ...c })));
+    expect(added.length).toBeGreaterThan(0);
+    for (const { version, table, column, type } of added) {
+      const migration = migrations.find((m) => m.version === version)!;
+      expect(migration.addColumns).toEqual([]);
+      expect(migration.statements).toContain(`ALTER TABLE ${table}_local ON CLUSTER tracehouse_cluster ADD COLUMN IF NOT EXISTS ${column} ${type}`);
+      expect(migration.statements).toContain(`ALTER TABLE ${table} ON CLUSTER tracehouse_cluster ADD COLUMN IF NOT EXISTS ${column} ${type}`);
+    }
+  });
+
   it("keeps engine arguments, partitioning, sort keys and settings of the single-node form", () => {
     const calls = ddl.find((s) => createdTable(s) === "calls_local")!;
     expect(calls).toContain("'{replica}', version)");
