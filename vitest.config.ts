@@ -10,6 +10,8 @@ const NOT_ON_CHDB = [
   "test/durability/crash.test.ts",
   // The web UI in a browser: a client of the HTTP API, whose SQL the other files prove on 26.7.
   "test/ui/**",
+  // The language model alone (services/lm): no SQL in these files, and their training is the slowest CPU work of the suite.
+  "test/lm/**",
 ];
 
 export default defineConfig({

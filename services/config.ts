@@ -26,6 +26,7 @@ export const DEFAULTS = {
   JOBS_CONCURRENCY: 2,
   JOBS_MAX_ATTEMPTS: 5,
   JOBS_LEASE_MS: 30_000,
+  TRAINER_LEASE_MS: 60_000,
   CHAT_MAX_TOKENS: 512,
   INFERENCE_MODEL_CACHE_BYTES: 512 * 1024 * 1024,
   INFERENCE_CATALOG_REFRESH_MS: 3_600_000,
@@ -71,13 +72,17 @@ const list = z.string().transform((s) => s.split(",").map((p) => p.trim()).filte
 /** `{"analysis_models": url, "hardware": url, "router_models": url}`, each optional. */
 const CatalogUrls = z.object({ analysis_models: z.string().url(), hardware: z.string().url(), router_models: z.string().url() }).partial().strict();
 
-const EnvSchema = z.object({
+const EnvVariables = z.object({
   ROLE: Role.default("all"),
   PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.PORT),
   HOST: z.string().default(DEFAULTS.HOST),
+  /** Where a worker-only process serves /health and /metrics (unset: it serves no HTTP); the API roles serve them on PORT. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   DATA_DIR: z.string().default(DEFAULTS.DATA_DIR),
   CLICKHOUSE_URL: z.string().url().optional(),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default(DEFAULTS.CLICKHOUSE_DATABASE),
+  /** A ClickHouse cluster (remote_servers) to spread the schema over: Replicated local tables, Distributed tables over them. */
+  CLICKHOUSE_CLUSTER: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
   KAFKA_BROKERS: list.optional(),
   KAFKA_TOPIC: z.string().default(DEFAULTS.KAFKA_TOPIC),
   KAFKA_GROUP_ID: z.string().default(DEFAULTS.KAFKA_GROUP_ID),
@@ -104,15 +109,26 @@ const EnvSchema = z.object({
   JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(DEFAULTS.JOBS_CONCURRENCY),
   JOBS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(DEFAULTS.JOBS_MAX_ATTEMPTS),
   JOBS_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.JOBS_LEASE_MS),
+  /** Who runs training jobs: the built-in CPU trainer, or an external one through the relay (README "External trainer protocol"). */
+  TRAINER: z.enum(["builtin", "external"]).default("builtin"),
+  /** Longest silence of an external trainer on a job it claimed before the job fails. */
+  TRAINER_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.TRAINER_LEASE_MS),
   CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000).default(DEFAULTS.CHAT_MAX_TOKENS),
   INFERENCE_MODEL_CACHE_BYTES: z.coerce.number().int().positive().default(DEFAULTS.INFERENCE_MODEL_CACHE_BYTES),
   INFERENCE_UPSTREAM_URL: z.string().url().optional(),
   INFERENCE_UPSTREAM_KEY: z.string().optional(),
   INFERENCE_UPSTREAM_MODELS: list.default([]),
+  /** An OpenAI-compatible base URL for evaluation and scoring jobs' LLM calls; unset = the built-in models in process. */
+  EVAL_LLM_BASE_URL: z.string().url().optional(),
+  EVAL_LLM_API_KEY: z.string().optional(),
   INFERENCE_CATALOG_URLS: jsonArray(CatalogUrls).default({}),
   INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-}).transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
+});
+const EnvSchema = EnvVariables.transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
+
+/** The names of every environment variable the service reads (deploy/ is checked against them). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvVariables.shape);
 
 export type Config = z.infer<typeof EnvSchema>;
 

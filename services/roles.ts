@@ -28,7 +28,7 @@ import { mountUiRoutes } from "./query/uiRoutes.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
-import { CALLS_MIGRATION } from "./store/calls/schema.js";
+import { CALLS_LONG_LEAVES_MIGRATION, CALLS_MIGRATION } from "./store/calls/schema.js";
 import { CallsReadRepository } from "./store/calls/callsRead.js";
 import type { ClickHouseStore } from "./store/clickhouse.js";
 import { COSTS_MIGRATION } from "./store/costs/schema.js";
@@ -44,9 +44,16 @@ import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { TRAINING_MIGRATION } from "./store/training/schema.js";
 import { mountTrainingHealthRoutes } from "./training/healthRoutes.js";
 import { mountTrainingRoutes } from "./training/trainingRoutes.js";
+import { mountTrainerRoutes } from "./training/trainerRoutes.js";
+import { TRAINER_MESSAGES_MIGRATION } from "./store/training/trainerMessages.js";
+import { trainerRelayJobs } from "./worker/jobs/trainerRelay.js";
 import type { JobHandler } from "./worker/jobs/handler.js";
 import type { JobSubmitter } from "./worker/jobs/submitter.js";
 import { trainerJobs } from "./worker/jobs/trainerJob.js";
+import { mountEvaluationRoutes } from "./query/evaluationsRoutes.js";
+import { localChatCompleter } from "./inference/evalCompleter.js";
+import { UpstreamChatCompleter, type ChatCompleter } from "./worker/jobs/chatCompleter.js";
+import { evaluationJobs } from "./worker/jobs/evaluationJobs.js";
 
 /**
  * The one table the service is built from. A resource names its tables (migrations), the
@@ -88,6 +95,12 @@ const objectWriter = (store: ClickHouseStore): ObjectWriter => {
   return (projectId, objectId, val, wbUserId) => objects.createValue(projectId, objectId, val, wbUserId);
 };
 
+/** The LLM endpoint of evaluation and scoring jobs: EVAL_LLM_BASE_URL, else the built-in and trained models in process. */
+const evalCompleter = ({ config, store }: ServiceParts): ChatCompleter =>
+  config.EVAL_LLM_BASE_URL
+    ? new UpstreamChatCompleter(config.EVAL_LLM_BASE_URL, config.EVAL_LLM_API_KEY ?? null)
+    : localChatCompleter(config, [baseModelResolver, trainedModelResolver(new TrainedModels(store))]);
+
 const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
   if (!parts.publisher) throw new Error("ingest routes need the queue's publisher");
   return parts.publisher;
@@ -96,7 +109,7 @@ const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
 export const RESOURCES: readonly Resource[] = [
   {
     name: "calls",
-    migrations: [CALLS_MIGRATION],
+    migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION],
     routes: {
       ingest: (api, parts) => mountCallIngest(api, publisherOf(parts), new CallsReadRepository(parts.store)),
       query: (api, { store }) =>
@@ -170,17 +183,28 @@ export const RESOURCES: readonly Resource[] = [
   // The training API (services/training/) in the query role; its trainer (training.rl, training.sft) on the worker's job runner.
   {
     name: "training",
-    migrations: [TRAINING_MIGRATION],
+    migrations: [TRAINING_MIGRATION, TRAINER_MESSAGES_MIGRATION],
     routes: {
-      query: (api, { store, jobSubmitter, jobsHealthy }) => {
+      query: (api, { store, jobSubmitter, jobsHealthy, config }) => {
         // services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it.
         const lm = () => import("./lm/index.js");
         const bases = { ids: async () => (await lm()).baseModels().map((b) => b.id), weights: async (id: string) => (await lm()).baseModelWeights(id) };
         mountTrainingRoutes(api, { store, baseModels: bases, submitter: jobSubmitter });
-        mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy });
+        mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy, trainer: config.TRAINER });
+        mountTrainerRoutes(api, store);
       },
     },
-    jobHandlers: ({ store }) => trainerJobs(store),
+    // TRAINER=external: the jobs are relayed to a trainer that speaks the protocol of training/trainerRoutes.ts.
+    jobHandlers: ({ store, config }) =>
+      config.TRAINER === "external" ? trainerRelayJobs(store, { leaseMs: config.TRAINER_LEASE_MS, pollMs: 500 }) : trainerJobs(store),
+  },
+  // evaluate_model, evaluation status and calls/score (query role); their jobs on the worker's job runner, writing
+  // calls through the worker's merge in this process and calling the LLM endpoint of evalCompleter.
+  {
+    name: "evaluations",
+    routes: { query: (api, { store, jobSubmitter }) => mountEvaluationRoutes(api, { store, submitter: jobSubmitter }) },
+    jobHandlers: (parts) =>
+      evaluationJobs({ store: parts.store, writeCalls: callBatchHandler(parts), completer: evalCompleter(parts), maxAttempts: parts.config.JOBS_MAX_ATTEMPTS }),
   },
   // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
   { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },

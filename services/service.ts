@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { KeyRing, localKeys } from "./auth/keys.js";
 import { rolesOf, type Config } from "./config.js";
+import { setUpMetrics } from "./metrics.js";
 import type { Operation } from "./contract/operation.js";
 import { HttpApi } from "./http/app.js";
 import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
@@ -12,7 +13,7 @@ import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/layout.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
-import type { EventConsumer, EventPublisher } from "./queue/queue.js";
+import { measuredBatches, type EventConsumer, type EventPublisher } from "./queue/queue.js";
 import type { Topic } from "./queue/topic.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
@@ -61,8 +62,8 @@ export async function openStore(
     target = local.url;
     log.info({ url: target }, "started local ClickHouse");
   }
-  await ensureDatabase(target, config.CLICKHOUSE_DATABASE);
-  const store = new ClickHouseStore(target, config.CLICKHOUSE_DATABASE);
+  await ensureDatabase(target, config.CLICKHOUSE_DATABASE, config.CLICKHOUSE_CLUSTER);
+  const store = new ClickHouseStore(target, config.CLICKHOUSE_DATABASE, { cluster: config.CLICKHOUSE_CLUSTER });
   const applied = await migrate(store, MIGRATIONS);
   if (applied.length > 0) log.info({ applied }, "schema migrations applied");
   return { store, local };
@@ -122,6 +123,7 @@ async function closeServer(server: Server): Promise<void> {
 /** Wires the roles this process runs (services/roles.ts). Each dependency is made here and passed down. */
 export async function startService(config: Config, log: Logger, deps: ServiceDependencies = {}): Promise<RunningService> {
   const roles = rolesOf(config.ROLE);
+  setUpMetrics(config.ROLE, { processMetrics: true });
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
   // Inference records each completion as a call: it publishes call events as ingest does.
   const publishesCalls = roles.has("ingest") || roles.has("inference");
@@ -156,14 +158,14 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
-    if (!logThreadOf(embedded)) await consumer.start(callBatchHandler(parts));
+    if (!logThreadOf(embedded)) await consumer.start(measuredBatches(eventsTopic.name, callBatchHandler(parts)));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
   if (roles.has("worker")) {
     const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
     for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
     jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
-    await jobConsumer.start(jobIntake(jobs, () => jobRunner.wake()));
+    await jobConsumer.start(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())));
     jobRunner.start();
     runner = jobRunner;
   }
@@ -172,20 +174,22 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let url: string | null = null;
   const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
-  if (roles.has("ingest") || roles.has("query") || roles.has("inference")) {
+  const servesApi = roles.has("ingest") || roles.has("query") || roles.has("inference");
+  // A worker-only process answers only /health and /metrics, and only where METRICS_PORT asks it to.
+  const port = servesApi ? config.PORT : config.METRICS_PORT;
+  if (port !== undefined) {
     const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES, maxJsonDepth: config.JSON_MAX_DEPTH, recordedAnswers: new RetriesRepository(store) });
     api = http;
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
-    mountRoutes(api, roles, parts);
+    if (servesApi) mountRoutes(api, roles, parts);
     mountDocs(api);
     api.installErrorHandler();
     server = await new Promise<Server>((done) => {
-      const s = http.app.listen(config.PORT, config.HOST, () => done(s));
+      const s = http.app.listen(port, config.HOST, () => done(s));
     });
     server.keepAliveTimeout = 65_000;
     const address = server.address();
-    const port = typeof address === "object" && address ? address.port : config.PORT;
-    url = `http://127.0.0.1:${port}`;
+    url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
     log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : config.EMBEDDED_QUEUE }, "listening");
   }
   // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
@@ -200,6 +204,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
       if (server && api) {
         api.beginDrain();
         await closeServer(server);
+        api.runStopHooks();
       }
       if (runner) await runner.stop();
       if (jobConsumer) await jobConsumer.shutdown();

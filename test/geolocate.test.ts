@@ -1,11 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, startTestService } from "./support/service.js";
+import { describe, expect, it } from "vitest";
+import { client, serviceForFile } from "./support/service.js";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-beforeAll(async () => {
-  service = await startTestService({ TRUSTED_PROXIES: "127.0.0.1" });
-});
-afterAll(async () => service.stop());
+const service = serviceForFile({ TRUSTED_PROXIES: "127.0.0.1" });
 
 describe("GET /geolocate", () => {
   it("locates the client named by a trusted proxy's X-Forwarded-For", async () => {

@@ -29,6 +29,15 @@ export class KeyRing {
   }
 }
 
+/**
+ * The key's default entity: its first entity, or, for a key that reaches every entity
+ * (`"*"`, e.g. the local key), its username.
+ */
+export function defaultEntity(principal: Principal): string {
+  const first = [...principal.entities].find((e) => e !== "*");
+  return first ?? principal.username;
+}
+
 export function canReach(principal: Principal, projectId: string): boolean {
   if (principal.entities.has("*")) return true;
   const slash = projectId.indexOf("/");

@@ -9,6 +9,7 @@ import type { Handler, RequestContext } from "./operation.js";
 import { ignoredFields, toValidationError } from "./validation.js";
 import { RETRY_ID_HEADER, RetryAnswers, retryKey, type RecordedAnswers } from "./retries.js";
 import type { z } from "zod";
+import { nameRoute, requestLog, requestLogger } from "./requestLog.js";
 
 export interface HttpOptions {
   readonly keys: KeyRing;
@@ -56,6 +57,7 @@ export class HttpApi {
   readonly operations: Operation[] = [];
 
   private draining = false;
+  private readonly stopHooks: (() => void)[] = [];
   /** Size of each parsed JSON body, for the ingest memory bound. */
   private readonly bodySizes = new WeakMap<object, number>();
   /** Text of each JSON body an operation asked to keep (`keepBodyText`). */
@@ -67,6 +69,17 @@ export class HttpApi {
     this.app = express();
     this.app.disable("x-powered-by");
     this.app.set("trust proxy", false);
+    this.app.use(requestLog(options.log));
+  }
+
+  /** Something a mounted resource must release when the service stops (timers, loaded models). */
+  onStop(hook: () => void): void {
+    this.stopHooks.push(hook);
+  }
+
+  /** Runs the stop hooks, once the server answers no more requests. */
+  runStopHooks(): void {
+    for (const hook of this.stopHooks.splice(0)) hook();
   }
 
   /** Stop intake: from now on every new request is answered 503 with Connection: close. */
@@ -106,13 +119,14 @@ export class HttpApi {
     this.operations.push(op as unknown as Operation);
     const parsers = !op.body || op.rawBody ? [] : options.bodyFromText ? this.textBody(options.bodyFromText) : [this.jsonBody(op.keepBodyText === true)];
     this.app[op.method](expressPath(op.path), ...parsers, async (req: Request, res: Response, next: NextFunction) => {
+      nameRoute(res, op.path);
       try {
         this.refuseWhileDraining(res);
         const principal = op.scope.kind === "public" ? ANONYMOUS : this.authenticate(req);
         const input = {
           params: this.validate(op.params, req.params, "path", res),
           query: this.validate(op.query, req.query, "query", res),
-          body: this.validate(op.body, req.body, "body", res),
+          body: op.fastBody?.(req.body) ?? this.validate(op.body, req.body, "body", res),
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
         for (const projectId of projects) checkReach(principal, projectId);
@@ -201,7 +215,7 @@ export class HttpApi {
       const ignored = ignoredFields(source, parsed.data);
       if (ignored.length > 0) {
         res.setHeader("X-Ignored-Fields", ignored.join(", ").slice(0, 2000));
-        this.options.log.info({ path: res.req.path, ignored }, "ignored unknown request fields");
+        requestLogger(res, this.options.log).info({ path: res.req.path, ignored }, "ignored unknown request fields");
       }
     }
     return parsed.data;
@@ -221,9 +235,10 @@ export class HttpApi {
 
   private answerError(err: unknown, req: Request, res: Response, render: ErrorRenderer): void {
     const answer = errorAnswer(err);
+    const log = requestLogger(res, this.options.log);
     // An expected refusal (draining, ClickHouse away, buffer full) is a warning; a fault is an error.
-    if (err instanceof RetryableError) this.options.log.warn({ path: req.path, reason: err.message }, "request refused, client may retry");
-    else if (answer.status >= 500) this.options.log.error({ err, path: req.path }, "request failed");
+    if (err instanceof RetryableError) log.warn({ path: req.path, reason: err.message }, "request refused, client may retry");
+    else if (answer.status >= 500) log.error({ err, path: req.path }, "request failed");
     if (res.headersSent) {
       res.end();
       return;

@@ -31,6 +31,7 @@ export function mountInference(api: HttpApi, parts: InferenceParts): void {
   const upstream = upstreamOf(parts.config);
   // services/lm (tfjs) is loaded with the first model: a process that serves only traces never loads it.
   const cache = new ModelCache(parts.config.INFERENCE_MODEL_CACHE_BYTES, async (weights) => (await import("../lm/index.js")).loadModel(weights));
+  api.onStop(() => cache.clear());
   mountChatCompletions(api, {
     resolvers: parts.resolvers,
     cache,
@@ -48,5 +49,6 @@ export function mountInference(api: HttpApi, parts: InferenceParts): void {
 export function mountInferenceCatalogs(api: HttpApi, config: Config, log: Logger): void {
   const catalogs = new Catalogs({ urls: config.INFERENCE_CATALOG_URLS, refreshMs: config.INFERENCE_CATALOG_REFRESH_MS }, log);
   catalogs.start();
+  api.onStop(() => catalogs.stop());
   mountCatalogRoutes(api, catalogs);
 }

@@ -4,6 +4,7 @@ import {
 } from "../contract/calls.js";
 import { EmptyResponse, V2ProjectParams } from "../contract/common.js";
 import type { HttpApi } from "../http/app.js";
+import { checkCallCreateBatch, checkCallEnd, checkCallStart } from "../contract/callsFastCheck.js";
 import { BODY_PROJECT, operation, PATH_PROJECT } from "../contract/operation.js";
 import { ValidationError } from "../errors.js";
 import { type TraceEvent } from "../queue/events.js";
@@ -17,9 +18,9 @@ const TAG = "Calls";
 // Every write below is exact on a repeat under one retry id: ids it generates are derived from
 // the retry id (callEvents.ts), and the merge rewrites the same call; the process remembers its
 // answers besides. `/calls/delete` records its answer: a repeat would find nothing left to delete.
-export const callStartOp = operation({ id: "call_start", method: "post", path: "/call/start", summary: "Start a call", tag: TAG, body: CallStartReq, scope: { kind: "projects", of: ({ body }) => [body.start.project_id] }, response: CallStartRes, retries: "remembered" });
-export const callEndOp = operation({ id: "call_end", method: "post", path: "/call/end", summary: "End a call", tag: TAG, body: CallEndReq, scope: { kind: "projects", of: ({ body }) => [body.end.project_id] }, response: EmptyResponse, retries: "remembered" });
-export const callUpsertBatchOp = operation({ id: "call_upsert_batch", method: "post", path: "/call/upsert_batch", summary: "Start and end calls in a batch", tag: TAG, body: CallCreateBatchReq, scope: { kind: "projects", of: ({ body }) => body.batch.map((item) => (item.mode === "start" ? item.req.start.project_id : item.req.end.project_id)) }, response: CallCreateBatchRes, retries: "remembered" });
+export const callStartOp = operation({ id: "call_start", method: "post", path: "/call/start", summary: "Start a call", tag: TAG, body: CallStartReq, scope: { kind: "projects", of: ({ body }) => [body.start.project_id] }, response: CallStartRes, retries: "remembered", fastBody: checkCallStart });
+export const callEndOp = operation({ id: "call_end", method: "post", path: "/call/end", summary: "End a call", tag: TAG, body: CallEndReq, scope: { kind: "projects", of: ({ body }) => [body.end.project_id] }, response: EmptyResponse, retries: "remembered", fastBody: checkCallEnd });
+export const callUpsertBatchOp = operation({ id: "call_upsert_batch", method: "post", path: "/call/upsert_batch", summary: "Start and end calls in a batch", tag: TAG, body: CallCreateBatchReq, scope: { kind: "projects", of: ({ body }) => body.batch.map((item) => (item.mode === "start" ? item.req.start.project_id : item.req.end.project_id)) }, response: CallCreateBatchRes, retries: "remembered", fastBody: checkCallCreateBatch });
 export const callUpdateOp = operation({ id: "call_update", method: "post", path: "/call/update", summary: "Update a call's display name", tag: TAG, body: CallUpdateReq, scope: BODY_PROJECT, response: EmptyResponse, retries: "remembered" });
 export const callsDeleteOp = operation({ id: "calls_delete", method: "post", path: "/calls/delete", summary: "Delete calls and all their descendants", tag: TAG, body: CallsDeleteReq, scope: BODY_PROJECT, response: CallsDeleteRes, retries: "recorded" });
 
@@ -27,8 +28,8 @@ export const callsDeleteOp = operation({ id: "calls_delete", method: "post", pat
 // hides v2 call/start and call/end from its OpenAPI document; they are listed here, since
 // this document is for the people running the service, and no client is generated from it.
 export const callsCompleteOp = operation({ id: "calls_complete", method: "post", path: "/v2/{entity}/{project}/calls/complete", summary: "Write finished calls, each start and end in one record", tag: TAG, params: V2ProjectParams, body: CallsUpsertCompleteReq, scope: PATH_PROJECT, response: EmptyResponse, retries: "remembered" });
-export const callStartV2Op = operation({ id: "call_start_v2", method: "post", path: "/v2/{entity}/{project}/call/start", summary: "Start a call (eager ops, calls still running at shutdown)", tag: TAG, params: V2ProjectParams, body: CallStartV2Req, scope: PATH_PROJECT, response: CallStartRes, retries: "remembered" });
-export const callEndV2Op = operation({ id: "call_end_v2", method: "post", path: "/v2/{entity}/{project}/call/end", summary: "End a call; with started_at, shown finished even before its start arrives", tag: TAG, params: V2ProjectParams, body: CallEndV2Req, scope: PATH_PROJECT, response: EmptyResponse, retries: "remembered" });
+export const callStartV2Op = operation({ id: "call_start_v2", method: "post", path: "/v2/{entity}/{project}/call/start", summary: "Start a call (eager ops, calls still running at shutdown)", tag: TAG, params: V2ProjectParams, body: CallStartV2Req, scope: PATH_PROJECT, response: CallStartRes, retries: "remembered", fastBody: checkCallStart });
+export const callEndV2Op = operation({ id: "call_end_v2", method: "post", path: "/v2/{entity}/{project}/call/end", summary: "End a call; with started_at, shown finished even before its start arrives", tag: TAG, params: V2ProjectParams, body: CallEndV2Req, scope: PATH_PROJECT, response: EmptyResponse, retries: "remembered", fastBody: checkCallEnd });
 
 /** A v2 request writes only into the project of its path. */
 function checkPathProject(params: { entity: string; project: string }, projectIds: readonly string[], locOf: (i: number) => (string | number)[]): void {

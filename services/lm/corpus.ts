@@ -132,6 +132,25 @@ function digitTurns(q: DigitQuestion, random: Random): ChatTurn[] {
 
 const ALL_DIGIT_QUESTIONS = [...countingQuestions(), ...arithmeticQuestions()];
 
+/** Every question answered by one digit: the 28 counting facts, then the 110 sums and differences. */
+export function digitQuestions(): DigitQuestion[] {
+  return [...ALL_DIGIT_QUESTIONS];
+}
+
+/** Every fourth of `digitQuestions()` (34 of 138): the held-out prompts of the format proof (services/lm/heldOutProof.ts). */
+export function isHeldOutDigitQuestion(q: DigitQuestion): boolean {
+  return ALL_DIGIT_QUESTIONS.findIndex((d) => d.question === q.question) % 4 === 3;
+}
+
+/**
+ * The reward of the format proof: 1 when the completion is one bare digit and the model ended
+ * its turn there ("7"), 0 otherwise ("Seven.", "3+4=7", "7 legs"). It reads only the form of the
+ * answer, not the question, so what RL learns from it can carry over to questions it never saw.
+ */
+export function bareDigitReward(completion: { readonly text: string; readonly finishReason: string }): number {
+  return /^[0-9]$/.test(completion.text) && completion.finishReason === "stop" ? 1 : 0;
+}
+
 /** One dialog of the corpus: an optional system prompt (10%), then one exchange (or two, 10%). */
 export function corpusDialog(random: Random): ChatTurn[] {
   const turns: ChatTurn[] = random.next() < 0.1 ? [{ role: "system", content: random.pick(SYSTEM_PROMPTS) }] : [];

@@ -11,4 +11,5 @@ export { baseModels, baseModelWeights } from "./baseModels.js";
 export { loadModel } from "./model.js";
 export { trainSft, SFT_DEFAULTS } from "./sft.js";
 export { trainRl, RL_DEFAULTS } from "./rl.js";
+export { decodeWeights } from "./weightsFormat.js";
 export { InvalidWeightsError, TrainingAbortedError, TrainingInputError } from "./errors.js";

@@ -1,10 +1,11 @@
 import type { SortBy } from "../contract/common.js";
 import type { Query } from "../contract/queryExpr.js";
 import { ClientError, RefParseError } from "../errors.js";
-import { parseRef, projectIdOf } from "../refs.js";
+import { parseRef, projectIdOf, type WeaveRef } from "../refs.js";
 import type { CallsReadRepository } from "../store/calls/callsRead.js";
 import { checkExpandColumn, expandedFields, expansionOf, type ExpandedField } from "../store/calls/expandedFields.js";
 import { cutLeaf } from "../store/calls/flatten.js";
+import { LEAF_ROOT } from "../store/tables/tableRows.js";
 import type { FieldSet } from "../store/query/fields.js";
 import type { RefResolver } from "./refValues.js";
 
@@ -20,15 +21,22 @@ import type { RefResolver } from "./refValues.js";
  *   leads nowhere) stays its ref string.
  * - Filters and sorts (`$getField`, `sort_by`) on a path below an expand column read the
  *   resolved value: fieldsFor resolves, before the query runs, the distinct refs the
- *   project's calls hold at the outermost column (at most MAX_EXPANDED_REFS), and the
- *   nested columns level by level.
+ *   project's calls hold at the outermost column, and the nested columns level by level.
+ *   Up to MAX_EXPANDED_REFS refs are resolved here and bound into the query. Past that, at
+ *   a column that is not nested (one level), the refs to table rows (`.../id/<row digest>`,
+ *   by a table ref or a dataset's `attr/rows`) are resolved inside ClickHouse
+ *   (expandedFields.ts, RowRefLeaves): only their roots (the few tables and datasets they
+ *   go through) are resolved here, and at most MAX_EXPANDED_REFS other refs (objects).
+ *   Those row refs reach scalar leaves of the row only (a path naming a non-empty dict or
+ *   list inside the row finds nothing there). Nested columns stay limited to
+ *   MAX_EXPANDED_REFS refs.
  * - The answer (`return_expanded_column_values`, default true): each expand column of each
  *   call, shortest first, is replaced by its resolved value; a resolved object gets `_ref`
  *   (the ref it came from) unless it has one. With false the calls keep their ref strings
  *   and only the filter and sort reach inside.
  */
 
-/** Most distinct refs one expand column may hold among a project's calls for a filter or sort through it. */
+/** Most distinct refs of an expand column resolved here and bound into the query (more: see fieldsFor). */
 export const MAX_EXPANDED_REFS = 1000;
 /** Most characters of refs and leaf texts bound into one query (ClickHouse parses at most 256 KiB of SQL). */
 export const MAX_EXPANDED_CHARS = 100_000;
@@ -62,7 +70,7 @@ export class RefExpander {
     });
     if (plans.length === 0) return null;
 
-    const ends = new Map<string, Promise<Map<string, Json>>>();
+    const ends = new Map<string, Promise<ChainEnd>>();
     const endOf = (chain: readonly string[]) => {
       const key = chain.join("\n");
       if (!ends.has(key)) ends.set(key, this.chainValues(projectId, chain));
@@ -73,17 +81,20 @@ export class RefExpander {
     for (const { path, chain, leafKeys } of plans) {
       const keys: string[] = [];
       const values: string[] = [];
-      for (const [ref, value] of await endOf(chain)) {
+      const end = await endOf(chain);
+      for (const [ref, value] of end.values) {
         const leaf = leafText(valueAt(value, leafKeys));
         if (leaf === undefined) continue;
         keys.push(ref);
         values.push(leaf);
         chars += ref.length + leaf.length;
       }
+      const rows = end.rowTables && { projectId, ...end.rowTables, leafPath: [LEAF_ROOT, ...leafKeys].join(".") };
+      if (rows) chars += [...rows.roots, ...rows.tables].reduce((n, text) => n + text.length, 0);
       if (chars > MAX_EXPANDED_CHARS) {
         throw new ClientError(400, `the refs at the expand columns and their values at ${path} exceed ${MAX_EXPANDED_CHARS} characters for one query; narrow the query (e.g. filter.call_ids or op_names) or expand fewer fields`);
       }
-      fields.set(path, { column: chain[0]!, keys, values });
+      fields.set(path, rows ? { column: chain[0]!, keys, values, rows } : { column: chain[0]!, keys, values });
     }
     return expandedFields(fields);
   }
@@ -109,13 +120,15 @@ export class RefExpander {
   }
 
   /** The values the refs at the outermost column resolve to through the whole chain, by that ref. */
-  private async chainValues(projectId: string, chain: readonly string[]): Promise<Map<string, Json>> {
+  private async chainValues(projectId: string, chain: readonly string[]): Promise<ChainEnd> {
     const prefix = `weave:///${projectId}/`;
-    const refs = (await this.reads.refsAt(projectId, chain[0]!, prefix, MAX_EXPANDED_REFS)).filter((r) => expandable(r, projectId));
-    if (refs.length > MAX_EXPANDED_REFS) {
-      throw new ClientError(400, `expand column ${chain[0]} holds more than ${MAX_EXPANDED_REFS} distinct refs among the project's calls; a filter or sort through it is limited to that many`);
+    const found = await this.reads.refsAt(projectId, chain[0]!, prefix, MAX_EXPANDED_REFS);
+    // More than that many texts with the prefix: whether all expand or not, they are not all read.
+    if (found.length > MAX_EXPANDED_REFS) {
+      if (chain.length === 1) return this.manyRefs(projectId, chain[0]!, prefix);
+      throw new ClientError(400, `expand column ${chain[0]} holds more than ${MAX_EXPANDED_REFS} distinct refs among the project's calls; a filter or sort through nested expand columns is limited to that many`);
     }
-    let current = await this.resolve(refs);
+    let current = await this.resolve(found.filter((r) => expandable(r, projectId)));
     for (let i = 1; i < chain.length; i++) {
       const keys = chain[i]!.slice(chain[i - 1]!.length + 1).split(".");
       const nested = new Map<string, string>();
@@ -126,7 +139,51 @@ export class RefExpander {
       const resolved = await this.resolve([...new Set(nested.values())]);
       current = new Map([...nested].flatMap(([root, ref]) => (resolved.has(ref) ? [[root, resolved.get(ref)] as const] : [])));
     }
-    return current;
+    return { values: current };
+  }
+
+  /**
+   * A column with more than MAX_EXPANDED_REFS refs: its row refs are left to ClickHouse
+   * (their roots resolved to tables here), the others resolved here (at most that many).
+   */
+  private async manyRefs(projectId: string, column: string, prefix: string): Promise<ChainEnd> {
+    const [others, roots] = await Promise.all([
+      this.reads.refsAt(projectId, column, prefix, MAX_EXPANDED_REFS, "skip"),
+      this.reads.refsAt(projectId, column, prefix, MAX_EXPANDED_REFS, "roots"),
+    ]);
+    const refs = others.filter((r) => expandable(r, projectId));
+    if (others.length > MAX_EXPANDED_REFS || roots.length > MAX_EXPANDED_REFS) {
+      const what = others.length > MAX_EXPANDED_REFS ? "refs to objects" : "tables or datasets whose rows it names";
+      throw new ClientError(400, `expand column ${column} holds more than ${MAX_EXPANDED_REFS} distinct ${what} among the project's calls; a filter or sort through it is limited to that many`);
+    }
+    const [values, rowTables] = await Promise.all([this.resolve(refs), this.tablesOfRoots(projectId, roots)]);
+    return { values, rowTables };
+  }
+
+  /**
+   * The table each root of row refs names (the ref before `/id/<row>`): a table ref of the
+   * project as written, else what the root resolves to when that is a table ref of the
+   * project (a dataset's `attr/rows`). Roots that name no table are left out.
+   */
+  private async tablesOfRoots(projectId: string, roots: readonly string[]): Promise<{ roots: string[]; tables: string[] }> {
+    const out = { roots: [] as string[], tables: [] as string[] };
+    const add = (root: string, table: WeaveRef | null) => {
+      if (table?.kind !== "table" || table.extra.length > 0 || projectIdOf(table) !== projectId) return;
+      out.roots.push(root);
+      out.tables.push(table.digest);
+    };
+    const toRead: string[] = [];
+    for (const root of roots) {
+      const ref = refOrNull(root);
+      if (ref?.kind === "table" && ref.extra.length === 0) add(root, ref);
+      else if (ref && ref.kind !== "call" && projectIdOf(ref) === projectId) toRead.push(root);
+    }
+    const texts = toRead.length > 0 ? await this.resolver.resolveOrNull(toRead) : [];
+    toRead.forEach((root, i) => {
+      const value = texts[i] === null || texts[i] === undefined ? null : (JSON.parse(texts[i]!) as Json);
+      add(root, typeof value === "string" ? refOrNull(value) : null);
+    });
+    return out;
   }
 
   /** The parsed values of the refs that resolve. */
@@ -141,6 +198,21 @@ export class RefExpander {
       });
     }
     return out;
+  }
+}
+
+/** Where a chain of expand columns ends: resolved values by outermost ref, and row refs left to ClickHouse. */
+interface ChainEnd {
+  readonly values: Map<string, Json>;
+  readonly rowTables?: { readonly roots: string[]; readonly tables: string[] };
+}
+
+function refOrNull(text: string): WeaveRef | null {
+  try {
+    return parseRef(text);
+  } catch (e) {
+    if (e instanceof RefParseError) return null;
+    throw e;
   }
 }
 

@@ -1,5 +1,5 @@
 import { buildSchema, graphql, GraphQLError, type GraphQLSchema } from "graphql";
-import { canReach, type Principal } from "../auth/keys.js";
+import { canReach, defaultEntity, type Principal } from "../auth/keys.js";
 import { graphqlOp } from "../contract/graphql.js";
 import type { HttpApi } from "../http/app.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
@@ -46,15 +46,6 @@ const SCHEMA: GraphQLSchema = buildSchema(`
 interface Context {
   readonly principal: Principal;
   readonly projects: ProjectsRepository;
-}
-
-/**
- * The key's default entity: its first entity, or, for a key that reaches every entity
- * (`"*"`, e.g. the local key), its username.
- */
-export function defaultEntity(principal: Principal): string {
-  const first = [...principal.entities].find((e) => e !== "*");
-  return first ?? principal.username;
 }
 
 function permissionError(entity: string): GraphQLError {

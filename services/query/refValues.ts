@@ -44,6 +44,8 @@ export interface RefSources {
 interface Pending {
   readonly kind: "pending";
   readonly root: WeaveRef;
+  /** The root as text (rootKey), computed once. */
+  readonly key: string;
   readonly steps: readonly RefPathPart[];
 }
 
@@ -62,12 +64,20 @@ function pending(ref: WeaveRef, after: readonly RefPathPart[] = []): State {
   if (ref.kind === "table" && steps.length > 0) {
     const [first, ...rest] = steps;
     // A table's value is reached only by a row id (checked for requested refs by the contract).
-    return first!.edge === "id" ? { kind: "pending", root: { ...ref, extra: [first!] }, steps: rest } : NULL;
+    return first!.edge === "id" ? pendingRoot({ ...ref, extra: [first!] }, rest) : NULL;
   }
-  return { kind: "pending", root: { ...ref, extra: [] }, steps };
+  return pendingRoot({ ...ref, extra: [] }, steps);
 }
 
-const rootKey = (root: WeaveRef): string => formatRef(root);
+function pendingRoot(root: WeaveRef, steps: readonly RefPathPart[]): Pending {
+  const key = formatRef(root);
+  rootKeys.set(root, key);
+  return { kind: "pending", root, key, steps };
+}
+
+/** The text of the roots pendingRoot made (each written once per request, not at every lookup). */
+const rootKeys = new WeakMap<WeaveRef, string>();
+const rootKey = (root: WeaveRef): string => rootKeys.get(root) ?? formatRef(root);
 
 export class RefResolver {
   constructor(private readonly sources: RefSources) {}
@@ -93,10 +103,10 @@ export class RefResolver {
     let states = refs.map((text) => pending(parseRef(text)));
     for (let round = 0; states.some((s) => s.kind === "pending"); round++) {
       if (round >= MAX_ROUNDS) throw new ClientError(400, `refs nest more than ${MAX_ROUNDS} deep`);
-      const values = await this.readRoots(states.flatMap((s) => (s.kind === "pending" ? [s.root] : [])));
+      const values = await this.readRoots(states.flatMap((s) => (s.kind === "pending" ? [s] : [])));
       states = states.map((state, i) => {
         if (state.kind === "done") return state;
-        const text = values.get(rootKey(state.root));
+        const text = values.get(state.key);
         if (text === undefined) return missing(state.root, i);
         return walk(text, state.steps, scopes[i]!);
       });
@@ -105,8 +115,8 @@ export class RefResolver {
   }
 
   /** The text of every root that exists, by rootKey. */
-  private async readRoots(roots: readonly WeaveRef[]): Promise<Map<string, string>> {
-    const unique = new Map(roots.map((r) => [rootKey(r), r]));
+  private async readRoots(roots: readonly Pending[]): Promise<Map<string, string>> {
+    const unique = new Map(roots.map((r) => [r.key, r.root]));
     const found = new Map<string, string>();
     const groups = groupBy([...unique.values()], groupOf);
     await Promise.all([...groups.values()].map((group) => this.readGroup(group, found)));

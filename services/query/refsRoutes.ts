@@ -44,8 +44,7 @@ export function storeSources(store: ClickHouseStore): RefSources {
       return (await objects.readByRefs(projectId, versions)).map((v) => v?.valText ?? null);
     },
     async tableRows(projectId, tableDigest, rowDigests) {
-      const found = await tables.findTable(projectId, tableDigest);
-      return found === null ? null : tables.rowsByDigest(found.table, rowDigests);
+      return tables.rowsByDigest(projectId, tableDigest, rowDigests);
     },
     async table(projectId, tableDigest) {
       const found = await tables.findTable(projectId, tableDigest);

@@ -5,7 +5,7 @@ import { canReach } from "../auth/keys.js";
 import { z } from "../contract/zod.js";
 import type { HttpApi } from "../http/app.js";
 import { ANY_KEY, PUBLIC, operation } from "../contract/operation.js";
-import { register } from "prom-client";
+import { metricsText } from "../metrics.js";
 import { docsPage } from "./docsPage.js";
 
 const TAG = "Service";
@@ -78,6 +78,7 @@ export function mountDocs(api: HttpApi): void {
   api.app.get("/openapi.json", (_req, res) => void res.json(doc()));
   api.app.get("/docs", (_req, res) => void res.type("html").send(docsPage(doc())));
   api.app.get("/metrics", async (_req, res) => {
-    res.type(register.contentType).send(await register.metrics());
+    const { contentType, text } = await metricsText();
+    res.type(contentType).send(text);
   });
 }

@@ -149,8 +149,7 @@ export class EvalCallsService {
   }
 
   async listPredictions(projectId: string, runId: string | undefined, page: Page): Promise<PredictionReadRes[]> {
-    const conditions = [marked(PREDICTION_MARK), ...(runId ? [fieldIn("attributes.weave.evaluation_run_id", [runId])] : [])];
-    return (await this.query(projectId, conditions, null, page)).map(predictionView);
+    return (await this.listMarked(projectId, PREDICTION_MARK, runId, page)).map(predictionView);
   }
 
   /** Deletes predictions, their predict_and_score calls and the scores under them; answers how many predictions. */
@@ -212,8 +211,7 @@ export class EvalCallsService {
   }
 
   async listScores(projectId: string, runId: string | undefined, page: Page): Promise<ScoreReadRes[]> {
-    const conditions = [marked(SCORE_MARK), ...(runId ? [fieldIn("attributes.weave.evaluation_run_id", [runId])] : [])];
-    return (await this.query(projectId, conditions, null, page)).map(scoreView);
+    return (await this.listMarked(projectId, SCORE_MARK, runId, page)).map(scoreView);
   }
 
   /** Deletes score calls and the feedback they wrote; answers how many scores. */
@@ -227,6 +225,12 @@ export class EvalCallsService {
 
   private place(projectId: string, id: string, traceId: string, parentId: string | null, user: string, at = this.clock.nowMicros()): CallPlace {
     return { projectId, id, traceId, parentId, at, user };
+  }
+
+  /** The calls of one kind, of one run when `runId` is given. */
+  private async listMarked(projectId: string, mark: string, runId: string | undefined, page: Page): Promise<StoredCall[]> {
+    const conditions = [marked(mark), ...(runId ? [fieldIn("attributes.weave.evaluation_run_id", [runId])] : [])];
+    return this.query(projectId, conditions, null, page);
   }
 
   private async readMany(projectId: string, ids: readonly string[]): Promise<StoredCall[]> {

@@ -1,3 +1,4 @@
+import { consumerLag } from "../metrics.js";
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
 import type { Logger } from "pino";
 import { RetryableError } from "../errors.js";
@@ -180,6 +181,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
           await this.consumer.commitOffsets([
             { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() },
           ]);
+          consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(BigInt(batch.highWatermark) - BigInt(last.offset) - 1n));
           await heartbeat();
         }
       },

@@ -1,3 +1,5 @@
+import { batchDuration, batchEvents, timed } from "../metrics.js";
+
 /**
  * The queue between the stages: ingest → worker for call events (topic `traceEventsTopic`),
  * submitters → job runners for jobs (`jobsTopic`). One interface per side, generic over the
@@ -26,4 +28,12 @@ export type BatchHandler<T> = (messages: readonly T[]) => Promise<void>;
 export interface EventConsumer<T> {
   start(handler: BatchHandler<T>): Promise<void>;
   shutdown(): Promise<void>;
+}
+
+/** `handler` with its batches counted and timed (`worker_batch_events`, `worker_batch_seconds`) under the topic's name. */
+export function measuredBatches<T>(topic: string, handler: BatchHandler<T>): BatchHandler<T> {
+  return async (messages) => {
+    batchEvents.observe({ topic }, messages.length);
+    await timed(batchDuration, { topic }, () => handler(messages));
+  };
 }

@@ -3,6 +3,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
+import { insertDuration, rowsWritten } from "../metrics.js";
 import { ClientError, StoreQueryError, StoreUnavailableError } from "../errors.js";
 import { uuid4 } from "../ids.js";
 import { readStringColumn } from "./rowBinary.js";
@@ -37,6 +38,18 @@ export interface InjectedClickHouse {
   readonly binaryRowsDir: string | null;
 }
 
+export interface StoreOptions {
+  /** Tables are Distributed over local Replicated ones on this cluster (store/clusterSchema.ts). */
+  readonly cluster?: string;
+}
+
+/**
+ * On a cluster: an insert into a Distributed table is answered once the shards wrote it (not
+ * once queued on the node that took it: our acknowledgements mean durable), and subqueries
+ * and joins read the shard's local tables (a project's rows all live on one shard).
+ */
+const CLUSTER_SETTINGS: ClickHouseSettings = { insert_distributed_sync: 1, distributed_product_mode: "local" };
+
 /**
  * ClickHouse over HTTP (or an injected connection). Every call names its operation: it becomes
  * the query_id prefix (so system.query_log leads back to the code path) and the metric label.
@@ -46,9 +59,13 @@ export class ClickHouseStore {
   private readonly client: ClickHouseClient;
   private readonly injected: InjectedClickHouse | null;
   private writeSettingsOnce: Promise<ClickHouseSettings> | null = null;
+  /** The ClickHouse cluster the schema is spread over (CLICKHOUSE_CLUSTER), null on a single node. */
+  readonly cluster: string | null;
 
-  constructor(target: string | InjectedClickHouse, readonly database: string) {
+  constructor(target: string | InjectedClickHouse, readonly database: string, options: StoreOptions = {}) {
     if (!IDENTIFIER.test(database)) throw new Error(`invalid database name: ${database}`);
+    this.cluster = options.cluster ?? null;
+    if (this.cluster !== null && !IDENTIFIER.test(this.cluster)) throw new Error(`invalid cluster name: ${this.cluster}`);
     if (typeof target === "string") {
       this.url = target;
       this.injected = null;
@@ -57,7 +74,7 @@ export class ClickHouseStore {
         database,
         request_timeout: 60_000,
         max_open_connections: 32,
-        clickhouse_settings: {},
+        clickhouse_settings: this.cluster === null ? {} : CLUSTER_SETTINGS,
         log: { level: ClickHouseLogLevel.OFF },
       });
     } else {
@@ -130,23 +147,41 @@ export class ClickHouseStore {
     if (!IDENTIFIER.test(table)) throw new Error(`invalid identifier ${table}`);
     // An insert names a table, not a statement: qualified where the connection ignores the database option.
     const target = this.injected?.ignoresDatabaseOption ? `${this.database}.${table}` : table;
-    await this.timed(operation, async (query_id) =>
-      this.client.insert({ table: target, values: rows as T[], format: "JSONEachRow", query_id, clickhouse_settings: await this.writeSettings() }),
+    await this.timedInsert(table, rows.length, () =>
+      this.timed(operation, async (query_id) =>
+        this.client.insert({ table: target, values: rows as T[], format: "JSONEachRow", query_id, clickhouse_settings: await this.writeSettings() }),
+      ),
     );
   }
 
-  /** Inserts rows written by a RowBinaryWriter, fields in the order of `columns`. */
-  async insertRowBinary(operation: string, table: string, columns: readonly string[], rows: Buffer): Promise<void> {
+  /**
+   * Inserts rows written by a RowBinaryWriter, fields in the order of `columns`; `rowCount`
+   * (the writer does not know its rows) is what `clickhouse_rows_written_total` counts.
+   */
+  async insertRowBinary(operation: string, table: string, columns: readonly string[], rows: Buffer, rowCount = 0): Promise<void> {
     if (rows.length === 0) return;
     for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`invalid identifier ${name}`);
     const into = `INSERT INTO ${table} (${columns.join(", ")})`;
     const binaryRowsDir = this.injected?.binaryRowsDir;
-    if (binaryRowsDir) return this.insertRowBinaryFile(operation, into, rows, binaryRowsDir);
-    await this.timed(operation, async (query_id) => {
-      const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from([rows]), query_id, clickhouse_settings: await this.writeSettings() });
-      result.stream.resume();
-      await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
+    await this.timedInsert(table, rowCount, async () => {
+      if (binaryRowsDir) return this.insertRowBinaryFile(operation, into, rows, binaryRowsDir);
+      await this.timed(operation, async (query_id) => {
+        const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from([rows]), query_id, clickhouse_settings: await this.writeSettings() });
+        result.stream.resume();
+        await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
+      });
     });
+  }
+
+  /** An insert into `table`, timed by table; its rows counted once it succeeded. */
+  private async timedInsert(table: string, rowCount: number, run: () => Promise<unknown>): Promise<void> {
+    const end = insertDuration.startTimer({ table });
+    try {
+      await run();
+      if (rowCount > 0) rowsWritten.inc({ table }, rowCount);
+    } finally {
+      end();
+    }
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,6 @@
 import type { ClickHouseStore, InjectedClickHouse } from "./clickhouse.js";
+import { clusterCreateDatabase, clusterMigrations } from "./clusterSchema.js";
+import { ParamBuilder } from "./sql.js";
 
 /**
  * Versioned schema migrations. Every statement is idempotent (IF NOT EXISTS), so running
@@ -10,18 +12,64 @@ export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly statements: readonly string[];
+  /** Columns added to existing tables, after the statements (see addColumn). */
+  readonly addColumns?: readonly AddedColumn[];
+}
+
+export interface AddedColumn {
+  readonly table: string;
+  readonly column: string;
+  readonly type: string;
+}
+
+/**
+ * `ALTER TABLE ... ADD COLUMN` unless system.columns lists it already: ClickHouse 18.16 has no
+ * `ADD COLUMN IF NOT EXISTS`. When another process adds it first, the ALTER fails and the
+ * column is there: that is success.
+ */
+async function addColumn(store: ClickHouseStore, version: number, { table, column, type }: AddedColumn): Promise<void> {
+  const pb = new ParamBuilder();
+  const exists = async () =>
+    (
+      await store.rows<{ n: number }>(`migrate_${version}_columns`, {
+        sql: `SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND table = ${pb.str(table)} AND name = ${pb.str(column)}`,
+        params: pb.params,
+      })
+    ).some((r) => Number(r.n) > 0);
+  if (await exists()) return;
+  try {
+    await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
+  } catch (err) {
+    if (!(await exists())) throw err;
+  }
+}
+
+const BOOTSTRAP: Migration = {
+  version: 0,
+  name: "schema_migrations",
+  statements: [
+    `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
+          ENGINE = ReplacingMergeTree() ORDER BY version`,
+  ],
+};
+
+/**
+ * The statements to run: as written, or on a cluster (`store.cluster`) their cluster form
+ * (store/clusterSchema.ts), the bootstrap table first.
+ */
+export function migrationsFor(store: Pick<ClickHouseStore, "cluster" | "database">, migrations: readonly Migration[]): { bootstrap: Migration; migrations: Migration[] } {
+  if (store.cluster === null) return { bootstrap: BOOTSTRAP, migrations: [...migrations] };
+  const [bootstrap, ...rest] = clusterMigrations([BOOTSTRAP, ...migrations], { cluster: store.cluster, database: store.database });
+  return { bootstrap: bootstrap!, migrations: rest };
 }
 
 /**
  * Applies the migrations not yet recorded, in version order. The list comes from the
  * resource table (services/roles.ts): each resource's store folder exports its own.
  */
-export async function migrate(store: ClickHouseStore, migrations: readonly Migration[]): Promise<number[]> {
-  await store.command("migrate_bootstrap", {
-    sql: `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
-          ENGINE = ReplacingMergeTree() ORDER BY version`,
-    params: {},
-  });
+export async function migrate(store: ClickHouseStore, resourceMigrations: readonly Migration[]): Promise<number[]> {
+  const { bootstrap, migrations } = migrationsFor(store, resourceMigrations);
+  for (const statement of bootstrap.statements) await store.command("migrate_bootstrap", { sql: statement, params: {} });
   const done = new Set(
     (await store.rows<{ version: number }>("migrate_applied", { sql: "SELECT DISTINCT version FROM schema_migrations", params: {} })).map(
       (r) => Number(r.version),
@@ -31,24 +79,26 @@ export async function migrate(store: ClickHouseStore, migrations: readonly Migra
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     if (done.has(migration.version)) continue;
     for (const statement of migration.statements) await store.command(`migrate_${migration.version}`, { sql: statement, params: {} });
+    for (const column of migration.addColumns ?? []) await addColumn(store, migration.version, column);
     await store.insert("migrate_record", "schema_migrations", [{ version: migration.version, name: migration.name }]);
     applied.push(migration.version);
   }
   return applied;
 }
 
-/** `target`: the HTTP interface's URL, or an injected connection. */
-export async function ensureDatabase(target: string | InjectedClickHouse, database: string): Promise<void> {
+/** `target`: the HTTP interface's URL, or an injected connection; `cluster`: create it on every node of that cluster. */
+export async function ensureDatabase(target: string | InjectedClickHouse, database: string, cluster?: string): Promise<void> {
   const { ClickHouseStore } = await import("./clickhouse.js");
   const root = new ClickHouseStore(target, "default");
+  const sql = cluster ? clusterCreateDatabase({ cluster, database }) : `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(database)}`;
   try {
-    await root.command("create_database", { sql: `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(database)}`, params: {} });
+    await root.command("create_database", { sql, params: {} });
   } finally {
     await root.close();
   }
 }
 
 function quoteIdentifier(name: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid database name: ${name}`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid identifier: ${name}`);
   return name;
 }

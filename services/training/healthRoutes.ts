@@ -7,6 +7,8 @@ export interface SystemProbes {
   readonly database: () => Promise<boolean>;
   /** The jobs topic accepts jobs and, in a process that runs jobs, its runner is alive. */
   readonly cpuQueue: () => Promise<boolean>;
+  /** TRAINER: `external` relays training jobs to trainers outside the process (worker/jobs/trainerRelay.ts). */
+  readonly trainer?: "builtin" | "external";
 }
 
 /**
@@ -14,6 +16,7 @@ export interface SystemProbes {
  * runner). The check passes, so that a default install is healthy, and says so in `errors`.
  */
 export const NO_GPU_NOTE = "no GPU trainer is configured: training jobs run on the built-in CPU trainer (cpu_queue)";
+export const EXTERNAL_TRAINER_NOTE = "training jobs are relayed to external trainers (TRAINER=external); whether one is polling is not checked";
 
 async function timedCheck(probe: () => Promise<boolean>, failure: string): Promise<SystemCheck> {
   const started = performance.now();
@@ -40,7 +43,7 @@ export function mountTrainingHealthRoutes(api: HttpApi, probes: SystemProbes): v
       api: { success: true, duration: 0, errors: [] },
       database,
       cpu_queue: cpuQueue,
-      gpu_queue: { success: true, duration: 0, errors: [NO_GPU_NOTE] },
+      gpu_queue: { success: true, duration: 0, errors: [probes.trainer === "external" ? EXTERNAL_TRAINER_NOTE : NO_GPU_NOTE] },
     };
     ctx.res.status(database.success && cpuQueue.success ? 200 : 503).json(answer);
   });

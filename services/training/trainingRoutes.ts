@@ -14,12 +14,12 @@ import {
   type TrainingModel,
   type TrajectoryGroup,
 } from "../contract/training.js";
+import { defaultEntity } from "../auth/keys.js";
 import { isTrainingJobType, RL_JOB, SFT_JOB, type RlJobInput, type SftJobInput } from "../contract/trainingJobs.js";
 import { ClientError, NotFoundError, RetryableError } from "../errors.js";
 import type { HttpApi } from "../http/app.js";
 import type { RequestContext } from "../http/operation.js";
 import type { JsonObject } from "../json.js";
-import { defaultEntity } from "../query/graphqlRoutes.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import type { Job, JobEvent } from "../store/jobs/jobRows.js";
 import { JobsRepository } from "../store/jobs/jobsRepository.js";

@@ -3,6 +3,8 @@ import type { Config } from "../config.js";
 import { traceEventsTopic } from "../queue/events.js";
 import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
+import { setUpMetrics } from "../metrics.js";
+import { measuredBatches } from "../queue/queue.js";
 import { callBatchHandler } from "./callWorker.js";
 
 /** What the service gives the log's consumer thread (service.ts). */
@@ -19,5 +21,7 @@ export interface LogWorkerData {
  */
 const { config, clickhouseUrl } = logThreadData() as LogWorkerData;
 const log = pino({ level: config.LOG_LEVEL }).child({ thread: "log-consumer" });
-const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE);
-runLogThread(traceEventsTopic(config.KAFKA_TOPIC), callBatchHandler({ store }), log, () => store.close());
+const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE, { cluster: config.CLICKHOUSE_CLUSTER });
+setUpMetrics(config.ROLE, { processMetrics: false });
+const topic = traceEventsTopic(config.KAFKA_TOPIC);
+runLogThread(topic, measuredBatches(topic.name, callBatchHandler({ store })), log, () => store.close());

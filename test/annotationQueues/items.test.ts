@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { storeOn } from "../support/database.js";
-import { iso, KEY_ADMIN, startTestService } from "../support/service.js";
+import { iso, KEY_ADMIN, serviceForFile } from "../support/service.js";
 import { annotationApi, ISO_MICROS, UUIDV7, logCalls, type Detail, type Item } from "./support.js";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 const T0 = Date.parse("2026-11-20T08:00:00Z");
 
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
 
 describe("add calls", () => {
   const P = "acme/items-add";

@@ -1,17 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { serviceForFile } from "../support/service.js";
 import { annotationApi, ISO_MICROS, UUIDV7, type Detail, type Queue } from "./support.js";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let aq: ReturnType<typeof annotationApi>;
 const P = "acme/queues";
 const SCORER = `weave:///${P}/object/severity:abc123`;
 
 beforeAll(async () => {
-  service = await startTestService();
   aq = annotationApi(service.url, P);
 });
-afterAll(async () => service.stop());
 
 const readQueue = async (id: string) => {
   const res = await aq.read(id);

@@ -25,6 +25,7 @@ describe("call fields", () => {
       sql: "if(indexOf(json_paths, {pb_0:String}) = 0, output, json_values[indexOf(json_paths, {pb_0:String})])",
       kind: "json_leaf",
       nullable: true,
+      exactEquals: expect.any(Function),
     });
     expect(resolveCallField("attributes.gen_ai.system", pb).kind).toBe("json_leaf");
     expect(pb.params).toEqual({ pb_0: str("output"), pb_1: str("attributes.gen_ai.system") });

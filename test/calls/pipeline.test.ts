@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, iso, KEY_ACME, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { client, iso, KEY_ACME, KEY_OTHER, serviceForFile } from "../support/service.js";
 
 type Call = Record<string, unknown> & { id: string; summary: Record<string, unknown> | null };
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/pipeline";
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 
@@ -15,11 +15,6 @@ const end = (id: string, at: number, extra: Record<string, unknown> = {}) => ({
   project_id: P, id, ended_at: iso(at), output: { answer: id }, summary: {}, ...extra,
 });
 
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
 
 const query = (body: Record<string, unknown>) => api.lines<Call>("/calls/stream_query", { project_id: P, ...body });
 

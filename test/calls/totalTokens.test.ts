@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, iso, startTestService, type Client } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { iso, serviceForFile } from "../support/service.js";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/tokens";
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
 
 /** A finished call with this summary. */
 const finished = (id: string, i: number, summary: Record<string, unknown>) => [

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { callsCountQuery } from "../../services/store/calls/callsQuery.js";
 import { storeOn } from "../support/database.js";
-import { client, iso, startTestService, type Client } from "../support/service.js";
+import { iso, serviceForFile } from "../support/service.js";
 
 /**
  * Pages sorted by started_at are read through time windows; they must equal the same
  * slice of the whole ordered result, whatever the filter's selectivity, offset or direction.
  */
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/window";
 const N = 1500;
 
@@ -18,8 +18,6 @@ function random(seed: number) {
 }
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   const rnd = random(7);
   const batch = [];
   for (let i = 0; i < N; i++) {
@@ -29,7 +27,6 @@ beforeAll(async () => {
   }
   await api.json("/call/upsert_batch", { batch });
 });
-afterAll(async () => service.stop());
 
 const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 

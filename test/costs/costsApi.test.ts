@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, iso, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { client, iso, KEY_OTHER, serviceForFile } from "../support/service.js";
 
 /** /cost/create, /cost/query, /cost/purge through HTTP on a fresh database. */
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/costs-api";
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -27,8 +27,6 @@ const lit = (v: unknown) => ({ $literal: v });
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   const res = await api.json<{ ids: [string, string][] }>("/cost/create", {
     project_id: P,
     costs: {
@@ -46,7 +44,6 @@ beforeAll(async () => {
   });
   ids["model-a-later"] = later.ids[0]![1];
 });
-afterAll(async () => service.stop());
 
 describe("/cost/create", () => {
   it("answers [llm_id, id] pairs with UUIDv7 ids, readable at once with defaults filled", async () => {

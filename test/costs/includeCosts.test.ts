@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadDefaultPriceFile } from "../../services/store/costs/defaultPrices.js";
-import { client, iso, startTestService, type Client } from "../support/service.js";
+import { iso, serviceForFile } from "../support/service.js";
 
 /**
  * include_costs on /calls/stream_query and /call/read, and the cost fields for filters and
@@ -10,8 +10,8 @@ import { client, iso, startTestService, type Client } from "../support/service.j
 type Json = Record<string, unknown>;
 type Call = Json & { id: string; summary: Json & { weave: Json & { costs?: Record<string, Json> } } };
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/include-costs";
 const day = (y: number, m: number, d: number) => Date.UTC(y, m - 1, d);
 
@@ -82,8 +82,6 @@ function expectedCosts(spec: Spec): Record<string, Json> {
 const total = (spec: Spec) => Object.values(expectedCosts(spec)).reduce((s, c) => s + (c.prompt_tokens_total_cost as number) + (c.completion_tokens_total_cost as number), 0);
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   await api.json("/cost/create", { project_id: P, costs: { "gpt-4o": { prompt_token_cost: P1.prompt, completion_token_cost: P1.completion, effective_date: iso(P1.at), provider_id: "openai" } } });
   await api.json("/cost/create", { project_id: P, costs: { "gpt-4o": { prompt_token_cost: P2.prompt, completion_token_cost: P2.completion, effective_date: iso(P2.at), provider_id: "openai" } } });
   // Another project's price for the same model must not leak in.
@@ -94,7 +92,6 @@ beforeAll(async () => {
   ]);
   await api.json("/call/upsert_batch", { batch });
 });
-afterAll(async () => service.stop());
 
 const stream = (body: Json) => api.lines<Call>("/calls/stream_query", { project_id: P, ...body });
 

@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, iso, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { client, iso, KEY_OTHER, serviceForFile } from "../support/service.js";
 
 type Feedback = Record<string, unknown> & { id: string; payload: Record<string, unknown> };
 type Detail = { detail: { loc: (string | number)[]; msg: string; type: string }[] };
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/feedback";
 const ref = (call: string, project = P) => `weave:///${project}/call/${call}`;
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
 
 const create = (body: Record<string, unknown>) => api.json<Feedback>("/feedback/create", { project_id: P, ...body });
 const query = (body: Record<string, unknown>, project = P) => api.json<{ result: Feedback[] }>("/feedback/query", { project_id: project, ...body }).then((r) => r.result);

@@ -3,7 +3,7 @@ import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { FeedbackRepository } from "../../services/store/feedback/feedbackRepository.js";
 import { checkAll } from "../../services/store/feedback/validate.js";
 import { storeOn } from "../support/database.js";
-import { client, startTestService, type Client } from "../support/service.js";
+import { serviceForFile } from "../support/service.js";
 import type { Clock } from "../../services/times.js";
 
 /**
@@ -12,8 +12,8 @@ import type { Clock } from "../../services/times.js";
  * API stamps server time), then read through HTTP.
  */
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 let store: ClickHouseStore;
 const S = "acme/fbstats";
 const START = Date.UTC(2026, 2, 10, 0, 0, 0) * 1000;
@@ -62,8 +62,6 @@ items.push({ at: START, type: "wandb.runnable.judge", trigger: `weave:///${S}/ob
 items.push({ at: END, type: "wandb.runnable.judge", trigger: `weave:///${S}/object/monitor:v1`, score: 5, passed: true, label: "past-end" });
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   store = await storeOn(service.database);
   const clock = new ScriptedClock();
   const repo = new FeedbackRepository(store, clock);
@@ -79,7 +77,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await store.close();
-  await service.stop();
 });
 
 const iso = (micros: number) => new Date(Math.floor(micros / 1000)).toISOString().replace("Z", `${String(micros % 1000).padStart(3, "0")}Z`);

@@ -1,22 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fileDigest } from "../../services/digests.js";
 import { CHUNK_BYTES } from "../../services/store/files/fileRows.js";
-import { basic, client, KEY_ACME, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { basic, KEY_ACME, KEY_OTHER, serviceForFile } from "../support/service.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { storeOn } from "../support/database.js";
 import { generatedContent, postForm, readContent, storedFor, streamUpload, uploadFile } from "./support.js";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/files";
 
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
 
 /** Rows of file_chunks for a project, tombstones included. */
 async function chunkRows(project: string): Promise<number> {

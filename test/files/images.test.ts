@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fileDigest, objectDigest } from "../../services/digests.js";
 import { fromPlainJson } from "../../services/losslessJson.js";
 import { imageFormatOf } from "../../services/query/imageFormat.js";
-import { client, startTestService } from "../support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 import { postForm, readContent, storedFor, tinyGif, tinyJpeg, tinyPng, tinyWebp } from "./support.js";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 const P = "acme/images";
 
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
 
 /** The ref /image/create answers: the object `Image` holding the image as Weave saves a PIL image. */
 function expectedRef(project: string, fileName: string, digest: string): string {

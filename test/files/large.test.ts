@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fileDigest } from "../../services/digests.js";
 import { suiteClickHouse } from "../support/database.js";
-import { basic, client, KEY_ACME, startTestService } from "../support/service.js";
+import { basic, client, KEY_ACME, serviceForFile } from "../support/service.js";
 import { contentPiece, generatedContent, streamUpload } from "./support.js";
 
 /**
@@ -14,12 +14,7 @@ const SIZE = 100 * 1024 * 1024 + 12_345;
 const MB = 1024 * 1024;
 const P = "acme/large";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 /** Samples RSS every 25 ms while `run` runs; answers its result and the peak growth over the RSS before. */
 async function peakRssGrowth<T>(run: () => Promise<T>): Promise<{ result: T; growthMb: number }> {

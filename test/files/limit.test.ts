@@ -1,20 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fileDigest } from "../../services/digests.js";
 import { CHUNK_BYTES } from "../../services/store/files/fileRows.js";
-import { client, startTestService } from "../support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 import { contentPiece, generatedContent, postForm, readContent, storedFor, streamUpload, tinyPng } from "./support.js";
 
 /** Above one insert of chunks (8 MiB), so that a refused upload has chunks to drop. */
 const LIMIT = 10 * CHUNK_BYTES + 3;
 const TOO_LARGE = { detail: `the file is larger than the limit of ${LIMIT} bytes`, message: `the file is larger than the limit of ${LIMIT} bytes` };
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService({ FILE_MAX_BYTES: String(LIMIT) });
-});
-afterAll(async () => service.stop());
+const service = serviceForFile({ FILE_MAX_BYTES: String(LIMIT) });
 
 const stored = (project: string) => storedFor(service.database, project);
 const stats = (project: string) => client(service.url).json<{ total_size_bytes: number }>("/files/query_stats", { project_id: project });

@@ -115,6 +115,9 @@ export const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, 
   v2_scores_delete: { path: `/v2/${PROJECT}/scores?score_ids=s1` },
   v2_scores_read: { path: `/v2/${PROJECT}/scores/s1` },
   v2_eval_results_query: { path: `/v2/${PROJECT}/eval_results/query`, body: { evaluation_call_ids: ["e1"] } },
+  evaluate_model: { body: { project_id: PROJECT, evaluation_ref: `weave:///${PROJECT}/object/e1:x`, model_ref: `weave:///${PROJECT}/object/m1:x` } },
+  evaluation_status: { body: { project_id: PROJECT, call_id: "c1" } },
+  calls_score: { body: { project_id: PROJECT, call_ids: ["c1"], scorer_refs: [`weave:///${PROJECT}/object/s1:x`] } },
   chat_completions: { body: { model: "tracehouse/bytelm-small", messages: [{ role: "user", content: "hi" }], max_tokens: 1 }, headers: { "OpenAI-Project": PROJECT } },
   inference_models_list: { headers: { "Vendor-Project": PROJECT } },
   // Training: `{model_id}` and `{job_id}` are a model of PROJECT and a job of it, made in beforeAll.
@@ -127,10 +130,11 @@ export const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, 
   sft_training_job_create: { body: { model_id: "{model_id}", training_data_url: "https://example.invalid/data.jsonl" } },
   training_job_read: { path: "/v1/preview/training-jobs/{job_id}" },
   training_job_events: { path: "/v1/preview/training-jobs/{job_id}/events" },
+  trainer_message: { path: "/v1/trainer/jobs/{job_id}/messages", body: { trainer_id: "t1", attempt: 1, seq: 1, type: "heartbeat", data: {} } },
 };
 
 /** Operations that name a resource by id (a training model or job): the handler looks up its project and confirms it. */
-export const LOOKED_UP = ["training_model_delete", "training_checkpoints_list", "training_checkpoints_delete", "training_model_log", "training_job_create", "sft_training_job_create", "training_job_read", "training_job_events"];
+export const LOOKED_UP = ["training_model_delete", "training_checkpoints_list", "training_checkpoints_delete", "training_model_log", "training_job_create", "sft_training_job_create", "training_job_read", "training_job_events", "trainer_message"];
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
 export const STREAMED = ["file_create", "files_create", "image_create"];
@@ -156,6 +160,7 @@ export const KEY_ONLY_BODIES: Record<string, unknown> = {
   inference_hardware: undefined,
   inference_router_models: undefined,
   system_check: undefined,
+  trainer_claim: { trainer_id: "t1" },
 };
 export const KEY_ONLY = Object.keys(KEY_ONLY_BODIES);
 export const PUBLIC = ["health", "training_health"];

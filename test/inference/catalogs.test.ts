@@ -105,4 +105,26 @@ describe("refresh from upstream URLs", () => {
       await service.stop();
     }
   });
+
+  it("stops refreshing when the service stops", async () => {
+    let fetches = 0;
+    const counting = createServer((_req, res) => {
+      fetches++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(ours));
+    });
+    await new Promise<void>((done) => counting.listen(0, "127.0.0.1", done));
+    const address = counting.address();
+    const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/hardware`;
+    const service = await startTestService({ INFERENCE_CATALOG_URLS: JSON.stringify({ hardware: url }), INFERENCE_CATALOG_REFRESH_MS: "1000" });
+    try {
+      while (fetches < 2) await new Promise((done) => setTimeout(done, 50));
+    } finally {
+      await service.stop();
+    }
+    const atStop = fetches;
+    await new Promise((done) => setTimeout(done, 2_500));
+    await new Promise((done) => counting.close(done));
+    expect(fetches).toBe(atStop);
+  });
 });

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { basic, client, KEY_ACME, startTestService, type Client } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
 import { objectsApi, putJson } from "./support.js";
 
 /** Tags and aliases: add, remove, list, read through them, their names' rules. */
 const P = "acme/labels";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 let o: ReturnType<typeof objectsApi>;
-
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   o = objectsApi(api, P);
 });
-afterAll(async () => service.stop());
 
 const put = (path: string, body: unknown) => putJson(service.url, basic(KEY_ACME), path, body);
 const post = async (path: string, body: unknown) => {

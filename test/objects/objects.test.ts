@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { objectDigest, pythonJsonDumps } from "../../services/digests.js";
 import { parseLossless } from "../../services/losslessJson.js";
-import { basic, client, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { basic, client, KEY_OTHER, serviceForFile } from "../support/service.js";
 import { ISO_MICROS, objectsApi, putJson, valOfAnswer, type Obj } from "./support.js";
 
 /**
@@ -14,16 +14,12 @@ const VECTORS = JSON.parse(readFileSync(new URL("../ground/digest-vectors.json",
   object_cases: { input_json: string; canonical: string; digest: string }[];
 };
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 let o: ReturnType<typeof objectsApi>;
-
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   o = objectsApi(api, P);
 });
-afterAll(async () => service.stop());
 
 const readText = async (objectId: string, digest: string): Promise<string> => {
   const res = await api.post("/obj/read", { project_id: P, object_id: objectId, digest });

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { pythonJsonDumps } from "../../services/digests.js";
 import { fromPlainJson } from "../../services/losslessJson.js";
-import { basic, client, startTestService, KEY_ACME } from "../support/service.js";
+import { basic, client, KEY_ACME, serviceForFile } from "../support/service.js";
 import { objectsApi, putJson, type Obj } from "./support.js";
 
 /**
@@ -10,7 +10,7 @@ import { objectsApi, putJson, type Obj } from "./support.js";
  */
 const P = "acme/objquery";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let o: ReturnType<typeof objectsApi>;
 const d: Record<string, string> = {};
 
@@ -19,7 +19,6 @@ const MODEL = { _type: "MyModel", _class_name: "MyModel", _bases: ["Model", "Obj
 const OP = (n: number) => ({ _type: "CustomWeaveType", weave_type: { type: "Op" }, files: { "obj.py": `code ${n}` } });
 
 beforeAll(async () => {
-  service = await startTestService();
   o = objectsApi(client(service.url), P);
   // Created one after the other, so creation order is the order below.
   d.ds0 = await o.create("ds", DATASET(0));
@@ -34,7 +33,6 @@ beforeAll(async () => {
   expect((await put("/objs/ds/aliases", { project_id: P, digest: d.ds0, aliases: ["prod"] })).status).toBe(200);
   expect((await put("/objs/model/aliases", { project_id: P, digest: d.model0, aliases: ["staging"] })).status).toBe(200);
 });
-afterAll(async () => service.stop());
 
 const ids = (objs: Obj[]) => objs.map((v) => `${v.object_id}:v${v.version_index}`);
 const q = async (body: Record<string, unknown>) => ids(await o.query(body));

@@ -3,7 +3,7 @@
  * JSON, gzip on and off) through the SDK's tracer provider and span processors: spans go
  * through ingest → queue → worker → ClickHouse and are read back through the calls API.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from "@opentelemetry/api";
 import { CompressionAlgorithm } from "@opentelemetry/otlp-exporter-base";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
@@ -11,7 +11,7 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { basic, client, KEY_ACME, startTestService, type Client } from "../support/service.js";
+import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
 import { OTLP_PATH, RecordingExporter, storedRows } from "./httpSupport.js";
 
 type Call = Record<string, unknown> & {
@@ -23,14 +23,8 @@ type Call = Record<string, unknown> & {
 };
 
 const P = "acme/otel";
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
-
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
+const api = service.api;
 
 type Variant = { name: string; format: "protobuf" | "json"; gzip: boolean };
 const VARIANTS: Variant[] = [
@@ -202,6 +196,8 @@ describe.each(VARIANTS)("$name", (variant) => {
       links: [{ trace_id: traceId(root), span_id: spanId(root), attributes: { "link.reason": "caused-by" } }],
       status: { code: "STATUS_CODE_ERROR", message: "rate limited" },
     });
+    // Stored without the attributes that the call's attributes.otel keeps.
+    expect(stored.get(spanId(llm))!.stored_dump).toMatchObject({ attributes: "$attributes.otel.attributes", resource: { attributes: "$attributes.otel.resource" } });
   });
 });
 

@@ -124,6 +124,6 @@ describe("overload and durability", () => {
     expect(exporter.results).toEqual([{ code: 0 }]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900); // waited for Retry-After: 1
     expect(publisher.published.length).toBe(before + 1);
-    expect(publisher.published.at(-1)!.map((e) => e.kind)).toEqual(["call_start", "call_end"]);
+    expect(publisher.published.at(-1)!.map((e) => e.kind)).toEqual(["call_complete"]);
   });
 });

@@ -6,6 +6,8 @@
 import { gzipSync } from "node:zlib";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "../../services/ingest/otlp/protobuf.js";
+import { fullOtelDump } from "../../services/ingest/otlp/otelDump.js";
+import type { JsonObject } from "../../services/json.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { storeOn } from "../support/database.js";
 import { basic, KEY_ACME } from "../support/service.js";
@@ -147,16 +149,30 @@ export function decodeProtobufResponse(body: Buffer): { rejected_spans?: string;
   return decoded.partial_success ?? null;
 }
 
-/** The stored row columns that the query API does not return. */
-export async function storedRows(database: string, projectId: string, ids: string[]): Promise<Map<string, { otel_dump: unknown; storage_size_bytes: number }>> {
+/**
+ * The stored row columns that the query API does not return; `otel_dump` as received (the
+ * attributes it leaves to the call put back, otelDump.ts), `stored_dump` as stored.
+ */
+export async function storedRows(
+  database: string,
+  projectId: string,
+  ids: string[],
+): Promise<Map<string, { otel_dump: unknown; stored_dump: unknown; storage_size_bytes: number }>> {
   const store = await storeOn(database);
   try {
     const pb = new ParamBuilder();
-    const rows = await store.rows<{ id: string; otel_dump: string | null; storage_size_bytes: string }>("test_otel_dump", {
-      sql: `SELECT id, otel_dump, storage_size_bytes FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
+    const rows = await store.rows<{ id: string; otel_dump: string | null; attributes: string; storage_size_bytes: string }>("test_otel_dump", {
+      sql: `SELECT id, otel_dump, attributes, storage_size_bytes FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
       params: pb.params,
     });
-    return new Map(rows.map((r) => [r.id, { otel_dump: r.otel_dump === null ? null : JSON.parse(r.otel_dump), storage_size_bytes: Number(r.storage_size_bytes) }]));
+    const dump = (r: { otel_dump: string | null; attributes: string }) =>
+      r.otel_dump === null ? null : fullOtelDump(JSON.parse(r.otel_dump) as JsonObject, JSON.parse(r.attributes) as JsonObject);
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        { otel_dump: dump(r), stored_dump: r.otel_dump === null ? null : JSON.parse(r.otel_dump), storage_size_bytes: Number(r.storage_size_bytes) },
+      ]),
+    );
   } finally {
     await store.close();
   }

@@ -69,7 +69,7 @@ describe("mapSpans: attributes", () => {
       },
     });
     const [start] = mapSpans(batchOf([span], { "service.name": "chat-api", "service.version": "1.0" }), CTX).events;
-    expect(start?.kind === "call_start" && start.attributes).toEqual({
+    expect(start?.kind === "call_complete" && start.attributes).toEqual({
       model: "gpt-4o",
       system: "openai",
       operation: "chat",

@@ -3,10 +3,10 @@ import { mapSpans } from "../../services/ingest/otlp/mapSpan.js";
 import { batchOf, CTX, makeSpan, mapAttributes, mapOne, PARENT_ID, SPAN_ID, START_NS, TRACE_ID } from "./support.js";
 
 describe("mapSpans: ids, times and the fixed fields", () => {
-  it("maps a bare root span to exactly one start and one end event", () => {
-    const { start, end } = mapOne(makeSpan());
-    expect(start).toEqual({
-      kind: "call_start",
+  it("maps a bare root span to exactly one complete-call event", () => {
+    const { call } = mapOne(makeSpan());
+    expect(call).toEqual({
+      kind: "call_complete",
       project_id: "acme/chat",
       id: SPAN_ID,
       trace_id: TRACE_ID,
@@ -24,11 +24,6 @@ describe("mapSpans: ids, times and the fixed fields", () => {
       wb_user_id: "user-7",
       wb_run_id: null,
       wb_run_step: null,
-    });
-    expect(end).toEqual({
-      kind: "call_end",
-      project_id: "acme/chat",
-      id: SPAN_ID,
       ended_at: 1_700_000_001_987_654,
       exception: null,
       output: null,
@@ -71,14 +66,12 @@ describe("mapSpans: ids, times and the fixed fields", () => {
     expect(mapAttributes({ "wandb.display_name": 3 }).start.display_name).toBe("3");
   });
 
-  it("keeps batch order: start then end for each span", () => {
+  it("keeps batch order: one event per span", () => {
     const spans = ["1111111111111111", "2222222222222222"].map((spanId) => makeSpan({ spanId }));
     const result = mapSpans(batchOf(spans), CTX);
     expect(result.events.map((e) => [e.kind, e.id])).toEqual([
-      ["call_start", "1111111111111111"],
-      ["call_end", "1111111111111111"],
-      ["call_start", "2222222222222222"],
-      ["call_end", "2222222222222222"],
+      ["call_complete", "1111111111111111"],
+      ["call_complete", "2222222222222222"],
     ]);
   });
 });

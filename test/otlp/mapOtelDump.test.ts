@@ -1,9 +1,12 @@
+import fc from "fast-check";
 import { describe, it, expect } from "vitest";
 import { mapSpans } from "../../services/ingest/otlp/mapSpan.js";
-import { CTX, makeSpan, PARENT_ID, SPAN_ID, TRACE_ID } from "./support.js";
+import { IN_CALL_ATTRIBUTES, IN_CALL_RESOURCE, fullOtelDump } from "../../services/ingest/otlp/otelDump.js";
+import type { JsonObject } from "../../services/json.js";
+import { CTX, makeSpan, mapAttributes, mapOne, PARENT_ID, SPAN_ID, TRACE_ID } from "./support.js";
 
 describe("mapSpans: otel_dump", () => {
-  it("keeps the whole span with its resource and scope", () => {
+  it("keeps the whole span with its resource and scope; the attributes the call keeps come back from it", () => {
     const span = makeSpan({
       parentSpanId: PARENT_ID,
       traceState: "vendor=1",
@@ -27,8 +30,9 @@ describe("mapSpans: otel_dump", () => {
         },
       ],
     };
-    const [start] = mapSpans(batch, CTX).events;
-    expect(start?.kind === "call_start" && start.otel_dump).toEqual({
+    const [call] = mapSpans(batch, CTX).events;
+    expect(call?.otel_dump).toMatchObject({ attributes: IN_CALL_ATTRIBUTES, resource: { attributes: IN_CALL_RESOURCE } });
+    expect(call?.otel_dump && fullOtelDump(call.otel_dump, call.attributes)).toEqual({
       resource: { attributes: { "service.name": "chat-api" }, dropped_attributes_count: 4, schema_url: "https://opentelemetry.io/schemas/1.26.0" },
       scope: { name: "lib", version: "1.0", attributes: { s: true }, dropped_attributes_count: 5, schema_url: "scope-schema" },
       trace_id: TRACE_ID,
@@ -55,6 +59,63 @@ describe("mapSpans: otel_dump", () => {
       { resources: [{ attributes: {}, droppedAttributesCount: 0, schemaUrl: "", scopes: [{ scope: { name: "", version: "", attributes: {}, droppedAttributesCount: 0 }, schemaUrl: "", spans: [makeSpan({ kind: 9, status: { code: 7, message: "" } })] }] }] },
       CTX,
     ).events;
-    expect(start?.kind === "call_start" && start.otel_dump).toMatchObject({ parent_span_id: null, kind: 9, status: { code: 7, message: "" } });
+    expect(start?.otel_dump && fullOtelDump(start.otel_dump, start.attributes)).toMatchObject({ parent_span_id: null, kind: 9, status: { code: 7, message: "" } });
+  });
+
+  it("leaves out the fields at their OTLP defaults and gives them back", () => {
+    const { call } = mapOne(makeSpan({ attributes: {} }));
+    expect(call.otel_dump).toEqual({
+      resource: { attributes: IN_CALL_RESOURCE },
+      scope: { name: "openinference.instrumentation.openai", version: "0.1.2" },
+      trace_id: TRACE_ID,
+      span_id: SPAN_ID,
+      name: "chat gpt-4o",
+      kind: "SPAN_KIND_CLIENT",
+      start_time_unix_nano: "1700000000123456789",
+      end_time_unix_nano: "1700000001987654321",
+      attributes: IN_CALL_ATTRIBUTES,
+    });
+    expect(fullOtelDump(call.otel_dump!, call.attributes)).toEqual({
+      resource: { attributes: {}, dropped_attributes_count: 0, schema_url: "" },
+      scope: { name: "openinference.instrumentation.openai", version: "0.1.2", attributes: {}, dropped_attributes_count: 0, schema_url: "" },
+      trace_id: TRACE_ID,
+      span_id: SPAN_ID,
+      parent_span_id: null,
+      trace_state: "",
+      flags: 0,
+      name: "chat gpt-4o",
+      kind: "SPAN_KIND_CLIENT",
+      start_time_unix_nano: "1700000000123456789",
+      end_time_unix_nano: "1700000001987654321",
+      attributes: {},
+      dropped_attributes_count: 0,
+      events: [],
+      dropped_events_count: 0,
+      links: [],
+      dropped_links_count: 0,
+      status: { code: "STATUS_CODE_UNSET", message: "" },
+    });
+  });
+
+  it("stores the flat attributes when a value is a key-value list (nesting could not tell it from dotted keys)", () => {
+    const { call } = mapAttributes({ "a.b": 1, a: { c: 2 } });
+    expect(call.otel_dump?.["attributes"]).toEqual({ "a.b": 1, a: { c: 2 } });
+    expect(fullOtelDump(call.otel_dump!, call.attributes)["attributes"]).toEqual({ "a.b": 1, a: { c: 2 } });
+  });
+
+  it("gives back any attributes without key-value lists exactly", () => {
+    const key = fc.array(fc.constantFrom("a", "b", "", "x.y", ".", "__proto__", "gen_ai"), { minLength: 1, maxLength: 4 }).map((parts) => parts.join("."));
+    const value = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant({ k: 1 })), { maxLength: 3 }));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(key, value), { maxLength: 12 }), (pairs) => {
+        const attributes: JsonObject = {};
+        for (const [k, v] of pairs) Object.defineProperty(attributes, k, { value: v, enumerable: true, writable: true, configurable: true });
+        const { call } = mapAttributes(attributes);
+        const stored = JSON.parse(JSON.stringify(call.otel_dump)) as JsonObject;
+        const callAttributes = JSON.parse(JSON.stringify(call.attributes)) as JsonObject;
+        expect(stored["attributes"]).toBe(IN_CALL_ATTRIBUTES);
+        expect(fullOtelDump(stored, callAttributes)["attributes"]).toEqual(JSON.parse(JSON.stringify(attributes)));
+      }),
+    );
   });
 });

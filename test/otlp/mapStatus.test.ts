@@ -39,6 +39,6 @@ describe("mapSpans: status", () => {
       ],
     });
     const { events } = mapSpans(decodeJsonRequest(body), CTX);
-    expect(events[1]).toMatchObject({ kind: "call_end", exception: "tool failed", ended_at: 1_700_000_000_000_001 });
+    expect(events[0]).toMatchObject({ kind: "call_complete", exception: "tool failed", ended_at: 1_700_000_000_000_001 });
   });
 });

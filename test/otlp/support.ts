@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { CallEndEvent, CallStartEvent } from "../../services/queue/events.js";
+import type { CallCompleteEvent } from "../../services/queue/events.js";
 import type { OtlpSpan, OtlpSpanBatch } from "../../services/ingest/otlp/decode.js";
 import { mapSpans, type MapSpansContext } from "../../services/ingest/otlp/mapSpan.js";
 import type { JsonValue } from "../../services/json.js";
@@ -54,15 +54,18 @@ export function batchOf(spans: OtlpSpan[], resourceAttributes: Record<string, Js
   };
 }
 
-/** Maps one span that must be accepted; returns its two events. */
-export function mapOne(span: OtlpSpan, ctx: MapSpansContext = CTX): { start: CallStartEvent; end: CallEndEvent } {
+/**
+ * Maps one span that must be accepted; returns its one complete-call event, also as `start`
+ * and `end` for the tests that look at its start or end fields.
+ */
+export function mapOne(span: OtlpSpan, ctx: MapSpansContext = CTX): { call: CallCompleteEvent; start: CallCompleteEvent; end: CallCompleteEvent } {
   const result = mapSpans(batchOf([span]), ctx);
   expect(result.rejected).toBe(0);
   expect(result.errors).toEqual([]);
-  expect(result.events).toHaveLength(2);
-  const [start, end] = result.events;
-  if (start?.kind !== "call_start" || end?.kind !== "call_end") throw new Error("expected a start and an end event");
-  return { start, end };
+  expect(result.events).toHaveLength(1);
+  const [call] = result.events;
+  if (call?.kind !== "call_complete") throw new Error("expected one complete call event");
+  return { call, start: call, end: call };
 }
 
 /** Maps a span with just these attributes. */

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { storeOn } from "../support/database.js";
-import { client, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { KEY_OTHER, serviceForFile } from "../support/service.js";
 import { completeBatchJson, newRetryId, rawPost, remoteHttpHeaders, SDK_ATTRIBUTES, stainlessHeaders, v2Path, type CompleteCallText, type ReadCall } from "./sdk.js";
 
 /**
@@ -8,13 +8,8 @@ import { completeBatchJson, newRetryId, rawPost, remoteHttpHeaders, SDK_ATTRIBUT
  * each start with its end in memory and sends the finished calls, children before their
  * parent (they finish first), in one `POST /v2/{entity}/{project}/calls/complete`.
  */
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
+const api = service.api;
 
 const P = "acme/sdk-complete";
 const TRACE = "019aa1b2-7c3d-7e4f-8a5b-6c7d8e9f0a00";

@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import type { CallSchema } from "../../services/contract/calls.js";
 import { basic, KEY_ACME } from "../support/service.js";
 
 /**
@@ -154,25 +155,4 @@ export function endJson(e: EndText): string {
 export const v2Path = (projectId: string, rest: string): string => `/v2/${projectId}/${rest}`;
 
 /** What `/calls/stream_query` and `/call/read` answer for a call (no storage sizes or usernames asked). */
-export interface ReadCall {
-  id: string;
-  project_id: string;
-  op_name: string;
-  display_name: string | null;
-  trace_id: string;
-  parent_id: string | null;
-  thread_id: string | null;
-  turn_id: string | null;
-  started_at: string;
-  ended_at: string | null;
-  exception: string | null;
-  attributes: Record<string, unknown>;
-  inputs: Record<string, unknown>;
-  output: unknown;
-  summary: Record<string, unknown> | null;
-  wb_user_id: string | null;
-  wb_run_id: string | null;
-  wb_run_step: number | null;
-  wb_run_step_end: number | null;
-  deleted_at: string | null;
-}
+export type ReadCall = Omit<CallSchema, "storage_size_bytes" | "total_storage_size_bytes" | "wb_username">;

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { expressPath } from "../../services/http/app.js";
-import { basic, client, KEY_ADMIN, startTestService, type Client } from "../support/service.js";
+import { basic, KEY_ADMIN, serviceForFile } from "../support/service.js";
 import { completeBatchJson, newRetryId, rawPost, remoteHttpHeaders, v2Path, type CompleteCallText } from "./sdk.js";
 
 /**
@@ -9,13 +9,8 @@ import { completeBatchJson, newRetryId, rawPost, remoteHttpHeaders, v2Path, type
  * requests stay under 31 MiB; the server's limit is 32 MiB), and a server_info whose versions
  * its PEP 440 parser reads.
  */
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
+const api = service.api;
 
 const P = "acme/sdk-wire";
 const MiB = 1024 * 1024;

@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, iso, startTestService } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { client, iso, serviceForFile } from "../support/service.js";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile({ QUEUE_MAX_PENDING_BYTES: "4000" });
 beforeAll(async () => {
   // Room for about one request's bytes: concurrent requests must be refused, not buffered.
-  service = await startTestService({ QUEUE_MAX_PENDING_BYTES: "4000" });
 });
-afterAll(async () => service.stop());
 
 describe("the ingest memory bound", () => {
   it("answers 429 with Retry-After beyond QUEUE_MAX_PENDING_BYTES and stores exactly what it acknowledged", async () => {

@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, iso, KEY_ADMIN, startTestService, type Client } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Client, client, iso, KEY_ADMIN, serviceForFile } from "../support/service.js";
 
 type Detail = { detail: string | { loc: (string | number)[]; msg: string; type: string }[] };
 
 const P = "acme/refs";
 const BASE = `weave:///${P}`;
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 
 /** Digests and refs of what beforeAll stores. */
 let objRef: string;
@@ -39,8 +39,6 @@ async function read(refs: string[]): Promise<unknown[]> {
 }
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   objRef = `${BASE}/object/cfg:${await createObject(P, "cfg", OBJ_TEXT)}`;
   opRef = `${BASE}/op/my_op:${await createObject(P, "my_op", '{"_type": "CustomWeaveType", "weave_type": {"type": "Op"}, "name": "my_op"}')}`;
   const res = await api.post("/table/create", `{"table": {"project_id": "${P}", "rows": [${ROW_TEXTS.join(", ")}]}}`);
@@ -59,7 +57,6 @@ beforeAll(async () => {
     ],
   });
 });
-afterAll(async () => service.stop());
 
 describe("refs/read_batch", () => {
   it("answers an object ref with its value as created, losslessly (1.0 stays a float, big integers exact)", async () => {

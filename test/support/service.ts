@@ -89,23 +89,38 @@ export function client(baseUrl: string, key: string = KEY_ACME): Client {
 export const iso = (ms: number, micros = 0) => new Date(ms).toISOString().replace("Z", `${String(micros).padStart(3, "0")}Z`);
 
 /**
- * One service for the calling test file: started before its tests, stopped after them.
- * Read `url` and `api` inside tests (they exist once `beforeAll` ran).
+ * One service for the calling test file: started before its tests (its `beforeAll` runs ahead
+ * of the file's own), stopped after them. `url` and `database` exist once it started; `api`
+ * may be taken at once (it forwards to the key's client of the started service).
  */
-export function serviceForFile(env: Record<string, string> = {}): { readonly url: string; readonly api: Client } {
+export function serviceForFile(env: Record<string, string> = {}): Pick<Awaited<ReturnType<typeof startTestService>>, "url" | "database" | "operations"> & { readonly api: Client } {
   let service: Awaited<ReturnType<typeof startTestService>> | null = null;
-  let api: Client | null = null;
+  let started: Client | null = null;
+  const current = (): Client => {
+    if (started === null) throw new Error("the file's service is not started yet (use it inside tests or hooks)");
+    return started;
+  };
   beforeAll(async () => {
     service = await startTestService(env);
-    api = client(service.url);
+    started = client(service.url);
   });
   afterAll(async () => service?.stop());
+  const api: Client = {
+    post: (path, body, headers) => current().post(path, body, headers),
+    get: (path, headers) => current().get(path, headers),
+    json: (path, body) => current().json(path, body),
+    lines: (path, body) => current().lines(path, body),
+  };
   return {
     get url() {
       return service!.url;
     },
-    get api() {
-      return api!;
+    get database() {
+      return service!.database;
     },
+    get operations() {
+      return service!.operations;
+    },
+    api,
   };
 }

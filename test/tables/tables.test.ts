@@ -4,23 +4,20 @@ import { rowDigest, tableDigest } from "../../services/digests.js";
 import { parseLossless } from "../../services/losslessJson.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { storeOn } from "../support/database.js";
-import { client, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { client, KEY_OTHER, serviceForFile } from "../support/service.js";
 
 type Row = { digest: string; val: Record<string, unknown>; original_index: number };
 type Detail = { detail: string | { loc: (string | number)[]; msg: string; type: string }[] };
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 let store: ClickHouseStore;
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   store = await storeOn(service.database);
 });
 afterAll(async () => {
   await store.close();
-  await service.stop();
 });
 
 /** The spec's digest vectors (the copy the ground tests read). */

@@ -2,10 +2,10 @@
  * Threads end to end: calls through ingest → queue → worker → ClickHouse, threads through
  * /threads/stream_query, against figures computed here from the generated calls alone.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { THREAD_SORT_FIELDS, type ThreadSortBy, type ThreadSortField } from "../../services/contract/threads.js";
 import { queryDuration } from "../../services/store/clickhouse.js";
-import { client, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { client, KEY_OTHER, serviceForFile } from "../support/service.js";
 
 const P = "acme/threads";
 const T0 = Date.UTC(2026, 10, 3, 9) * 1000;
@@ -141,8 +141,8 @@ function shuffle<T>(items: T[], random: () => number): T[] {
   return items;
 }
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const random = rng(20261103);
 const calls = generate(random);
 const deleted = new Set<string>();
@@ -150,8 +150,6 @@ const deleted = new Set<string>();
 const query = (body: Record<string, unknown> = {}) => api.lines<Record<string, unknown>>("/threads/stream_query", { project_id: P, ...body });
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   const finished = calls.filter((c) => c.end !== null);
   const endsFirst = finished.filter(() => random() < 0.15);
   const endsLater = finished.filter((c) => !endsFirst.includes(c) && random() < 0.4);
@@ -166,7 +164,7 @@ beforeAll(async () => {
   // Starts sent again after their ends: they must not make a finished turn run again.
   await send(upsertItems(finished.filter((c) => c.turn === c.id).slice(0, 12), "start"));
 });
-afterAll(async () => service?.stop());
+
 
 describe("POST /threads/stream_query", () => {
   it("gives every figure of every thread, counting turn calls only, newest activity first", async () => {

@@ -5,19 +5,18 @@ import { TrainingRepository } from "../../services/store/training/trainingReposi
 import { TrainedModels } from "../../services/training/trainedModels.js";
 import { ForbiddenError } from "../../services/errors.js";
 import { storeOn } from "../support/database.js";
-import { KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
+import { KEY_ADMIN, KEY_OTHER, serviceForFile } from "../support/service.js";
 import { trainingClient, UUID, type TrainingClient } from "./support.js";
 
 const BASE = baseModels()[0]!.id;
 const MODELS = "/v1/preview/models";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let store: ClickHouseStore;
 let api: TrainingClient;
 let other: TrainingClient;
 
 beforeAll(async () => {
-  service = await startTestService();
   store = await storeOn(service.database);
   api = trainingClient(service.url);
   other = trainingClient(service.url, KEY_OTHER);
@@ -25,7 +24,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await store.close();
-  await service.stop();
 });
 
 const create = (name: string, extra: Record<string, unknown> = {}) => api.call("POST", MODELS, { entity: "acme", project: "cp", name, base_model: BASE, ...extra });
@@ -183,7 +181,7 @@ describe("training job routes without running a job", () => {
     const noData = await api.call<{ detail: { loc: string[] }[] }>("POST", "/v1/preview/sft-training-jobs", { model_id: model.id, config: {} });
     expect(noData.status).toBe(422);
     expect(noData.body.detail[0]!.loc).toEqual(["body", "training_data_url"]);
-    const artifact = await api.call("POST", "/v1/preview/sft-training-jobs", { model_id: model.id, training_data_url: "wandb-artifact:///acme/cp/data:v0" });
+    const artifact = await api.call("POST", "/v1/preview/sft-training-jobs", { model_id: model.id, training_data_url: "s3://bucket/data.jsonl" });
     expect(artifact.status).toBe(422);
     const foreign = await api.call("POST", "/v1/preview/sft-training-jobs", { model_id: model.id, training_folder_url: "weave:///other/p/file/abc" });
     expect(foreign.status).toBe(403);

@@ -62,7 +62,9 @@ describe("API JSON → lm's training types", () => {
     expect(sftDataSource("weave:///acme/p/file/abc")).toEqual({ kind: "file", projectId: "acme/p", digest: "abc" });
     expect(sftDataSource("weave:///acme/p/table/t1")).toEqual({ kind: "table", projectId: "acme/p", digest: "t1" });
     expect(sftDataSource("weave:///acme/p/object/ds:d1")).toEqual({ kind: "object", projectId: "acme/p", name: "ds", digest: "d1" });
-    expect(() => sftDataSource("wandb-artifact:///acme/p/ds:v0")).toThrow(/unsupported training data URL/);
+    expect(sftDataSource("wandb-artifact:///acme/p/ds:v0")).toEqual({ kind: "object", projectId: "acme/p", name: "ds", digest: "v0" });
+    expect(sftDataSource("wandb-artifact:///acme/p/ds")).toEqual({ kind: "object", projectId: "acme/p", name: "ds", digest: "latest" });
+    expect(() => sftDataSource("wandb-artifact:///acme/p/ds/extra:v0")).toThrow(/unsupported training data URL/);
     expect(() => sftDataSource("weave:///acme/p/call/c1")).toThrow(/unsupported training data URL/);
   });
 });

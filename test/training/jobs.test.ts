@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseModels, baseModelWeights, loadModel, type LanguageModel } from "../../services/lm/index.js";
-import { client, startTestService } from "../support/service.js";
+import { client, KEY_ACME, serviceForFile } from "../support/service.js";
 import { eventsUntilEnd, trainingClient, UUID, type TrainingClient, type TrainingEvent } from "./support.js";
 
 /** Training on a busy CPU takes a while: each test waits up to this long. */
@@ -14,7 +14,7 @@ const JOB_TEST_MS = 300_000;
 const BASE = baseModels()[0]!.id;
 const MODELS = "/v1/preview/models";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let api: TrainingClient;
 let dataServer: Server;
 let dataUrl: string;
@@ -27,7 +27,6 @@ const SFT_ROWS = [
 const REPEATED = Array.from({ length: 12 }, () => SFT_ROWS).flat();
 
 beforeAll(async () => {
-  service = await startTestService();
   api = trainingClient(service.url);
   dataServer = createServer((req, res) => {
     if (req.url === "/data.jsonl") {
@@ -44,7 +43,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((done) => dataServer.close(done));
-  await service.stop();
 });
 
 const createModel = async (name: string) => (await api.ok<{ id: string }>("POST", MODELS, { entity: "acme", project: "jobs", name, base_model: BASE })).id;
@@ -151,6 +149,27 @@ describe("SFT", () => {
     expect(await job(missing.id)).toMatchObject({ status: "FAILED", kind: "sft", error_message: expect.stringContaining("404"), training_end: expect.any(String) });
     // The failed job added no checkpoint.
     expect((await latestCheckpoint(modelId)).step).toBe(1);
+  }, JOB_TEST_MS);
+});
+
+describe("SFT from a W&B artifact URL", () => {
+  it("reads wandb-artifact:///<entity>/<project>/<name>:v0 as that object of our store, here one holding a train.jsonl file", async () => {
+    const modelId = await createModel("sft-artifact");
+    const form = new FormData();
+    form.append("project_id", "acme/jobs");
+    form.append("file", new Blob([REPEATED.map((r) => JSON.stringify(r)).join("\n") + "\n"]), "train.jsonl");
+    const upload = await fetch(`${service.url}/file/create`, { method: "POST", headers: { authorization: `Bearer ${KEY_ACME}` }, body: form });
+    const { digest } = (await upload.json()) as { digest: string };
+    await client(service.url).json("/obj/create", { obj: { project_id: "acme/jobs", object_id: "chat-sft-data", val: { format: "jsonl", files: { "train.jsonl": digest } } } });
+    const { id } = await api.ok<{ id: string }>("POST", "/v1/preview/sft-training-jobs", { model_id: modelId, training_data_url: "wandb-artifact:///acme/jobs/chat-sft-data:v0", config: { batch_size: 8 } });
+    const events = await eventsUntilEnd(api, id);
+    checkEventOrder(events, "training_ended");
+    expect(events[0]!.data.num_sequences).toBe(REPEATED.length);
+    // A version the object does not have fails the job, saying so.
+    const missing = await api.ok<{ id: string }>("POST", "/v1/preview/sft-training-jobs", { model_id: modelId, training_data_url: "wandb-artifact:///acme/jobs/chat-sft-data:v7" });
+    const failed = await eventsUntilEnd(api, missing.id);
+    expect(failed.map((e) => e.type)).toEqual(["training_failed"]);
+    expect(failed[0]!.data.error_message).toContain("no version");
   }, JOB_TEST_MS);
 });
 

@@ -3,15 +3,15 @@ import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { storeOn } from "../support/database.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { ownUsageSql } from "../../services/store/usage/ownUsage.js";
-import { client, iso, startTestService, type Client } from "../support/service.js";
+import { iso, serviceForFile } from "../support/service.js";
 
 /**
  * ownUsageSql on the real ClickHouse: calls written through /call/upsert_batch, the own
  * usage of each read back exactly, for each kind of writer and the edges of the rule.
  */
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 let store: ClickHouseStore;
 const T0 = Date.UTC(2025, 4, 1, 12);
 
@@ -57,13 +57,10 @@ const row = (id: string, model: string, requests: number, prompt: number, comple
 });
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   store = await storeOn(service.database);
 });
 afterAll(async () => {
   await store.close();
-  await service.stop();
 });
 
 describe("ownUsageSql", () => {

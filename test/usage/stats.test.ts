@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, iso, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { client, iso, KEY_OTHER, serviceForFile } from "../support/service.js";
 
 /**
  * /calls/stats through HTTP on generated calls (random latencies, errors, running calls,
@@ -10,8 +10,8 @@ import { client, iso, KEY_OTHER, startTestService, type Client } from "../suppor
 type Bucket = Record<string, string | number | null>;
 interface StatsRes { start: string; end: string; granularity: number; timezone: string; usage_buckets: Bucket[]; call_buckets: Bucket[] }
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/stats";
 const HOUR = 3_600_000;
 const S = Date.UTC(2025, 4, 1, 10); // window start
@@ -67,8 +67,6 @@ function tokens(u: Record<string, number>) {
 }
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   const batch = CALLS.flatMap((c) => [
     { mode: "start", req: { start: { project_id: P, id: c.id, op_name: c.op, trace_id: `t-${c.id}`, started_at: iso(c.at), attributes: {}, inputs: {} } } },
     ...(c.latency === null ? [] : [{ mode: "end", req: { end: { project_id: P, id: c.id, ended_at: iso(c.at + c.latency), exception: c.error ? "boom" : null, summary: { usage: c.usage } } } }]),
@@ -77,7 +75,6 @@ beforeAll(async () => {
   await api.json("/calls/delete", { project_id: P, call_ids: [...DELETED] });
   await api.json("/cost/create", { project_id: P, costs: { "gpt-4o": { prompt_token_cost: 2e-6, completion_token_cost: 8e-6, effective_date: "2025-01-01T00:00:00Z" } } });
 });
-afterAll(async () => service.stop());
 
 const stats = (body: Record<string, unknown>) => api.json<StatsRes>("/calls/stats", { project_id: P, start: iso(S), end: iso(S + WINDOW_HOURS * HOUR), ...body });
 

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, iso, KEY_OTHER, startTestService, type Client } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { client, iso, KEY_OTHER, serviceForFile } from "../support/service.js";
 
 /**
  * /calls/usage and /trace/usage through HTTP: usage rolled up over a call tree with several
@@ -9,8 +9,8 @@ import { client, iso, KEY_OTHER, startTestService, type Client } from "../suppor
 type Usage = { requests: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_total_cost?: number; completion_tokens_total_cost?: number };
 type UsageRes = { call_usage: Record<string, Record<string, Usage>>; unfinished_call_ids: string[] };
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const P = "acme/usage";
 const T0 = Date.UTC(2025, 4, 1, 12);
 
@@ -105,8 +105,6 @@ async function ingest(project: string, nodes: Node[]): Promise<void> {
 }
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   await ingest(P, TREE);
   await api.json("/cost/create", {
     project_id: P,
@@ -116,7 +114,6 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => service.stop());
 
 const callsUsage = (body: Record<string, unknown>) => api.json<UsageRes>("/calls/usage", { project_id: P, ...body });
 

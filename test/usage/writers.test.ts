@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { context, trace, type Span, type Tracer } from "@opentelemetry/api";
 import { CompressionAlgorithm } from "@opentelemetry/otlp-exporter-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { basic, client, iso, KEY_ACME, startTestService, type Client } from "../support/service.js";
+import { basic, iso, KEY_ACME, serviceForFile } from "../support/service.js";
 import { OTLP_PATH, RecordingExporter } from "../otlp/httpSupport.js";
 
 /**
@@ -168,16 +168,11 @@ function startOf(sdk: Sdk, project: string, op: Op, id: string, traceId: string,
 
 // ---- the service ---------------------------------------------------------------------
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 const T0 = Date.UTC(2025, 5, 2, 9);
 const HOUR = 3_600_000;
 
-beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
-});
-afterAll(async () => service.stop());
 
 async function setPrices(project: string): Promise<void> {
   const costs = Object.fromEntries(Object.entries(PRICES).map(([m, p]) => [m, { prompt_token_cost: p.prompt, completion_token_cost: p.completion, effective_date: "2025-01-01T00:00:00Z" }]));

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { objectDigest } from "../../services/digests.js";
 import { fromPlainJson } from "../../services/losslessJson.js";
-import { client, startTestService } from "../support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 import type { StoredCall } from "../weaveSdk/support.js";
 import { v2Client } from "./support.js";
 
@@ -11,7 +11,7 @@ import { v2Client } from "./support.js";
  * tokens (calls written by the ingest API, as an SDK writes them), bad input.
  */
 const P = "acme/v2-results";
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let v2: ReturnType<typeof v2Client>;
 let runA: string;
 let runB: string;
@@ -33,7 +33,6 @@ const PLAN = [
 const query = (body: Record<string, unknown>) => v2.post<Res>("/eval_results/query", body);
 
 beforeAll(async () => {
-  service = await startTestService();
   v2 = v2Client(service.url, P);
   const dataset = await v2.post<{ digest: string }>("/datasets", { name: "sums", rows: QUESTIONS });
   const exact = await v2.post<{ scorer: string }>("/scorers", { name: "exact", op_source_code: "..." });
@@ -55,7 +54,6 @@ beforeAll(async () => {
   }
   [runA, runB] = runs as [string, string];
 });
-afterAll(async () => service.stop());
 
 /** What eval_results should answer, computed from the raw calls. */
 async function expectedFromCalls(rootIds: string[]) {

@@ -1,20 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { rowDigest, tableDigest } from "../../services/digests.js";
 import { fromPlainJson, parseLossless } from "../../services/losslessJson.js";
-import { basic, client, KEY_ACME, KEY_OTHER, startTestService } from "../support/service.js";
+import { basic, client, KEY_ACME, KEY_OTHER, serviceForFile } from "../support/service.js";
 import type { Obj } from "../objects/support.js";
 import { ISO, v2Client } from "./support.js";
 
 /** The object-backed /v2/ families: each a round trip, seen by /obj/read and /objs/query, paged lists, deletes, bad input, 403. */
 const P = "acme/v2-objects";
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let v2: ReturnType<typeof v2Client>;
-
 beforeAll(async () => {
-  service = await startTestService();
   v2 = v2Client(service.url, P);
 });
-afterAll(async () => service.stop());
 
 const readObj = async (objectId: string, digest: string) =>
   (await client(service.url).json<{ obj: Obj }>("/obj/read", { project_id: P, object_id: objectId, digest })).obj;

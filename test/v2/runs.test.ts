@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, KEY_OTHER, startTestService } from "../support/service.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { client, KEY_OTHER, serviceForFile } from "../support/service.js";
 import type { StoredCall } from "../weaveSdk/support.js";
 import { ISO, v2Client } from "./support.js";
 
@@ -9,12 +9,10 @@ import { ISO, v2Client } from "./support.js";
  * call, lists, deletes, bad input, 403.
  */
 const P = "acme/v2-runs";
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 let v2: ReturnType<typeof v2Client>;
 let refs: { model: string; evaluation: string; correct: string; closeness: string };
-
 beforeAll(async () => {
-  service = await startTestService();
   v2 = v2Client(service.url, P);
   const dataset = await v2.post<{ digest: string }>("/datasets", { name: "arith", rows: [{ q: "2+2" }, { q: "3*3" }] });
   const correct = await v2.post<{ scorer: string }>("/scorers", { name: "correct", op_source_code: "def score(): ..." });
@@ -25,7 +23,6 @@ beforeAll(async () => {
   const model = await v2.post<{ model_ref: string }>("/models", { name: "calc", source_code: "class Calc: ..." });
   refs = { model: model.model_ref, evaluation: evaluation.evaluation_ref, correct: correct.scorer, closeness: closeness.scorer };
 });
-afterAll(async () => service.stop());
 
 const calls = () => client(service.url).lines<StoredCall>("/calls/stream_query", { project_id: P, sort_by: [{ field: "started_at", direction: "asc" }] });
 

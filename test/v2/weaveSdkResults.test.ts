@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { objectDigest } from "../../services/digests.js";
 import { fromPlainJson } from "../../services/losslessJson.js";
-import { client, startTestService } from "../support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 import { runSdk } from "../weaveSdk/runSdk.js";
 import { byOpName, sdkProject } from "../weaveSdk/support.js";
 import { v2Client } from "./support.js";
@@ -11,12 +11,7 @@ import { v2Client } from "./support.js";
  * `Evaluation` (test/weaveSdk/scripts/evaluation.ts) and its `EvaluationLogger`
  * (scripts/evaluationLogger.ts), not only evaluations made through /v2/.
  */
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 interface Res {
   rows: { row_digest: string; raw_data_row?: unknown; evaluations: { evaluation_call_id: string; trials: Record<string, unknown>[] }[] }[];

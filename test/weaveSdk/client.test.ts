@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, startTestService } from "../support/service.js";
+import { describe, expect, it } from "vitest";
+import { client, serviceForFile } from "../support/service.js";
 import { runSdk } from "./runSdk.js";
 import { byOpName, SDK_ATTRIBUTES, sdkProject } from "./support.js";
 
 /** The unmodified SDK's other paths (scripts/client.ts): /call/update, attributes, a streamed op, a prompt, and the SDK reading calls back. */
 const P = "acme/sdk-client";
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 interface ClientResult {
   greeting: string;

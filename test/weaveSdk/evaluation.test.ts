@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseRef } from "../../services/refs.js";
-import { client, startTestService } from "../support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 import { runSdk } from "./runSdk.js";
 import { byOpName, sdkProject, type StoredCall } from "./support.js";
 
 /** The unmodified SDK's Evaluation (scripts/evaluation.ts): a model op and two scorers over a Dataset, read back through the HTTP API. */
 const P = "acme/sdk-eval";
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 /** What the model answers and the scorers say for each country (the model gets Japan wrong). */
 const EXPECTED: Record<string, { answer: string; correct: boolean }> = {

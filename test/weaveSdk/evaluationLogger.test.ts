@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, startTestService } from "../support/service.js";
+import { describe, expect, it } from "vitest";
+import { client, serviceForFile } from "../support/service.js";
 import { runSdk } from "./runSdk.js";
 import { byOpName, sdkProject, type StoredCall } from "./support.js";
 
 /** The unmodified SDK's EvaluationLogger (scripts/evaluationLogger.ts): predictions and scores logged as they happen, read back through the HTTP API. */
 const P = "acme/sdk-evlog";
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 interface Feedback {
   weave_ref: string;

@@ -1,19 +1,14 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, KEY_ACME, startTestService } from "../support/service.js";
+import { describe, expect, it } from "vitest";
+import { client, KEY_ACME, serviceForFile } from "../support/service.js";
 import { runSdk } from "./runSdk.js";
 import { byOpName, sdkProject } from "./support.js";
 
 /** The unmodified SDK's weave.login (scripts/login.ts), then a session that has only the key login saved (scripts/afterLogin.ts). */
 const P = "acme/sdk-login";
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 describe("the Weave TypeScript SDK: weave.login", () => {
   it("checks the service's health, saves the key in ~/.netrc for the service's host, and a later weave.init traces with it", async () => {

@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bytesDigest } from "../../services/digests.js";
-import { client, startTestService } from "../support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 import { runSdk } from "./runSdk.js";
 import { byOpName, sdkProject, type FileBacked } from "./support.js";
 
 /** The unmodified SDK's images and audio (scripts/media.ts): stored as files, named by digest in the values that hold them. */
 const P = "acme/sdk-media";
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 /** A 1×1 red PNG. */
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==", "base64");

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { objectDigest, tableDigest } from "../../services/digests.js";
 import { parseLossless } from "../../services/losslessJson.js";
 import { parseRef } from "../../services/refs.js";
-import { client, startTestService } from "../support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 import { runSdk } from "./runSdk.js";
 import { sdkProject } from "./support.js";
 
 /** The unmodified SDK publishes a value and saves a Dataset (scripts/objects.ts); both read back by ref, by it and through the HTTP API. */
 const P = "acme/sdk-objects";
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile();
 /** The digest a Weave client computes for a value as the SDK sends it (JSON.stringify). */
 const digestOf = (value: unknown) => objectDigest(parseLossless(JSON.stringify(value)));
 let run: Awaited<ReturnType<typeof runSdk<ObjectsResult>>>;
@@ -30,10 +30,8 @@ const CAPITALS = [
 ];
 
 beforeAll(async () => {
-  service = await startTestService();
   run = await runSdk<ObjectsResult>("objects", service.url, P);
 });
-afterAll(async () => service.stop());
 
 describe("the Weave TypeScript SDK: objects and datasets", () => {
   it("publishes a value whose ref the SDK and /obj/read both read back equal, under the digest Weave computes", async () => {

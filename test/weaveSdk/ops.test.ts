@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, startTestService } from "../support/service.js";
+import { describe, expect, it } from "vitest";
+import { client, serviceForFile } from "../support/service.js";
 import { runSdk } from "./runSdk.js";
 import { byOpName, opSource, SDK_ATTRIBUTES, sdkProject } from "./support.js";
 
 /** The unmodified SDK, run as a user would (scripts/ops.ts), then what it logged read back through the HTTP API. */
 const P = "acme/sdk-ops";
-let service: Awaited<ReturnType<typeof startTestService>>;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => service.stop());
+const service = serviceForFile();
 
 const USAGE = { "gpt-4o-mini": { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8, requests: 1 } };
 

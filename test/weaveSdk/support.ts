@@ -1,24 +1,11 @@
 import { expect } from "vitest";
+import type { CallSchema } from "../../services/contract/calls.js";
 import { parseRef } from "../../services/refs.js";
 import type { Client } from "../support/service.js";
 import type { Obj } from "../objects/support.js";
 
-/** A call as /calls/stream_query answers it (the fields these tests read). */
-export interface StoredCall {
-  id: string;
-  op_name: string;
-  display_name: string | null;
-  trace_id: string;
-  parent_id: string | null;
-  started_at: string;
-  ended_at: string | null;
-  exception: string | null;
-  attributes: Record<string, unknown>;
-  inputs: Record<string, unknown>;
-  output: unknown;
-  summary: Record<string, unknown> | null;
-  wb_user_id: string | null;
-}
+/** A call as /calls/stream_query answers it. */
+export type StoredCall = CallSchema;
 
 /** How the SDK stores a file-backed value (an op's source, an image): one file, named, by digest. */
 export interface FileBacked {

@@ -1,6 +1,6 @@
 /**
- * OTLP spans → call parts: each valid span becomes one `CallStartEvent` and one
- * `CallEndEvent` (rules: tracing-api.md, "OpenTelemetry export"; key tables: attributes.ts).
+ * OTLP spans → call parts: each valid span becomes one `CallCompleteEvent` (a span arrives
+ * finished; rules: tracing-api.md, "OpenTelemetry export"; key tables: attributes.ts).
  *
  * Call `attributes` layout:
  *   {
@@ -13,7 +13,7 @@
  *     },
  *   }
  * so `attributes.otel.attributes.gen_ai.request.temperature` reaches a raw attribute.
- * The span exactly as received is in `otel_dump` (otelDump.ts).
+ * The span as received is in `otel_dump`, without the attributes kept above (otelDump.ts).
  *
  * A span is rejected on its own (counted, with a short reason) when its trace id is not 16
  * bytes or all zeros, its span id not 8 bytes or all zeros, its parent id neither empty,
@@ -22,12 +22,12 @@
  * `maxSpanBytes`. The size is counted on the decoded span rather than on the JSON of its
  * events, so that no span is serialized twice (here and by the worker).
  */
-import type { CallEndEvent, CallStartEvent } from "../../queue/events.js";
+import type { CallCompleteEvent } from "../../queue/events.js";
 import type { OtlpAttributes, OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
 import { callInputs, callOutput, callUsage, displayName, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
 import { nestDottedKeys } from "./nest.js";
-import { otelDump } from "./otelDump.js";
+import { otelDump, rebuildable } from "./otelDump.js";
 import type { JsonObject, JsonValue } from "../../json.js";
 
 export interface MapSpansContext {
@@ -37,7 +37,7 @@ export interface MapSpansContext {
 }
 
 export interface MappedSpans {
-  readonly events: Array<CallStartEvent | CallEndEvent>;
+  readonly events: CallCompleteEvent[];
   readonly rejected: number;
   /** Reasons for the first rejections, at most `MAX_REJECTION_REASONS` (bounded; `rejected` counts all). */
   readonly errors: string[];
@@ -55,6 +55,8 @@ const REASON_TEXT_LIMIT = 64;
 interface SpanSource {
   readonly resource: OtlpResourceGroup;
   readonly resourceNested: JsonObject;
+  /** The resource's attributes can be left out of otel_dump (otelDump.ts). */
+  readonly resourceInCall: boolean;
   readonly group: OtlpScopeGroup;
   readonly span: OtlpSpan;
 }
@@ -63,22 +65,23 @@ interface ValidSpan extends SpanSource {
   readonly attrs: SpanAttributes;
 }
 
-type SpanResult = { readonly start: CallStartEvent; readonly end: CallEndEvent } | { readonly reason: string };
+type SpanResult = { readonly call: CallCompleteEvent } | { readonly reason: string };
 
 export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpans {
-  const events: Array<CallStartEvent | CallEndEvent> = [];
+  const events: CallCompleteEvent[] = [];
   const errors: string[] = [];
   let rejected = 0;
   for (const resource of batch.resources) {
     const resourceNested = nestDottedKeys(resource.attributes);
+    const resourceInCall = rebuildable(resource.attributes);
     for (const group of resource.scopes) {
       for (const span of group.spans) {
-        const result = mapSpan({ resource, resourceNested, group, span }, ctx);
+        const result = mapSpan({ resource, resourceNested, resourceInCall, group, span }, ctx);
         if ("reason" in result) {
           rejected += 1;
           if (errors.length < MAX_REJECTION_REASONS) errors.push(`span ${spanLabel(span)}: ${result.reason}`);
         } else {
-          events.push(result.start, result.end);
+          events.push(result.call);
         }
       }
     }
@@ -91,14 +94,8 @@ function mapSpan(source: SpanSource, ctx: MapSpansContext): SpanResult {
   if (invalid) return { reason: invalid };
   const size = spanBytes(source.span);
   if (size > ctx.maxSpanBytes) return { reason: `${size} bytes, over the limit of ${ctx.maxSpanBytes}` };
-  const valid: ValidSpan = {
-    resource: source.resource,
-    resourceNested: source.resourceNested,
-    group: source.group,
-    span: source.span,
-    attrs: { flat: source.span.attributes, nested: nestDottedKeys(source.span.attributes) },
-  };
-  return { start: startEvent(valid, ctx), end: endEvent(valid, ctx) };
+  const valid: ValidSpan = { ...source, attrs: { flat: source.span.attributes, nested: nestDottedKeys(source.span.attributes) } };
+  return { call: completeEvent(valid, ctx) };
 }
 
 /** Bytes counted for a number, boolean or null, and for each id, time and enum of a span. */
@@ -155,12 +152,14 @@ function micros(nanos: bigint): bigint {
   return nanos / 1000n;
 }
 
-function startEvent(source: ValidSpan, ctx: MapSpansContext): CallStartEvent {
+function completeEvent(source: ValidSpan, ctx: MapSpansContext): CallCompleteEvent {
   const { span, group, attrs } = source;
   const parent = parentId(span);
   const thread = threadId(attrs);
+  const usage = callUsage(attrs);
+  const failed = span.status.code === STATUS_CODE_ERROR;
   return {
-    kind: "call_start",
+    kind: "call_complete",
     project_id: ctx.project_id,
     id: span.spanId,
     trace_id: span.traceId,
@@ -172,10 +171,15 @@ function startEvent(source: ValidSpan, ctx: MapSpansContext): CallStartEvent {
     started_at: Number(micros(span.startTimeUnixNano)),
     attributes: callAttributes(source),
     inputs: callInputs(attrs),
-    otel_dump: otelDump(source.resource, group, span),
+    otel_dump: otelDump(source.resource, group, span, source.resourceInCall),
     wb_user_id: ctx.wb_user_id,
     wb_run_id: runId(attrs),
     wb_run_step: runStep(attrs),
+    ended_at: Number(micros(span.endTimeUnixNano)),
+    exception: failed ? span.status.message || EXCEPTION_WITHOUT_MESSAGE : null,
+    output: callOutput(attrs),
+    summary: usage ? { usage } : {},
+    wb_run_step_end: null,
   };
 }
 
@@ -188,22 +192,6 @@ function callAttributes(source: ValidSpan): JsonObject {
     scope: { name: source.group.scope.name, version: source.group.scope.version },
   };
   return attributes;
-}
-
-function endEvent(source: ValidSpan, ctx: MapSpansContext): CallEndEvent {
-  const { span, attrs } = source;
-  const usage = callUsage(attrs);
-  const failed = span.status.code === STATUS_CODE_ERROR;
-  return {
-    kind: "call_end",
-    project_id: ctx.project_id,
-    id: span.spanId,
-    ended_at: Number(micros(span.endTimeUnixNano)),
-    exception: failed ? span.status.message || EXCEPTION_WITHOUT_MESSAGE : null,
-    output: callOutput(attrs),
-    summary: usage ? { usage } : {},
-    wb_run_step_end: null,
-  };
 }
 
 function spanLabel(span: OtlpSpan): string {

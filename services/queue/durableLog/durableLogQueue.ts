@@ -10,6 +10,7 @@ import { syncDirectory } from "./files.js";
 import { lockDirectory } from "./lock.js";
 import { LogConsumer } from "./logConsumer.js";
 import { LogThread } from "./logThread.js";
+import { encodeRecord } from "./recordCodec.js";
 import { framedSize } from "./records.js";
 import type { LoggedRecord } from "./recentRecords.js";
 import { SegmentedLog } from "./segmentedLog.js";
@@ -108,7 +109,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     if (this.closed) return Promise.reject(new RetryableError("shutting down", 5));
     if (this.log.failed) return Promise.reject(new RetryableError(`log unavailable: ${this.log.failed.message}`, 5));
     if (messages.length === 0) return Promise.resolve();
-    const payload = Buffer.from(JSON.stringify(messages));
+    const payload = encodeRecord(messages);
     const backlog = this.backlogBytes + this.unsyncedBytes;
     if (backlog > 0 && backlog + framedSize(payload) > this.options.maxLogBytes) return Promise.reject(new QueueFullError("log full", 2));
     try {

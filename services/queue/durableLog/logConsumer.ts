@@ -5,6 +5,7 @@ import type { BatchHandler } from "../queue.js";
 import type { Topic } from "../topic.js";
 import { appendDeadLetters } from "./deadLetters.js";
 import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
+import { decodeRecord } from "./recordCodec.js";
 import type { LogRecord } from "./segmentedLog.js";
 
 /** Where a consumer reads the log's records and moves its committed position. */
@@ -211,18 +212,9 @@ export class LogConsumer<T> {
 
   /** A record read back from disk: its messages, and the values that are not of the topic's shape. */
   private decode(record: LogRecord): DecodedRecord<T> {
-    const text = record.payload.toString("utf8");
-    const entry = { start: record.start, end: record.end, appendedAt: 0 };
-    let values: unknown;
-    try {
-      values = JSON.parse(text);
-    } catch {
-      return { ...entry, events: 0, messages: [], malformed: [text] };
-    }
-    const list: unknown[] = Array.isArray(values) ? values : [values];
-    const messages = list.filter(this.accepts);
-    if (messages.length === list.length) return { ...entry, events: messages.length, messages };
-    return { ...entry, events: messages.length, messages, malformed: list.filter((m) => !this.accepts(m)) };
+    const { messages, malformed } = decodeRecord(record.payload, this.accepts);
+    const entry = { start: record.start, end: record.end, appendedAt: 0, events: messages.length, messages };
+    return malformed ? { ...entry, malformed } : entry;
   }
 
   /** Hands a batch to the handler until it is stored; false when stopping with it not stored. */

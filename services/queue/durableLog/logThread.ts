@@ -1,5 +1,6 @@
 import { parentPort, Worker, workerData } from "node:worker_threads";
 import type { Logger } from "pino";
+import { addMetricsSource, metricsSnapshot, type MetricsSnapshot } from "../../metrics.js";
 import type { BatchHandler } from "../queue.js";
 import type { Topic } from "../topic.js";
 import { LogConsumer, type LogConsumerOptions } from "./logConsumer.js";
@@ -32,13 +33,21 @@ interface ThreadStart {
 
 type Place = Pick<LoggedRecord<unknown>, "start" | "end" | "events" | "appendedAt">;
 
-type ToThread = { readonly type: "appended"; readonly records: readonly Place[]; readonly end: number } | { readonly type: "drain"; readonly ms: number };
-type FromThread = { readonly type: "stored"; readonly position: number } | { readonly type: "drained"; readonly position: number };
+type ToThread =
+  | { readonly type: "appended"; readonly records: readonly Place[]; readonly end: number }
+  | { readonly type: "drain"; readonly ms: number }
+  | { readonly type: "metrics"; readonly id: number };
+type FromThread =
+  | { readonly type: "stored"; readonly position: number }
+  | { readonly type: "drained"; readonly position: number }
+  | { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
 
 const BOOT = new URL("./threadBoot.mjs", import.meta.url);
 const RESTART_MS = 1_000;
 /** How long past its drain time a thread may take to end before it is terminated. */
 const END_GRACE_MS = 10_000;
+/** How long `/metrics` waits for the thread's values (a thread busy with a long batch answers late). */
+const METRICS_WAIT_MS = 2_000;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -48,6 +57,9 @@ export class LogThread<T> {
   private exited: Promise<void> = Promise.resolve();
   private draining = false;
   private restartTimer: NodeJS.Timeout | null = null;
+  private metricsAsked = 0;
+  private readonly metricsAnswers = new Map<number, (snapshot: MetricsSnapshot) => void>();
+  private removeMetricsSource: (() => void) | null = null;
 
   constructor(
     private readonly start: () => Omit<ThreadStart, "entry" | "data">,
@@ -62,7 +74,9 @@ export class LogThread<T> {
     this.worker = worker;
     worker.on("message", (message: FromThread) => {
       if (message.type === "stored") void this.commitStored(message.position).catch(() => {});
+      else if (message.type === "metrics") this.metricsAnswers.get(message.id)?.(message.snapshot);
     });
+    this.removeMetricsSource ??= addMetricsSource(() => this.threadMetrics());
     worker.on("error", (err) => this.log.error({ err: errorText(err) }, "log consumer thread failed"));
     this.exited = new Promise<void>((resolve) =>
       worker.once("exit", (code) => {
@@ -82,6 +96,8 @@ export class LogThread<T> {
 
   async drain(ms: number): Promise<void> {
     this.draining = true;
+    this.removeMetricsSource?.();
+    this.removeMetricsSource = null;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const worker = this.worker;
     if (!worker) return;
@@ -89,6 +105,22 @@ export class LogThread<T> {
     const cut = setTimeout(() => void worker.terminate(), ms + END_GRACE_MS);
     await this.exited;
     clearTimeout(cut);
+  }
+
+  /** The thread's metrics (its own prom-client registry), for `/metrics`; none while it is down or past the wait. */
+  private threadMetrics(): Promise<MetricsSnapshot> {
+    if (!this.worker) return Promise.resolve([]);
+    const id = ++this.metricsAsked;
+    return new Promise<MetricsSnapshot>((resolve) => {
+      const timer = setTimeout(() => answer([]), METRICS_WAIT_MS);
+      const answer = (snapshot: MetricsSnapshot) => {
+        clearTimeout(timer);
+        this.metricsAnswers.delete(id);
+        resolve(snapshot);
+      };
+      this.metricsAnswers.set(id, answer);
+      this.post({ type: "metrics", id });
+    });
   }
 
   private post(message: ToThread): void {
@@ -114,6 +146,10 @@ export function runLogThread<T>(topic: Topic<T>, handler: BatchHandler<T>, log: 
   port.on("message", (message: ToThread) => {
     if (message.type === "appended") {
       consumer.appended(message.records.map((r) => ({ ...r, messages: null })), message.end);
+      return;
+    }
+    if (message.type === "metrics") {
+      void metricsSnapshot().then((snapshot) => tell({ type: "metrics", id: message.id, snapshot }));
       return;
     }
     void consumer

@@ -1,5 +1,6 @@
 import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder } from "../sql.js";
+import { ROW_REF_TAIL } from "./expandedFields.js";
 import type { CallRow } from "./callRows.js";
 import { callsCountQuery, callsPageQuery, DEFAULT_SORT, type CallsQuerySpec, type TimeWindow } from "./callsQuery.js";
 
@@ -130,18 +131,24 @@ export class CallsReadRepository {
    * `prefix` (the refs of one project at an expand column), at most `max` + 1 of them so the
    * caller sees when there are more. Reads every version of the calls (no FINAL, deleted
    * ones too): a few refs more than the live calls hold only cost their resolution.
+   * `rows`: "skip" leaves out the refs that end in a row id (ROW_REF_TAIL, resolved inside
+   * ClickHouse instead); "roots" answers those refs' roots (the ref before the row id).
    */
-  async refsAt(projectId: string, path: string, prefix: string, max: number): Promise<string[]> {
+  async refsAt(projectId: string, path: string, prefix: string, max: number, rows: "all" | "skip" | "roots" = "all"): Promise<string[]> {
     const pb = new ParamBuilder();
     const p = pb.str(path);
-    const rows = await this.store.rows<{ ref: string }>("calls_refs_at", {
-      sql: `SELECT DISTINCT json_values[indexOf(json_paths, ${p})] AS ref FROM calls
+    const leaf = `json_values[indexOf(json_paths, ${p})]`;
+    const tail = rows === "all" ? "" : pb.str(ROW_REF_TAIL);
+    const text = rows === "roots" ? `replaceRegexpOne(${leaf}, ${tail}, '')` : leaf;
+    const shape = rows === "skip" ? ` AND NOT match(${leaf}, ${tail})` : rows === "roots" ? ` AND match(${leaf}, ${tail})` : "";
+    const rowsFound = await this.store.rows<{ ref: string }>("calls_refs_at", {
+      sql: `SELECT DISTINCT ${text} AS ref FROM calls
             WHERE project_id = ${pb.str(projectId)} AND has(json_paths, ${p})
-              AND substring(json_values[indexOf(json_paths, ${p})], 1, ${pb.int(Buffer.byteLength(prefix))}) = ${pb.str(prefix)}
+              AND substring(${leaf}, 1, ${pb.int(Buffer.byteLength(prefix))}) = ${pb.str(prefix)}${shape}
             LIMIT ${pb.count(max + 1)}`,
       params: pb.params,
     });
-    return rows.map((r) => r.ref);
+    return rowsFound.map((r) => r.ref);
   }
 
   /** Total stored bytes per trace, for `include_total_storage_size`. */

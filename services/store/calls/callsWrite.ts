@@ -30,7 +30,7 @@ const CALL_COLUMNS = [
   "project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
   "started_at", "ended_at", "exception", "attributes", "inputs", "output", "summary", "otel_dump",
   "wb_user_id", "wb_run_id", "wb_run_step", "wb_run_step_end", "json_paths", "json_values",
-  "storage_size_bytes", "version",
+  "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
 const ROW_BYTES_GUESS = 2048;
@@ -66,7 +66,9 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
     .strings(flat.json_paths)
     .strings(flat.json_values)
     .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
-    .int64(version);
+    .int64(version)
+    .strings(flat.json_long_paths)
+    .strings(flat.json_long_hashes);
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
@@ -122,14 +124,14 @@ export class CallsWriteRepository {
     if (snapshots.length === 0) return;
     const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
     for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
-    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes());
+    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes(), snapshots.length);
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
     if (snapshots.length === 0) return;
     const out = new RowBinaryWriter();
     for (const s of snapshots) writeIndexRow(out, s);
-    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes());
+    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes(), snapshots.length);
   }
 
   async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {

@@ -34,7 +34,30 @@ export interface ExpandedField {
   readonly column: string;
   readonly keys: readonly string[];
   readonly values: readonly string[];
+  /** Row refs at the column resolved inside ClickHouse (past MAX_EXPANDED_REFS refs; see RowRefLeaves). */
+  readonly rows?: RowRefLeaves;
 }
+
+/**
+ * Table-row refs resolved inside ClickHouse, for a column whose calls hold more refs than
+ * can be bound into one query: every ref of the project at the column that ends in
+ * `/id/<row digest>` (ROW_REF_TAIL) is split into its root (the ref before that step) and
+ * the row digest; `roots[i]` names the table `tables[i]` (resolved by the caller: a table
+ * ref, or an object path that leads to one); the row must be held by that table (its
+ * committed positions), and its leaf at `leafPath` (`val.<keys>`, table_row_leaves) is the
+ * field's value. A ref whose root names no table, whose table does not hold the row, or
+ * whose row has no scalar leaf at the path gets the call's own leaf. Unlike the refs bound
+ * from Node, a path naming a non-empty dict or list inside the row finds no leaf here.
+ */
+export interface RowRefLeaves {
+  readonly projectId: string;
+  readonly roots: readonly string[];
+  readonly tables: readonly string[];
+  readonly leafPath: string;
+}
+
+/** The end of a ref that names a table row by digest (no percent-escapes in the digest). */
+export const ROW_REF_TAIL = "/id/[^/%]+$";
 
 /** Checks an expand column (`<part>.<key>...`) and returns it; InvalidFieldError otherwise. */
 export function checkExpandColumn(column: string): string {
@@ -79,13 +102,51 @@ export function expandedFields(fields: ReadonlyMap<string, ExpandedField>): Fiel
   };
 }
 
-function expandedField(path: string, { column, keys, values }: ExpandedField, pb: ParamBuilder): Field {
+function expandedField(path: string, { column, keys, values, rows }: ExpandedField, pb: ParamBuilder): Field {
   const own = CALL_JSON_LEAVES.leafSql(path, pb);
-  if (keys.length === 0) return { sql: own, kind: "json_leaf", nullable: true };
+  if (keys.length === 0 && !rows) return { sql: own, kind: "json_leaf", nullable: true };
   // The column's leaf text ('' when absent: arrayElement at index 0 is the default).
   const ref = `json_values[indexOf(json_paths, ${pb.str(column)})]`;
+  const fallback = rows ? rowLeafSql(ref, column, rows, own, pb) : own;
+  if (keys.length === 0) return { sql: fallback, kind: "json_leaf", nullable: true };
   const k = pb.strings(keys);
   const v = pb.strings(values);
   const at = `transform(${ref}, ${k}, arrayEnumerate(${k}), 0)`;
-  return { sql: `if(${at} = 0, ${own}, ${v}[${at}])`, kind: "json_leaf", nullable: true };
+  return { sql: `if(${at} = 0, ${fallback}, ${v}[${at}])`, kind: "json_leaf", nullable: true };
+}
+
+/**
+ * The row leaf of the call's ref (RowRefLeaves), else `own`: a lookup in two arrays (the
+ * refs that resolve, their leaves) that one scalar subquery builds inside ClickHouse. A
+ * sentinel pair at index 1 ('' → NULL) keeps the arrays typed when nothing resolves; no row ref is ''.
+ */
+function rowLeafSql(ref: string, column: string, rows: RowRefLeaves, own: string, pb: ParamBuilder): string {
+  const project = pb.str(rows.projectId);
+  const c = pb.str(column);
+  const tail = pb.str(ROW_REF_TAIL);
+  const prefix = pb.str(`weave:///${rows.projectId}/`);
+  const roots = pb.strings(rows.roots);
+  const tables = pb.strings(rows.tables);
+  const refs = `SELECT ref, table_digest, row_digest FROM (
+      SELECT ref, transform(replaceRegexpOne(ref, ${tail}, ''), ${roots}, ${tables}, '') AS table_digest,
+        substring(ref, length(replaceRegexpOne(ref, ${tail}, '')) + 5) AS row_digest
+      FROM (SELECT DISTINCT json_values[indexOf(json_paths, ${c})] AS ref FROM calls
+        WHERE project_id = ${project} AND has(json_paths, ${c}))
+      WHERE startsWith(ref, ${prefix}) AND match(ref, ${tail})
+    ) WHERE table_digest != ''`;
+  const held = `SELECT ref, row_key FROM (
+      SELECT table_digest, row_digest, row_key FROM table_positions
+      WHERE project_id = ${project}
+        AND (table_digest, generation) IN (SELECT digest, any(generation) FROM tables WHERE project_id = ${project} GROUP BY digest)
+        AND (table_digest, row_digest) IN (SELECT table_digest, row_digest FROM (${refs}))
+    ) AS positions ALL INNER JOIN (${refs}) AS row_refs USING (table_digest, row_digest)`;
+  const leaves = `SELECT row_key, any(value) AS value FROM table_row_leaves
+      WHERE project_id = ${project} AND path = ${pb.str(rows.leafPath)} GROUP BY row_key`;
+  const resolved = `SELECT ref, any(value) AS value FROM (${held}) AS held ALL INNER JOIN (${leaves}) AS leaves USING row_key GROUP BY ref`;
+  const lookup = `(SELECT tuple(refs, arrayEnumerate(refs), values) FROM (
+      SELECT arrayPushFront(groupArray(ref), '') AS refs, arrayPushFront(groupArray(toNullable(value)), NULL) AS values FROM (${resolved})))`;
+  // transform with the call's own leaf as its default answers NULL on 18.16: the index is looked
+  // up (1, the sentinel's NULL, when the ref did not resolve), then the value; a leaf is never NULL.
+  const at = `transform(${ref}, tupleElement(${lookup}, 1), tupleElement(${lookup}, 2), toUInt32(1))`;
+  return `if(match(${ref}, ${tail}), ifNull(tupleElement(${lookup}, 3)[${at}], ${own}), ${own})`;
 }

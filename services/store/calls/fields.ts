@@ -1,6 +1,6 @@
-import { columnFields, composeFields, jsonLeafFields, namedFields, type Field } from "../query/fields.js";
+import { columnFields, composeFields, exactLeafEquals, jsonLeafFields, namedFields, type Field, type LeafCut } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
-import { JSON_PARTS, MAX_JSON_DEPTH } from "./flatten.js";
+import { cutLeaf, JSON_PARTS, leafHash, MAX_JSON_DEPTH, MAX_LEAF_CHARS } from "./flatten.js";
 
 /**
  * The fields of a call row (the FINAL row of `calls`) that filters and sorts may name; the
@@ -25,6 +25,9 @@ export const CALL_COLUMNS = columnFields("call columns", {
   ended_at: { kind: "datetime", nullable: true },
 });
 
+/** Leaves longer than MAX_LEAF_CHARS are cut; their paths and hashes are listed (flatten.ts). */
+const LEAF_CUT: LeafCut = { maxChars: MAX_LEAF_CHARS, paths: "json_long_paths", hashes: "json_long_hashes", cut: cutLeaf, hash: leafHash };
+
 /** `<part>.<key>...`: the flattened leaves of the JSON parts (flatten.ts); `summary.weave` is computed. */
 export const CALL_JSON_LEAVES = jsonLeafFields("call JSON leaves", {
   roots: JSON_PARTS,
@@ -32,6 +35,7 @@ export const CALL_JSON_LEAVES = jsonLeafFields("call JSON leaves", {
   values: "json_values",
   maxDepth: MAX_JSON_DEPTH,
   reserved: ["summary.weave"],
+  cut: LEAF_CUT,
 });
 
 /**
@@ -41,8 +45,14 @@ export const CALL_JSON_LEAVES = jsonLeafFields("call JSON leaves", {
  */
 function wholePart(part: string, pb: ParamBuilder): Field {
   const p = pb.str(part);
+  const leaf = `json_values[indexOf(json_paths, ${p})]`;
   // `part` is one of JSON_PARTS, which are column names.
-  return { sql: `if(indexOf(json_paths, ${p}) = 0, ${part}, json_values[indexOf(json_paths, ${p})])`, kind: "json_leaf", nullable: true };
+  const sql = `if(indexOf(json_paths, ${p}) = 0, ${part}, ${leaf})`;
+  const exactEquals = (text: string, b: ParamBuilder): string | undefined => {
+    const onLeaf = exactLeafEquals(LEAF_CUT, leaf, p, text, b);
+    return onLeaf && `if(indexOf(json_paths, ${p}) = 0, ifNull(${part} = ${b.str(text)}, 0), ${onLeaf})`;
+  };
+  return { sql, kind: "json_leaf", nullable: true, exactEquals };
 }
 
 export const CALL_JSON_PARTS = namedFields(

@@ -20,11 +20,15 @@
  *   PART_ORDER (summary first: it is small and feeds the computed status) and leaves past
  *   the bound are dropped;
  * - every value is cut to MAX_LEAF_CHARS (4096) UTF-16 code units, never splitting a
- *   surrogate pair;
+ *   surrogate pair; for a value that was cut, its path and `leafHash` of the whole value go
+ *   to `json_long_paths` / `json_long_hashes`, so that `$eq` on a long value stays exact
+ *   (fields.ts, `exactLeafEquals`);
  * - a non-empty object or array MAX_JSON_DEPTH (12) keys below its part is not walked
  *   further: its JSON text (cut like any value) is the leaf. So a path has at most
  *   1 + MAX_JSON_DEPTH segments.
  */
+
+import { createHash } from "node:crypto";
 
 export const MAX_LEAVES = 1000;
 export const MAX_LEAF_CHARS = 4096;
@@ -41,15 +45,26 @@ export type CallJsonParts = Record<JsonPart, unknown>;
 export interface FlattenedJson {
   json_paths: string[];
   json_values: string[];
+  /** The paths among json_paths whose value was cut, and `leafHash` of each whole value. */
+  json_long_paths: string[];
+  json_long_hashes: string[];
 }
 
 export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
-  const out: FlattenedJson = { json_paths: [], json_values: [] };
+  const out: FlattenedJson = { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] };
   for (const part of PART_ORDER) {
     if (out.json_paths.length >= MAX_LEAVES) break;
     walk(parts[part], part, 0, out);
   }
   return out;
+}
+
+/** Whether `cutLeaf` keeps all of `text`. */
+export const fitsLeaf = (text: string): boolean => text.length <= MAX_LEAF_CHARS;
+
+/** What identifies a cut value: the first 128 bits of the SHA-256 of its UTF-8, in hex. */
+export function leafHash(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex").slice(0, 32);
 }
 
 /** Cuts a value to MAX_LEAF_CHARS code units without leaving half a surrogate pair. */
@@ -63,7 +78,13 @@ export function cutLeaf(text: string): string {
 
 function emit(out: FlattenedJson, path: string, value: string): void {
   out.json_paths.push(path);
+  if (fitsLeaf(value)) {
+    out.json_values.push(value);
+    return;
+  }
   out.json_values.push(cutLeaf(value));
+  out.json_long_paths.push(path);
+  out.json_long_hashes.push(leafHash(value));
 }
 
 const skipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol";

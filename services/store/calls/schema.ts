@@ -77,3 +77,18 @@ export const CALLS_MIGRATION: Migration = {
       FROM calls GROUP BY project_id`,
     ],
 };
+
+/**
+ * Leaves cut to MAX_LEAF_CHARS (flatten.ts) are listed with a hash of their whole value, so
+ * that `$eq` on a long value is exact. Rows written before have empty lists: a long value
+ * there is found by no `$eq`, as before.
+ */
+export const CALLS_LONG_LEAVES_MIGRATION: Migration = {
+  version: 24,
+  name: "calls_long_leaves",
+  statements: [],
+  addColumns: [
+    { table: "calls", column: "json_long_paths", type: "Array(String)" },
+    { table: "calls", column: "json_long_hashes", type: "Array(String)" },
+  ],
+};

@@ -119,6 +119,13 @@ export class FilesRepository {
     }
   }
 
+  /** A recorded file's whole content in memory (for files known to be small enough). */
+  async bytes(file: StoredFile): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    for await (const chunk of this.content(file)) parts.push(chunk);
+    return Buffer.concat(parts);
+  }
+
   /** Bytes of the project's distinct files. */
   async totalSize(projectId: string): Promise<number> {
     const [row] = await this.store.rows<{ total_size_bytes: string | number }>("files_total_size", totalSizeQuery(projectId));

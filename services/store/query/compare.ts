@@ -14,6 +14,8 @@ export function equal(a: Term, b: Term, pb: ParamBuilder): string {
   if (value === null) {
     return field.kind === "json_leaf" ? `(${field.sql} IS NULL OR ${field.sql} = 'null')` : `(${field.sql} IS NULL)`;
   }
+  const exact = exactText(field, value, pb);
+  if (exact !== undefined) return exact;
   // The literal picks the domain; the field side is converted to it.
   let fieldSql = field.sql;
   let nullable = field.nullable;
@@ -38,6 +40,14 @@ export function equal(a: Term, b: Term, pb: ParamBuilder): string {
   }
   const sql = a.tag === "sql" ? `${fieldSql} = ${literalSql}` : `${literalSql} = ${fieldSql}`;
   return definite(sql, nullable);
+}
+
+/** A text or object literal against a field whose stored text may be cut (Field.exactEquals). */
+function exactText(field: SqlTerm, value: Literal, pb: ParamBuilder): string | undefined {
+  if (!field.exactEquals || value === null) return undefined;
+  if (typeof value === "string") return field.exactEquals(value, pb);
+  if (typeof value === "object") return field.exactEquals(JSON.stringify(value), pb);
+  return undefined;
 }
 
 export function order(symbol: ">" | ">=", a: Term, b: Term, pb: ParamBuilder): string {

@@ -28,6 +28,12 @@ export interface Field {
    * whose text often holds numbers.
    */
   readonly strict?: true;
+  /**
+   * For a field whose stored text may be cut (a JSON leaf, see calls/flatten.ts): the exact
+   * condition "the whole value is `text`" (never NULL), when comparing the stored text with
+   * `text` would not be exact; undefined when it would be.
+   */
+  readonly exactEquals?: (text: string, pb: ParamBuilder) => string | undefined;
 }
 
 /** What a field may depend on beyond the row: the project being queried. */
@@ -143,6 +149,33 @@ export interface JsonLeafColumns {
   readonly maxDepth: number;
   /** Subtrees left to other sets (`summary.weave`: computed call fields). */
   readonly reserved?: readonly string[];
+  /** Where the leaves that were cut are listed, for exact `$eq` on long values. */
+  readonly cut?: LeafCut;
+}
+
+/**
+ * How leaf texts are cut: each text longer than `maxChars` is stored as `cut(text)`, its path
+ * listed in the `paths` column and `hash(text)` at the same index of the `hashes` column.
+ */
+export interface LeafCut {
+  readonly maxChars: number;
+  readonly paths: string;
+  readonly hashes: string;
+  cut(text: string): string;
+  hash(text: string): string;
+}
+
+/**
+ * `<leaf> = text`, exact although leaves are cut: a text that fits is equal to a leaf that
+ * was not cut (a cut leaf is at least `maxChars - 1` long: it never splits a surrogate pair);
+ * a longer text, to a cut leaf of its own prefix whose whole value has its hash. `leaf` is
+ * the leaf's SQL (NULL when absent), `path` the bound path parameter.
+ */
+export function exactLeafEquals(cut: LeafCut, leaf: string, path: string, text: string, pb: ParamBuilder): string | undefined {
+  if (text.length < cut.maxChars - 1) return undefined;
+  if (text.length <= cut.maxChars) return `(ifNull(${leaf} = ${pb.str(text)}, 0) AND NOT has(${cut.paths}, ${path}))`;
+  const hash = pb.str(cut.hash(text));
+  return `(ifNull(${leaf} = ${pb.str(cut.cut(text))}, 0) AND arrayExists((lp, lh) -> lp = ${path} AND lh = ${hash}, ${cut.paths}, ${cut.hashes}))`;
 }
 
 export interface JsonLeafFields extends FieldSet {
@@ -152,11 +185,9 @@ export interface JsonLeafFields extends FieldSet {
 
 /** The set of JSON leaves `<root>.<key>...` over one pair of flattened columns. */
 export function jsonLeafFields(name: string, columns: JsonLeafColumns): JsonLeafFields {
-  const { roots, paths, values, maxDepth, reserved = [] } = columns;
-  const leafSql = (path: string, pb: ParamBuilder): string => {
-    const p = pb.str(path);
-    return `if(indexOf(${paths}, ${p}) = 0, NULL, ${values}[indexOf(${paths}, ${p})])`;
-  };
+  const { roots, paths, values, maxDepth, reserved = [], cut } = columns;
+  const leafOf = (p: string): string => `if(indexOf(${paths}, ${p}) = 0, NULL, ${values}[indexOf(${paths}, ${p})])`;
+  const leafSql = (path: string, pb: ParamBuilder): string => leafOf(pb.str(path));
   const isReserved = (path: string) => reserved.some((r) => path === r || path.startsWith(`${r}.`));
   return {
     name,
@@ -166,7 +197,10 @@ export function jsonLeafFields(name: string, columns: JsonLeafColumns): JsonLeaf
       const dot = path.indexOf(".");
       if (dot < 0 || !roots.includes(path.slice(0, dot)) || isReserved(path)) return undefined;
       keyPathSegments(path.slice(dot + 1), maxDepth, path);
-      return { sql: leafSql(path, pb), kind: "json_leaf", nullable: true };
+      const p = pb.str(path);
+      const sql = leafOf(p);
+      if (!cut) return { sql, kind: "json_leaf", nullable: true };
+      return { sql, kind: "json_leaf", nullable: true, exactEquals: (text, b) => exactLeafEquals(cut, sql, p, text, b) };
     },
   };
 }

@@ -2,6 +2,7 @@ import type { ConvertTarget } from "../../contract/queryExpr.js";
 import { InvalidQueryError } from "../../errors.js";
 import type { JsonValue } from "../../json.js";
 import type { FieldKind } from "./fields.js";
+import type { ParamBuilder } from "../sql.js";
 
 /** What the compiler (compile.ts) works on: compiled operands, their kinds, the strict rules. */
 
@@ -14,6 +15,8 @@ export interface SqlTerm {
   readonly kind: Kind;
   readonly nullable: boolean;
   readonly strict?: true;
+  /** See Field.exactEquals. */
+  readonly exactEquals?: (text: string, pb: ParamBuilder) => string | undefined;
 }
 export interface LiteralTerm {
   readonly tag: "literal";

@@ -180,12 +180,18 @@ export function tableSizesQuery(projectId: string, digests: readonly string[]): 
 }
 
 /**
- * Which of these rows (by their 64-bit keys, tableRows.ts rowKey; at most IDS_PER_QUERY) the
- * table holds: a scan of the table's position keys (8 bytes a position) against a set of
- * constants, instead of comparing every position's 43-character digest.
+ * The text of those of these rows (at most IDS_PER_QUERY digests) the table `tableDigest`
+ * holds, in one query: the rows are found by digest, and kept when their 64-bit key
+ * (tableRows.ts rowKey) is among the table's position keys (8 bytes a position, of the
+ * generations its `tables` rows name; any is complete). None when the table does not exist.
  */
-export function tableRowKeysQuery(table: StoredTable, keys: readonly bigint[]): BuiltQuery {
+export function heldRowValuesQuery(projectId: string, tableDigest: string, digests: readonly string[]): BuiltQuery {
   const pb = new ParamBuilder();
-  return built(pb, `SELECT DISTINCT toString(row_key) AS held_key FROM table_positions
-    WHERE ${positionsOf(table, pb)} AND row_key IN ${pb.inUInt64s(keys)}`);
+  const project = pb.str(projectId);
+  const table = pb.str(tableDigest);
+  return built(pb, `SELECT digest, val FROM (
+      SELECT digest, any(val) AS val, any(row_key) AS key FROM table_rows
+      WHERE project_id = ${project} AND digest IN ${pb.inStrings(digests)} GROUP BY digest)
+    WHERE key IN (SELECT row_key FROM table_positions WHERE project_id = ${project} AND table_digest = ${table}
+      AND generation IN (SELECT generation FROM tables WHERE project_id = ${project} AND digest = ${table}))`);
 }

@@ -16,7 +16,7 @@ import {
   rowValuesQuery,
   storedRowsQuery,
   tableCountsQuery,
-  tableRowKeysQuery,
+  heldRowValuesQuery,
   storedTableQuery,
   tablePositionsQuery,
   tableSizesQuery,
@@ -253,22 +253,17 @@ export class TablesRepository {
 
   /**
    * The text of the rows of one table named by these digests (as table-row refs name them),
-   * by digest: a digest the table does not hold is absent. A few queries for any number of
-   * digests (IDS_PER_QUERY per query).
+   * by digest: a digest the table does not hold is absent; null when the table does not
+   * exist. One round of queries for up to IDS_PER_QUERY digests: the table and its rows'
+   * text are read at once.
    */
-  async rowsByDigest(table: StoredTable, rowDigests: readonly string[]): Promise<Map<string, string>> {
-    const values = new Map<string, string>();
-    for (const chunk of idChunks([...new Set(rowDigests)])) {
-      // The rows' text and the table's membership are read at once; a row the table does not hold is left out.
-      const keyOf = new Map(chunk.map((d) => [d, rowKey(d)]));
-      const [rows, held] = await Promise.all([
-        this.store.rows<{ digest: string; val: string }>("table_rows_by_digest", rowValuesQuery(table.projectId, chunk)),
-        this.store.rows<{ held_key: string }>("table_row_membership", tableRowKeysQuery(table, [...keyOf.values()])),
-      ]);
-      const heldKeys = new Set(held.map((h) => h.held_key));
-      for (const row of rows) if (heldKeys.has(keyOf.get(row.digest)!.toString())) values.set(row.digest, row.val);
-    }
-    return values;
+  async rowsByDigest(projectId: string, tableDigest: string, rowDigests: readonly string[]): Promise<Map<string, string> | null> {
+    const chunks = [...idChunks([...new Set(rowDigests)])];
+    const [found, ...parts] = await Promise.all([
+      this.findTable(projectId, tableDigest),
+      ...chunks.map((chunk) => this.store.rows<{ digest: string; val: string }>("table_rows_held", heldRowValuesQuery(projectId, tableDigest, chunk))),
+    ]);
+    return found === null ? null : new Map(parts.flat().map((row) => [row.digest, row.val]));
   }
 
   /** Stats of the tables named that exist, in request order (each once). */
@@ -310,24 +305,27 @@ export class TablesRepository {
     const fresh = unique.filter((r) => !stored.has(r.digest));
     if (fresh.length === 0) return;
     const leaves = new RowBinaryWriter(256 * 1024);
+    let leafCount = 0;
     for (const row of fresh) {
+      leafCount += row.leafPaths.length;
       row.leafPaths.forEach((path, i) => leaves.string(projectId).string(path).uint64(row.key).string(row.leafValues[i]!));
     }
-    await this.store.insertRowBinary("table_leaves_insert", "table_row_leaves", ["project_id", "path", "row_key", "value"], leaves.bytes());
+    await this.store.insertRowBinary("table_leaves_insert", "table_row_leaves", ["project_id", "path", "row_key", "value"], leaves.bytes(), leafCount);
     const createdAt = this.clock.nowMicros();
     const written = new RowBinaryWriter(256 * 1024);
     for (const row of fresh) written.string(projectId).string(row.digest).uint64(row.key).string(row.val).int64(row.sizeBytes).int64(createdAt);
-    await this.store.insertRowBinary("table_rows_insert", "table_rows", ["project_id", "digest", "row_key", "val", "size_bytes", "created_at"], written.bytes());
+    await this.store.insertRowBinary("table_rows_insert", "table_rows", ["project_id", "digest", "row_key", "val", "size_bytes", "created_at"], written.bytes(), fresh.length);
   }
 
   private async writePositions(table: StoredTable, positions: readonly { idx: number; digest: string }[]): Promise<void> {
     for (let from = 0; from < positions.length; from += POSITION_BATCH) {
       const writer = new RowBinaryWriter(256 * 1024);
-      for (const { idx, digest } of positions.slice(from, from + POSITION_BATCH)) {
+      const slice = positions.slice(from, from + POSITION_BATCH);
+      for (const { idx, digest } of slice) {
         writer.string(table.projectId).string(table.digest).uint64(table.generation).int64(idx).string(digest).uint64(rowKey(digest));
       }
       const columns = ["project_id", "table_digest", "generation", "idx", "row_digest", "row_key"];
-      await this.store.insertRowBinary("table_positions_insert", "table_positions", columns, writer.bytes());
+      await this.store.insertRowBinary("table_positions_insert", "table_positions", columns, writer.bytes(), slice.length);
     }
   }
 
@@ -343,7 +341,7 @@ export class TablesRepository {
   /** Makes a table visible: written after its rows and positions. */
   private async commitTable(table: StoredTable, rowCount: number): Promise<void> {
     const row = new RowBinaryWriter(256).string(table.projectId).string(table.digest).int64(rowCount).uint64(table.generation).int64(this.clock.nowMicros());
-    await this.store.insertRowBinary("table_insert", "tables", ["project_id", "digest", "row_count", "generation", "created_at"], row.bytes());
+    await this.store.insertRowBinary("table_insert", "tables", ["project_id", "digest", "row_count", "generation", "created_at"], row.bytes(), 1);
   }
 
   /** The table digest of an edited table, hashing the base's row digests as they stream by (tableDigest, incrementally). */

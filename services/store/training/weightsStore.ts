@@ -40,8 +40,6 @@ export class WeightsStore {
   async get(projectId: string, digest: string): Promise<Uint8Array | null> {
     const file = await this.files.find(projectId, digest);
     if (!file) return null;
-    const parts: Buffer[] = [];
-    for await (const chunk of this.files.content(file)) parts.push(chunk);
-    return new Uint8Array(Buffer.concat(parts));
+    return new Uint8Array(await this.files.bytes(file));
   }
 }

@@ -27,30 +27,16 @@
  *    as their next attempt. A completed or failed job never runs again, whatever the queue
  *    redelivers.
  *
- * An executor in another process or language (a GPU trainer) takes a handler's place
- * through a handler that relays: it sends `{job_id, type, attempt, input}` to the executor
- * on a topic and turns what comes back, `{job_id, attempt, event: {type, data}}`, then
- * `{job_id, attempt, output}` or `{job_id, attempt, error_message, retryable}`, into
- * progress, a return or a throw. Claims, heartbeats and the store stay with the runner; the
- * executor needs only the queue.
- *
- * Training jobs (contract/trainingJobs.ts; the built-in trainer is trainerJob.ts). A GPU
- * trainer in any language replaces it by relaying as above, and must:
- * - take `training.rl` input `{model_id, project_id, base_model, trajectory_groups,
- *   experimental_config}` or `training.sft` input `{model_id, project_id, base_model,
- *   training_data_url, config, experimental_config}` (the API's JSON, unchanged);
- * - start from the model's latest live checkpoint (store/training: `training_checkpoints`,
- *   weights a file of `project_id` named by `weights_digest`), or the base model's weights;
- * - report `training_started` {num_sequences: number} first, then one `gradient_step` per
- *   optimizer step whose data values are all numbers (loss, grad_norm, learning_rate, ...);
- *   never `training_ended` or `training_failed`: the API shows the runner's own end events,
- *   `job_completed` as `training_ended` and `job_failed` as `training_failed`
- *   {error_message}, so the end is always last and written once;
- * - upload the new weights (`/files/create` in `project_id`) and answer the output
- *   `{checkpoint_id?, step?, metrics, weights_digest}`: the relay adds the checkpoint (the step
- *   after the highest, with the job's id, so a job run again adds none) BEFORE it returns,
- *   because clients read the latest checkpoint as soon as they see `training_ended`.
- * The relay itself is not written yet: the built-in trainer is the only one.
+ * An executor in another process or language takes a handler's place through a handler that
+ * relays: claims, heartbeats and the store stay with the runner, the executor only does the
+ * work. Training jobs (contract/trainingJobs.ts) have one: with TRAINER=external,
+ * trainerRelay.ts offers each attempt to external trainers over HTTP (contract
+ * trainerRelay.ts, routes training/trainerRoutes.ts, README "External trainer protocol"):
+ * a trainer claims the attempt, sends `training_started`, `gradient_step`s and heartbeats,
+ * uploads the new weights as a file and ends with `training_ended` {weights_digest} or
+ * `training_failed`; the relay adds the checkpoint before it returns, and the runner writes
+ * the end (`job_completed` shown as `training_ended`, `job_failed` as `training_failed`), so
+ * the end is always last and written once. The built-in trainer is trainerJob.ts.
  */
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";

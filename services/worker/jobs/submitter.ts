@@ -11,6 +11,8 @@ export interface JobSubmission {
   readonly input: JsonObject;
   /** Jobs of one key run one at a time, in submission order; none: the job runs on its own. */
   readonly serialKey?: string;
+  /** The job's id when the submitter chose it (a UUIDv7, e.g. the id of the call the job writes); default: a new one. */
+  readonly id?: string;
 }
 
 /**
@@ -29,7 +31,7 @@ export class JobSubmitter {
 
   async submit(submission: JobSubmission): Promise<JobMessage> {
     const submittedAt = this.clock.nowMicros();
-    const id = uuidv7(Math.floor(submittedAt / 1000));
+    const id = submission.id ?? uuidv7(Math.floor(submittedAt / 1000));
     const message: JobMessage = { id, type: submission.type, serial_key: submission.serialKey ?? id, input: submission.input, submitted_at: submittedAt };
     await this.publisher.publish([message]);
     try {

@@ -14,11 +14,10 @@ import type {
   TrainingResult,
 } from "../../lm/index.js";
 import type { ClickHouseStore } from "../../store/clickhouse.js";
-import { TrainingRepository } from "../../store/training/trainingRepository.js";
-import { projectIdOf, type ModelRecord } from "../../store/training/trainingRows.js";
-import { WeightsStore } from "../../store/training/weightsStore.js";
+import { projectIdOf } from "../../store/training/trainingRows.js";
 import type { JobContext, JobHandler } from "./handler.js";
 import { TrainingDataReader } from "./trainingData.js";
+import { finiteMetrics, loadLm, TrainingCheckpoints } from "./trainingCheckpoints.js";
 
 /**
  * The built-in trainer: runs `training.rl` and `training.sft` jobs (contract/trainingJobs.ts)
@@ -33,8 +32,6 @@ import { TrainingDataReader } from "./trainingData.js";
  * `training_failed` {error_message}. A job run again (its runner stopped after it wrote its
  * checkpoint) answers that checkpoint instead of training twice.
  */
-/** The language model library, loaded at the first job: a process that trains nothing never loads tfjs. */
-const loadLm = () => import("../../lm/index.js");
 
 export function trainerJobs(store: ClickHouseStore): Record<string, JobHandler> {
   const trainer = new Trainer(store);
@@ -120,20 +117,18 @@ export function sftExamplesOf(rows: readonly unknown[]): SftExample[] {
   });
 }
 
-function parseInput<T>(schema: z.ZodType<T>, input: JsonObject, type: string): T {
+export function parseInput<T>(schema: z.ZodType<T>, input: JsonObject, type: string): T {
   const parsed = schema.safeParse(input);
   if (!parsed.success) throw new Error(`${type} job input is not valid: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return parsed.data;
 }
 
 class Trainer {
-  private readonly repo: TrainingRepository;
-  private readonly weights: WeightsStore;
+  private readonly checkpoints: TrainingCheckpoints;
   private readonly data: TrainingDataReader;
 
   constructor(store: ClickHouseStore) {
-    this.repo = new TrainingRepository(store);
-    this.weights = new WeightsStore(store);
+    this.checkpoints = new TrainingCheckpoints(store);
     this.data = new TrainingDataReader(store);
   }
 
@@ -156,29 +151,17 @@ class Trainer {
   }
 
   private async run(modelId: string, ctx: JobContext, train: (weights: Uint8Array, progress: TrainingProgress) => Promise<TrainingResult>): Promise<TrainingOutput> {
-    const model = await this.repo.model(modelId);
-    if (!model || model.deleted) throw new Error(`model ${modelId} was deleted`);
-    const earlier = await this.repo.checkpointOfJob(model.id, ctx.jobId);
-    if (earlier) return { checkpoint_id: earlier.id, step: earlier.step, metrics: earlier.metrics };
-    const weights = await this.startingWeights(model);
+    const model = await this.checkpoints.liveModel(modelId);
+    const earlier = await this.checkpoints.earlierOutput(model, ctx.jobId);
+    if (earlier) return earlier;
+    const weights = await this.checkpoints.startingWeights(model);
     const events = new EventRelay(ctx);
     const result = await train(weights, events.progress);
     await events.flushed();
-    const digest = await this.weights.put(projectIdOf(model), result.weights);
-    const checkpoint = await this.repo.addCheckpoint(model.id, { metrics: finite(result.metrics), weightsDigest: digest, jobId: ctx.jobId });
-    return { checkpoint_id: checkpoint.id, step: checkpoint.step, metrics: checkpoint.metrics };
-  }
-
-  private async startingWeights(model: ModelRecord): Promise<Uint8Array> {
-    const latest = await this.repo.latestCheckpoint(model.id);
-    const weights = latest ? await this.weights.get(projectIdOf(model), latest.weightsDigest) : await (await loadLm()).baseModelWeights(model.baseModel);
-    if (!weights) throw new Error(latest ? `the weights of checkpoint step ${latest.step} are missing` : `unknown base model ${model.baseModel}`);
-    return weights;
+    const digest = await this.checkpoints.weights.put(projectIdOf(model), result.weights);
+    return this.checkpoints.addCheckpoint(model, ctx.jobId, digest, result.metrics);
   }
 }
-
-const finite = (metrics: Record<string, number>): Record<string, number> =>
-  Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
 
 /**
  * lm reports progress synchronously; the runner stores events one after another. The relay
@@ -192,7 +175,7 @@ class EventRelay {
 
   readonly progress: TrainingProgress = {
     started: (numSequences) => this.report("training_started", { num_sequences: numSequences }),
-    step: (metrics) => this.report("gradient_step", finite(metrics)),
+    step: (metrics) => this.report("gradient_step", finiteMetrics(metrics)),
   };
 
   private report(type: string, data: JsonObject): void {

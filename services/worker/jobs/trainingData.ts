@@ -11,6 +11,12 @@ const FETCH_TIMEOUT_MS = 60_000;
 
 /** `weave:///<entity>/<project>/file/<digest>`: a file uploaded with /file/create (JSONL). */
 const FILE_REF = /^weave:\/\/\/([^/]+)\/([^/]+)\/file\/([^/]+)$/;
+/**
+ * `wandb-artifact:///<entity>/<project>/<name>[:<version>]`: in W&B, Weave objects are stored
+ * as artifacts of that name whose versions are `v0`, `v1`, ... and `latest`; here it names the
+ * object of our store (version: a digest, `latest`, `v<N>` or an alias; default `latest`).
+ */
+const ARTIFACT_REF = /^wandb-artifact:\/\/\/([^/:]+)\/([^/:]+)\/([^/:]+)(?::([^/:]+))?$/;
 
 type DataSource =
   | { readonly kind: "http"; readonly url: string }
@@ -22,7 +28,8 @@ const unsupported = (url: string): never => {
   throw ValidationError.at(
     ["body", "training_data_url"],
     `unsupported training data URL ${url.slice(0, 200)}: give an http(s) URL of JSONL, weave:///<entity>/<project>/file/<digest>, ` +
-      "a dataset weave:///<entity>/<project>/object/<name>:<digest> or a table weave:///<entity>/<project>/table/<digest>",
+      "a dataset weave:///<entity>/<project>/object/<name>:<digest> (or wandb-artifact:///<entity>/<project>/<name>:<version>) " +
+      "or a table weave:///<entity>/<project>/table/<digest>",
   );
 };
 
@@ -31,6 +38,8 @@ export function sftDataSource(url: string): DataSource {
   if (/^https?:\/\//i.test(url)) return { kind: "http", url };
   const file = FILE_REF.exec(url);
   if (file) return { kind: "file", projectId: `${file[1]}/${file[2]}`, digest: decodeURIComponent(file[3]!) };
+  const artifact = ARTIFACT_REF.exec(url);
+  if (artifact) return { kind: "object", projectId: `${artifact[1]}/${artifact[2]}`, name: artifact[3]!, digest: artifact[4] ?? "latest" };
   if (!url.startsWith("weave:///")) return unsupported(url);
   const ref = parseRef(url);
   const projectId = `${ref.entity}/${ref.project}`;
@@ -93,16 +102,17 @@ export class TrainingDataReader {
     const file = await this.files.find(projectId, digest);
     if (!file) throw new Error(`training data file ${digest} not found in project ${projectId}`);
     if (file.sizeBytes > SFT_DATA_MAX_BYTES) throw new Error(`training data file is larger than ${SFT_DATA_MAX_BYTES} bytes`);
-    const parts: Buffer[] = [];
-    for await (const chunk of this.files.content(file)) parts.push(chunk);
-    return Buffer.concat(parts).toString("utf8");
+    return (await this.files.bytes(file)).toString("utf8");
   }
 
+  /** A Dataset's rows, or the JSONL file of an object that holds one (`files: {"train.jsonl": <digest>}`, as ART's SFT data artifact). */
   private async datasetRows(projectId: string, name: string, digest: string): Promise<unknown[]> {
     const version = await this.objects.read(projectId, name, digest);
     const val = JSON.parse(version.valText) as unknown;
     const rowsRef = typeof val === "object" && val !== null && "rows" in val ? (val as { rows: unknown }).rows : null;
-    if (typeof rowsRef !== "string") throw new Error(`object ${name}:${digest} is not a dataset (no rows table)`);
+    const jsonl = jsonlFileOf(val);
+    if (typeof rowsRef !== "string" && jsonl !== null) return parseJsonl(await this.fileText(projectId, jsonl));
+    if (typeof rowsRef !== "string") throw new Error(`object ${name}:${digest} is not a dataset (no rows table) and holds no .jsonl file`);
     const ref = parseRef(rowsRef);
     if (ref.kind !== "table") throw new Error(`the rows of ${name}:${digest} are not a table`);
     return this.tableRows(`${ref.entity}/${ref.project}`, ref.digest);
@@ -115,6 +125,14 @@ export class TrainingDataReader {
     for await (const row of this.tables.rows({ table: found.table })) rows.push(JSON.parse(row.val));
     return rows;
   }
+}
+
+/** The digest of the one `.jsonl` file among an object's `files` (name → digest), or null. */
+function jsonlFileOf(val: unknown): string | null {
+  const files = typeof val === "object" && val !== null && "files" in val ? (val as { files: unknown }).files : null;
+  if (typeof files !== "object" || files === null) return null;
+  const jsonl = Object.entries(files).filter(([file, digest]) => file.endsWith(".jsonl") && typeof digest === "string");
+  return jsonl.length === 1 ? (jsonl[0]![1] as string) : null;
 }
 
 /** GET of JSONL; a 4xx fails the job, a 5xx or a network error is retried. */

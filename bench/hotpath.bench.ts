@@ -1,0 +1,79 @@
+/**
+ * The calls ingest hot path in one thread, without HTTP or ClickHouse: CPU µs per part of
+ * each stage an `upsert_batch` of 500 parts goes through (the calls bench's bodies). The
+ * request thread: JSON parse, body validation, events, the log record; the log's consumer
+ * thread: the record decoded, merged, RowBinary rows. Per-stage thread CPU, so the figures
+ * hold on a loaded machine better than throughput does. `npx tsx bench/hotpath.bench.ts`
+ * (BENCH_HOTPATH_REQUESTS=200 by default).
+ */
+import { CallCreateBatchReq } from "../services/contract/calls.js";
+import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
+import { idMaker, toEndEvent, toStartEvent } from "../services/ingest/callEvents.js";
+import { traceEventsTopic, type TraceEvent } from "../services/queue/events.js";
+import { decodeRecord, encodeRecord } from "../services/queue/durableLog/recordCodec.js";
+import type { ClickHouseStore } from "../services/store/clickhouse.js";
+import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
+import { CallBatchWriter } from "../services/worker/callBatchWriter.js";
+import { printTable } from "./support.js";
+
+const REQUESTS = Number(process.env.BENCH_HOTPATH_REQUESTS ?? 200);
+const PARTS = 500;
+const ROUNDS = 5;
+const T0 = Date.UTC(2026, 9, 1);
+const iso = (micros: number) => new Date(Math.floor(micros / 1000)).toISOString().replace("Z", `${String(micros % 1000).padStart(3, "0")}Z`);
+
+function batchBody(project: string, request: number): string {
+  const items: string[] = [];
+  for (let i = 0; i < PARTS / 2; i++) {
+    const id = `r${request}-${i}`;
+    const at = T0 * 1000 + request * 1_000_000 + i * 1000;
+    items.push(
+      `{"mode":"start","req":{"start":{"project_id":"${project}","id":"${id}","op_name":"weave:///bench/ingest/op/step${i % 20}:v1","trace_id":"t${request}","parent_id":${i === 0 ? "null" : `"r${request}-0"`},"started_at":"${iso(at)}","attributes":{"env":"bench"},"inputs":{"question":"what is ${i} plus ${request}?","n":${i}}}}}`,
+      `{"mode":"end","req":{"end":{"project_id":"${project}","id":"${id}","ended_at":"${iso(at + 250_000)}","output":{"answer":${i + request}},"summary":{"usage":{"gpt-4o-mini":{"prompt_tokens":12,"completion_tokens":5,"requests":1}}}}}}`,
+    );
+  }
+  return `{"batch":[${items.join(",")}]}`;
+}
+
+const cpuMicros = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+function timed<T>(totals: Map<string, number>, stage: string, run: () => T): T {
+  const before = cpuMicros();
+  const out = run();
+  totals.set(stage, (totals.get(stage) ?? 0) + cpuMicros() - before);
+  return out;
+}
+
+type Body = { batch: { mode: string; req: { start?: unknown; end?: unknown } }[] };
+
+function events(body: Body): TraceEvent[] {
+  const ids = idMaker(null, "call_upsert_batch");
+  return body.batch.map((item, position) =>
+    item.mode === "start" ? toStartEvent(item.req.start as Parameters<typeof toStartEvent>[0], "bench", ids, position) : toEndEvent(item.req.end as Parameters<typeof toEndEvent>[0]),
+  );
+}
+
+/** A store that answers lookups with nothing and drops inserts: only the worker's CPU is measured. */
+const nullStore = { rows: async () => [], insert: async () => {}, insertRowBinary: async () => {} } as unknown as ClickHouseStore;
+const writer = new CallBatchWriter(new CallsWriteRepository(nullStore));
+const topic = traceEventsTopic("bench");
+const texts = Array.from({ length: REQUESTS }, (_, n) => Buffer.from(batchBody("bench/hot", n)));
+const totals = new Map<string, number>();
+for (let round = 0; round < ROUNDS; round++) {
+  for (const bytes of texts) {
+    const parsed = timed(totals, "request: JSON.parse", () => JSON.parse(bytes.toString("utf8")) as unknown);
+    timed(totals, "request: validate (zod, for comparison)", () => CallCreateBatchReq.parse(parsed));
+    const valid = timed(totals, "request: validate (hand-written check)", () => checkCallCreateBatch(parsed)) as Body;
+    const made = timed(totals, "request: events", () => events(valid));
+    const record = timed(totals, "request: log record", () => encodeRecord(made));
+    const decoded = timed(totals, "consumer: decode record", () => decodeRecord(record, topic.accepts!));
+    const before = cpuMicros();
+    await writer.write(decoded.messages);
+    totals.set("consumer: merge + rows", (totals.get("consumer: merge + rows") ?? 0) + cpuMicros() - before);
+  }
+}
+const parts = REQUESTS * PARTS * ROUNDS;
+printTable(`Hot path, CPU µs per part (${parts.toLocaleString("en")} parts)`, [...totals].map(([stage, micros]) => ({ stage, "µs per part": micros / parts })));

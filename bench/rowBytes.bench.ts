@@ -1,0 +1,113 @@
+/**
+ * Bytes stored per call and per OTLP span (issue 12, "a leaner row"). Writes CALLS typical
+ * SDK calls (the calls bench's shape, with output and usage) and SPANS OTLP spans (the OTLP
+ * bench's agent traces) through the worker's own merge and row writer into a fresh local
+ * ClickHouse, the calls in January 2026 and the spans in March 2026 so that each is its own
+ * partition; after OPTIMIZE ... FINAL (one version per call), prints from
+ * system.parts_columns the compressed and uncompressed bytes per row of every column of
+ * `calls`, for each. `npx tsx bench/run.ts rowBytes`.
+ */
+import { decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
+import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
+import type { CallPartEvent } from "../services/queue/events.js";
+import { MIGRATIONS } from "../services/roles.js";
+import { ClickHouseStore } from "../services/store/clickhouse.js";
+import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
+import { ensureDatabase, migrate } from "../services/store/migrations.js";
+import { mergeCallParts } from "../services/worker/callMerge.js";
+import { protobufRequest, requestSpans } from "./otlpSpans.js";
+import { printTable, startBenchClickHouse } from "./support.js";
+
+const CALLS = Number(process.env.BENCH_ROW_CALLS ?? 4096);
+const SPAN_REQUESTS = Number(process.env.BENCH_ROW_SPAN_REQUESTS ?? 8);
+const DATABASE = "rowbytes";
+const CALLS_T0 = Date.UTC(2026, 0, 5) * 1000;
+const SPANS_T0_NS = BigInt(Date.UTC(2026, 2, 5)) * 1_000_000n;
+
+/** One SDK call as the calls bench sends it, ended with an output and a usage summary. */
+function sdkCall(i: number): CallPartEvent[] {
+  const request = Math.floor(i / 10);
+  const at = CALLS_T0 + i * 1000;
+  const id = `r${request}-${i % 10}`;
+  return [
+    {
+      kind: "call_complete", project_id: "bench/rows", id, trace_id: `t${request}`, parent_id: i % 10 === 0 ? null : `r${request}-0`,
+      thread_id: null, turn_id: null, op_name: `weave:///bench/ingest/op/step${i % 20}:v1`, display_name: null, started_at: at,
+      attributes: { env: "bench" }, inputs: { question: `what is ${i % 10} plus ${request}?`, n: i % 10 }, otel_dump: null,
+      wb_user_id: "bench-user", wb_run_id: null, wb_run_step: null,
+      ended_at: at + 900, exception: null, output: { answer: `${(i % 10) + request}` },
+      summary: { usage: { "gpt-4o-mini": { requests: 1, prompt_tokens: 20 + (i % 7), completion_tokens: 5 } } }, wb_run_step_end: null,
+    },
+  ];
+}
+
+function spanParts(): CallPartEvent[][] {
+  const byCall = new Map<string, CallPartEvent[]>();
+  for (let r = 0; r < SPAN_REQUESTS; r++) {
+    const batch = decodeProtobufRequest(protobufRequest(requestSpans(r, SPANS_T0_NS)));
+    const { events } = mapSpans(batch, { project_id: "bench/spans", wb_user_id: "bench-user", maxSpanBytes: 1 << 20 });
+    for (const e of events) byCall.set(e.id + r, [...(byCall.get(e.id + r) ?? []), e]);
+  }
+  return [...byCall.values()];
+}
+
+async function write(store: ClickHouseStore, calls: CallPartEvent[][]): Promise<void> {
+  const repo = new CallsWriteRepository(store);
+  const snapshots = calls.flatMap((parts) => {
+    const { snapshot } = mergeCallParts(null, parts);
+    return snapshot ? [{ snapshot, version: 1 }] : [];
+  });
+  for (let i = 0; i < snapshots.length; i += 1024) await repo.insertSnapshots(snapshots.slice(i, i + 1024));
+}
+
+interface ColumnBytes {
+  partition: string;
+  column: string;
+  compressed: number;
+  uncompressed: number;
+}
+
+async function columnBytes(store: ClickHouseStore): Promise<{ columns: ColumnBytes[]; rows: Map<string, number> }> {
+  const columns = await store.rows<ColumnBytes>("rowbytes_columns", {
+    sql: `SELECT partition, column, sum(column_data_compressed_bytes) AS compressed, sum(column_data_uncompressed_bytes) AS uncompressed
+          FROM system.parts_columns WHERE database = currentDatabase() AND table = 'calls' AND active
+          GROUP BY partition, column ORDER BY partition, column`,
+    params: {},
+  });
+  const parts = await store.rows<{ partition: string; rows: number }>("rowbytes_rows", {
+    sql: "SELECT partition, sum(rows) AS rows FROM system.parts WHERE database = currentDatabase() AND table = 'calls' AND active GROUP BY partition",
+    params: {},
+  });
+  return { columns, rows: new Map(parts.map((p) => [p.partition, Number(p.rows)])) };
+}
+
+function report(title: string, columns: ColumnBytes[], rows: number): void {
+  const perRow = (n: number) => (Number(n) / rows).toFixed(1);
+  const table = columns
+    .filter((c) => Number(c.uncompressed) > 0)
+    .sort((a, b) => Number(b.compressed) - Number(a.compressed))
+    .map((c) => ({ column: c.column, "compressed B/row": perRow(c.compressed), "uncompressed B/row": perRow(c.uncompressed) }));
+  const sum = (key: "compressed" | "uncompressed") => columns.reduce((s, c) => s + Number(c[key]), 0);
+  table.push({ column: "TOTAL", "compressed B/row": perRow(sum("compressed")), "uncompressed B/row": perRow(sum("uncompressed")) });
+  printTable(`${title} (${rows} rows)`, table);
+}
+
+async function main(): Promise<void> {
+  const bench = await startBenchClickHouse("rowbytes");
+  try {
+    await ensureDatabase(bench.ch.url, DATABASE);
+    const store = new ClickHouseStore(bench.ch.url, DATABASE);
+    await migrate(store, MIGRATIONS);
+    await write(store, Array.from({ length: CALLS }, (_, i) => sdkCall(i)));
+    await write(store, spanParts());
+    await store.command("rowbytes_optimize", { sql: "OPTIMIZE TABLE calls FINAL", params: {} });
+    const { columns, rows } = await columnBytes(store);
+    report("bytes per SDK call", columns.filter((c) => c.partition === "202601"), rows.get("202601") ?? 1);
+    report("bytes per OTLP span", columns.filter((c) => c.partition === "202603"), rows.get("202603") ?? 1);
+    await store.close();
+  } finally {
+    await bench.stop();
+  }
+}
+
+await main();

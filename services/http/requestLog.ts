@@ -1,0 +1,64 @@
+import { randomUUID } from "node:crypto";
+import type { NextFunction, Request, Response } from "express";
+import type { Logger } from "pino";
+import { httpDuration, httpRejects, httpRequests } from "../metrics.js";
+
+/**
+ * Per request: an id (the caller's `X-Request-Id` when it is a plain token, else a new
+ * UUID), echoed in the answer's `X-Request-Id`; a child logger carrying it; on the answer's
+ * end one JSON log line and the request metrics (metrics.ts), labelled by route: the
+ * operation's path (`/call/start`, `/calls/{id}`...), an Express route pattern, or
+ * `unmatched`, never the raw URL (bounded label values).
+ */
+export const REQUEST_ID_HEADER = "x-request-id";
+const ACCEPTED_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+/** Answers cut before their end (the client went away), nginx's code for it. */
+const CLIENT_CLOSED = 499;
+
+const routes = new WeakMap<Response, string>();
+const loggers = new WeakMap<Response, Logger>();
+
+/** Names the route of this answer in logs and metrics (HttpApi.mount: the operation's path). */
+export function nameRoute(res: Response, route: string): void {
+  routes.set(res, route);
+}
+
+/** The request's logger (with its `request_id`), or `fallback` outside a request. */
+export function requestLogger(res: Response, fallback: Logger): Logger {
+  return loggers.get(res) ?? fallback;
+}
+
+function requestIdOf(req: Request): string {
+  const header = req.headers[REQUEST_ID_HEADER];
+  const given = Array.isArray(header) ? header[0] : header;
+  return given !== undefined && ACCEPTED_ID.test(given) ? given : randomUUID();
+}
+
+function routeOf(req: Request, res: Response): string {
+  const named = routes.get(res);
+  if (named) return named;
+  const pattern: unknown = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof pattern === "string") return `${req.baseUrl}${pattern}`;
+  if (Array.isArray(pattern)) return pattern.map((p) => `${req.baseUrl}${String(p)}`).join("|");
+  return "unmatched";
+}
+
+export function requestLog(log: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    const requestId = requestIdOf(req);
+    res.setHeader("X-Request-Id", requestId);
+    const child = log.child({ request_id: requestId });
+    loggers.set(res, child);
+    res.once("close", () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
+      const route = routeOf(req, res);
+      httpRequests.inc({ route, method: req.method, status: String(status) });
+      httpDuration.observe({ route, method: req.method }, seconds);
+      if ((status >= 400 && status < 500 && status !== CLIENT_CLOSED) || status === 503) httpRejects.inc({ route, status: String(status) });
+      child.info({ method: req.method, route, path: req.path, status, ms: Math.round(seconds * 1e4) / 10 }, "request");
+    });
+    next();
+  };
+}

@@ -1,0 +1,70 @@
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, register } from "prom-client";
+
+/**
+ * The service's Prometheus metrics (served at `/metrics`). prom-client keeps one registry
+ * per thread: a worker thread (the embedded log's consumer) sends its registry's values
+ * when asked (`addMetricsSource`), and `/metrics` answers the sum of this thread's and
+ * theirs. Every metric carries the process's `role` (`ROLE`) as a default label.
+ */
+export type MetricsSnapshot = Awaited<ReturnType<typeof register.getMetricsAsJSON>>;
+type MetricsSource = () => Promise<MetricsSnapshot>;
+
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const httpRequests = new Counter({ name: "http_requests_total", help: "HTTP requests answered, by route (the operation's path), method and status", labelNames: ["route", "method", "status"] });
+export const httpDuration = new Histogram({ name: "http_request_duration_seconds", help: "Time from a request's arrival to the end of its answer, by route and method", labelNames: ["route", "method"], buckets: SECONDS });
+export const httpRejects = new Counter({
+  name: "http_rejects_total",
+  help: "Requests refused: 4xx answers (bad input, auth, 413, 429 backpressure) and 503 (store or queue unavailable, draining), by route and status",
+  labelNames: ["route", "status"],
+});
+export const batchEvents = new Histogram({ name: "worker_batch_events", help: "Messages per batch handed to the worker, by topic", labelNames: ["topic"], buckets: [1, 10, 50, 100, 500, 1_000, 2_500, 5_000, 10_000, 25_000] });
+export const batchDuration = new Histogram({ name: "worker_batch_seconds", help: "Time the worker took to store one batch (merge, inserts, hooks), by topic", labelNames: ["topic"], buckets: SECONDS });
+export const insertDuration = new Histogram({ name: "clickhouse_insert_seconds", help: "Duration of inserts into ClickHouse, by table", labelNames: ["table"], buckets: SECONDS });
+export const rowsWritten = new Counter({ name: "clickhouse_rows_written_total", help: "Rows inserted into ClickHouse by the service's inserts, by table", labelNames: ["table"] });
+export const consumerLag = new Gauge({
+  name: "queue_consumer_lag_messages",
+  help: "Kafka: messages of a partition not yet stored by this consumer, as of its last fetch (high watermark − committed offset), by topic and partition",
+  labelNames: ["topic", "partition"],
+});
+
+const sources = new Set<MetricsSource>();
+
+/** Adds another thread's metrics to `/metrics`; call the returned function to stop. */
+export function addMetricsSource(source: MetricsSource): () => void {
+  sources.add(source);
+  return () => void sources.delete(source);
+}
+
+/** This thread's metrics as values another thread can add up (sent to `addMetricsSource`). */
+export const metricsSnapshot = (): Promise<MetricsSnapshot> => register.getMetricsAsJSON();
+
+let processMetrics = false;
+
+/** Labels every metric of this thread with the roles it runs; in the main thread also collects process metrics (RSS, CPU, event loop). */
+export function setUpMetrics(role: string, options: { processMetrics: boolean }): void {
+  register.setDefaultLabels({ role });
+  if (options.processMetrics && !processMetrics) {
+    processMetrics = true;
+    collectDefaultMetrics();
+  }
+}
+
+/** The `/metrics` answer: this thread's metrics plus every source's, summed by name and labels. */
+export async function metricsText(): Promise<{ contentType: string; text: string }> {
+  if (sources.size === 0) return { contentType: register.contentType, text: await register.metrics() };
+  const others = await Promise.all([...sources].map((source) => source().catch(() => null)));
+  const snapshots = [await register.getMetricsAsJSON(), ...others.filter((s): s is MetricsSnapshot => s !== null)];
+  const merged = AggregatorRegistry.aggregate(snapshots);
+  return { contentType: merged.contentType, text: await merged.metrics() };
+}
+
+/** Times `run` into `histogram` (labels as given); also resolves or rejects as `run` does. */
+export async function timed<R, L extends string>(histogram: Histogram<L>, labels: Partial<Record<L, string>>, run: () => Promise<R>): Promise<R> {
+  const end = histogram.startTimer(labels);
+  try {
+    return await run();
+  } finally {
+    end();
+  }
+}

@@ -1,0 +1,310 @@
+import { EVALUATE_MODEL_JOB, EvaluateModelJobInput, SCORE_CALLS_JOB, ScoreCallsJobInput } from "../../contract/evaluations.js";
+import { RetryableError } from "../../errors.js";
+import { derivedUuidv7 } from "../../ids.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
+import type { CallCompleteEvent, CallStartEvent, TraceEvent } from "../../queue/events.js";
+import { formatRef } from "../../refs.js";
+import type { CallRow } from "../../store/calls/callRows.js";
+import { CallsReadRepository } from "../../store/calls/callsRead.js";
+import type { ClickHouseStore } from "../../store/clickhouse.js";
+import { FeedbackRepository } from "../../store/feedback/feedbackRepository.js";
+import { checkAll } from "../../store/feedback/validate.js";
+import { EVALUATE_OP, PREDICT_AND_SCORE_OP, PREDICTION_MARK, RUN_MARK, SCORE_MARK, SUMMARIZE_OP } from "../../store/v2/evalCalls.js";
+import { MonotonicClock, type Clock } from "../../times.js";
+import type { ChatCompleter } from "./chatCompleter.js";
+import { EvalObjects, formatTemplate, rowRef, type ChatMessage, type JudgeScorer, type LlmModel } from "./evalObjects.js";
+import type { JobContext, JobHandler } from "./handler.js";
+
+/**
+ * The evaluation and scoring jobs (contract/evaluations.ts).
+ *
+ * `evaluation.evaluate_model` writes the calls a Weave client writes for an evaluation:
+ *
+ *   Evaluation.evaluate              the root, id = the call_id answered at submission
+ *   ├─ Evaluation.predict_and_score  per row × trial: {self, model, example: row ref} → {output, scores, model_latency}
+ *   │  ├─ <model>.predict            {self: model, ...row} → the model's output, summary.usage
+ *   │  └─ <scorer>.score             {self: scorer, ...row, output} → the judge's answer
+ *   └─ Evaluation.summarize          → per scorer its auto-summary, model_latency {mean}
+ *
+ * Restart safety: a row's calls are written together once the row is done, with ids derived
+ * from the root's id, the row and the trial; a run resumed after its runner stopped skips the
+ * rows whose predict_and_score call is stored and rewrites the root with the same start time, so
+ * nothing is doubled. A run that fails for good (not retryable, or its last attempt) ends the
+ * root with the error as its exception.
+ */
+export interface EvaluationJobDeps {
+  readonly store: ClickHouseStore;
+  /** The worker's merge path (worker/callWorker.ts callBatchHandler), synchronous. */
+  readonly writeCalls: (events: readonly TraceEvent[]) => Promise<void>;
+  readonly completer: ChatCompleter;
+  readonly maxAttempts: number;
+  readonly clock?: Clock;
+}
+
+export function evaluationJobs(deps: EvaluationJobDeps): Record<string, JobHandler> {
+  const jobs = new EvaluationJobs(deps);
+  return {
+    [EVALUATE_MODEL_JOB]: (input, ctx) => jobs.evaluate(EvaluateModelJobInput.parse(input), ctx),
+    [SCORE_CALLS_JOB]: (input, ctx) => jobs.scoreCalls(ScoreCallsJobInput.parse(input), ctx),
+  };
+}
+
+interface Place {
+  readonly projectId: string;
+  readonly id: string;
+  readonly traceId: string;
+  readonly parentId: string | null;
+  readonly user: string;
+}
+
+interface Timed<T> {
+  readonly value: T;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly summary: JsonObject;
+}
+
+const tokensSummary = (model: string, prompt: number, completion: number): JsonObject => ({
+  usage: { [model]: { requests: 1, prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } },
+});
+
+function startEvent(place: Place, at: number, opName: string, inputs: JsonObject, attributes: JsonObject): CallStartEvent {
+  return {
+    kind: "call_start", project_id: place.projectId, id: place.id, trace_id: place.traceId, parent_id: place.parentId, thread_id: null, turn_id: null,
+    op_name: opName, display_name: null, started_at: at, attributes, inputs, otel_dump: null, wb_user_id: place.user, wb_run_id: null, wb_run_step: null,
+  };
+}
+
+function completeEvent(place: Place, call: Timed<JsonValue>, opName: string, inputs: JsonObject, attributes: JsonObject): CallCompleteEvent {
+  return {
+    ...startEvent(place, call.startedAt, opName, inputs, attributes), kind: "call_complete",
+    ended_at: call.endedAt, exception: null, output: call.value, summary: call.summary, wb_run_step_end: null,
+  };
+}
+
+/** The judge's answer: JSON when it is JSON (a fenced ```json block too), else `{"output": text}`. */
+export function judgeOutput(text: string): JsonValue {
+  const trimmed = text.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, "$1");
+  try {
+    return JSON.parse(trimmed) as JsonValue;
+  } catch {
+    return { output: text };
+  }
+}
+
+/** Weave's auto-summary of a column of values: numbers → {mean}, booleans → {true_count, true_fraction}, objects → per key; null when none summarizes. */
+export function autoSummary(values: readonly JsonValue[]): JsonValue {
+  const present = values.filter((v) => v !== null && v !== undefined);
+  if (present.length === 0) return null;
+  if (present.every((v) => typeof v === "boolean")) {
+    const trues = present.filter((v) => v === true).length;
+    return { true_count: trues, true_fraction: trues / present.length };
+  }
+  if (present.every((v) => typeof v === "number")) return { mean: (present as number[]).reduce((a, b) => a + b, 0) / present.length };
+  if (present.every((v) => isJsonObject(v))) {
+    const keys = [...new Set(present.flatMap((v) => Object.keys(v as JsonObject)))].sort();
+    const out: JsonObject = {};
+    for (const key of keys) {
+      const summary = autoSummary(present.map((v) => (v as JsonObject)[key] ?? null));
+      if (summary !== null) out[key] = summary;
+    }
+    return Object.keys(out).length > 0 ? out : null;
+  }
+  return null;
+}
+
+function callRef(projectId: string, id: string): string {
+  const [entity, project] = projectId.split("/") as [string, string];
+  return formatRef({ kind: "call", entity, project, callId: id, extra: [] });
+}
+
+const parsed = (text: string | null): JsonValue => (text === null || text === "" ? null : (JSON.parse(text) as JsonValue));
+const withoutSelf = (inputs: JsonObject): JsonObject => Object.fromEntries(Object.entries(inputs).filter(([k]) => k !== "self"));
+
+class EvaluationJobs {
+  private readonly reads: CallsReadRepository;
+  private readonly objects: EvalObjects;
+  private readonly feedback: FeedbackRepository;
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: EvaluationJobDeps) {
+    this.reads = new CallsReadRepository(deps.store);
+    this.objects = new EvalObjects(deps.store);
+    this.feedback = new FeedbackRepository(deps.store);
+    this.clock = deps.clock ?? new MonotonicClock();
+  }
+
+  async evaluate(input: EvaluateModelJobInput, ctx: JobContext): Promise<JsonValue> {
+    const root: Place = { projectId: input.project_id, id: input.call_id, traceId: input.call_id, parentId: null, user: input.wb_user_id };
+    const rootStart = startEvent(root, input.started_at, EVALUATE_OP, { self: input.evaluation_ref, model: input.model_ref }, {
+      weave: { [RUN_MARK]: "true", evaluation: input.evaluation_ref, model: input.model_ref },
+    });
+    try {
+      return await this.runEvaluation(input, root, rootStart, ctx);
+    } catch (err) {
+      if (!ctx.signal.aborted && this.isFinal(err, ctx)) {
+        const message = err instanceof Error ? err.message : String(err);
+        await this.deps.writeCalls([rootStart, {
+          kind: "call_end", project_id: root.projectId, id: root.id, ended_at: Math.max(this.clock.nowMicros(), input.started_at), exception: message, output: null,
+          summary: {}, wb_run_step_end: null, trace_id: root.traceId, started_at: input.started_at,
+        }]);
+      }
+      throw err;
+    }
+  }
+
+  private isFinal(err: unknown, ctx: JobContext): boolean {
+    return !(err instanceof RetryableError) || ctx.attempt >= this.deps.maxAttempts;
+  }
+
+  private async runEvaluation(input: EvaluateModelJobInput, root: Place, rootStart: CallStartEvent, ctx: JobContext): Promise<JsonValue> {
+    const stored = await this.traceCalls(root.projectId, root.id);
+    const storedRoot = stored.get(root.id);
+    if (storedRoot?.ended_at !== null && storedRoot?.ended_at !== undefined) {
+      if (storedRoot.exception !== null) throw new Error(storedRoot.exception);
+      return parsed(storedRoot.output);
+    }
+    const evaluation = await this.objects.evaluation(root.projectId, input.evaluation_ref, ["input", "evaluation_ref"]);
+    const model = await this.objects.model(root.projectId, input.model_ref, ["input", "model_ref"]);
+    await this.deps.writeCalls([rootStart]);
+    const outputs: JsonObject[] = [];
+    let index = 0;
+    for await (const { digest, row } of this.objects.rows(evaluation.table)) {
+      for (let trial = 0; trial < evaluation.trials; trial++) {
+        const pasId = derivedUuidv7(input.started_at / 1000, `${root.id}/row/${index}/trial/${trial}`);
+        const done = stored.get(pasId);
+        if (done && done.ended_at !== null) {
+          outputs.push(isJsonObject(parsed(done.output)) ? (parsed(done.output) as JsonObject) : {});
+          continue;
+        }
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        const example = rowRef(evaluation.datasetRef, digest);
+        outputs.push(await this.runRow({ ...root, id: pasId, parentId: root.id }, input, model, evaluation.scorers, row, example, ctx.signal));
+      }
+      index++;
+    }
+    const summary = this.summarize(outputs, evaluation.scorers);
+    const now = this.clock.nowMicros();
+    const summarizePlace: Place = { ...root, id: derivedUuidv7(input.started_at / 1000, `${root.id}/summarize`), parentId: root.id };
+    await this.deps.writeCalls([
+      completeEvent(summarizePlace, { value: summary, startedAt: now, endedAt: now, summary: {} }, SUMMARIZE_OP, { self: input.evaluation_ref }, {}),
+      { kind: "call_end", project_id: root.projectId, id: root.id, ended_at: now, exception: null, output: summary, summary: {}, wb_run_step_end: null, trace_id: root.traceId, started_at: input.started_at },
+    ]);
+    return summary;
+  }
+
+  /** One row × trial: the model, then each scorer; its calls written together at the end. */
+  private async runRow(
+    pas: Place, input: EvaluateModelJobInput, model: LlmModel, scorers: readonly JudgeScorer[], row: JsonObject, example: string, signal: AbortSignal,
+  ): Promise<JsonObject> {
+    const startedAt = this.clock.nowMicros();
+    const prediction = await this.predict(model, input.project_id, model.messagesTemplate, row, signal);
+    const events: TraceEvent[] = [];
+    const predictPlace: Place = { ...pas, id: derivedUuidv7(startedAt / 1000, `${pas.id}/predict`), parentId: pas.id };
+    events.push(completeEvent(predictPlace, prediction, `${model.name}.predict`, { self: input.model_ref, ...row }, {
+      weave: { [PREDICTION_MARK]: "true", model: input.model_ref, evaluation_run_id: input.call_id },
+    }));
+    const scores: JsonObject = {};
+    for (const scorer of scorers) {
+      const score = await this.score(scorer, input.project_id, row, prediction.value, signal);
+      scores[scorer.name] = score.value;
+      const place: Place = { ...pas, id: derivedUuidv7(startedAt / 1000, `${pas.id}/score/${scorer.ref}`), parentId: pas.id };
+      events.push(completeEvent(place, score, `${scorer.name}.score`, { self: scorer.ref, ...row, output: prediction.value }, {
+        weave: { [SCORE_MARK]: "true", prediction_id: predictPlace.id, scorer: scorer.ref, evaluation_run_id: input.call_id },
+      }));
+    }
+    const output: JsonObject = { output: prediction.value, scores, model_latency: (prediction.endedAt - prediction.startedAt) / 1e6 };
+    const pasCall = { value: output, startedAt, endedAt: this.clock.nowMicros(), summary: {} };
+    events.unshift(completeEvent(pas, pasCall, PREDICT_AND_SCORE_OP, { self: input.evaluation_ref, model: input.model_ref, example }, {}));
+    await this.deps.writeCalls(events);
+    return output;
+  }
+
+  /** The model on a conversation: its template filled from `vars`, then `extra` (a judge's prompt). */
+  private async predict(model: LlmModel, projectId: string, template: readonly ChatMessage[], vars: JsonObject, signal: AbortSignal, extra: ChatMessage[] = []): Promise<Timed<JsonValue>> {
+    let messages = [...template.map((m) => ({ role: m.role, content: formatTemplate(m.content, vars) })), ...extra];
+    if (messages.length === 0) messages = [{ role: "user", content: JSON.stringify(vars) }];
+    const startedAt = this.clock.nowMicros();
+    const answer = await this.deps.completer.complete({ model: model.llmModelId, messages, ...model.params, projectId }, signal);
+    const endedAt = this.clock.nowMicros();
+    const value = model.responseFormat === "json" ? judgeOutput(answer.text) : answer.text;
+    return { value, startedAt, endedAt, summary: tokensSummary(answer.model, answer.promptTokens, answer.completionTokens) };
+  }
+
+  private async score(scorer: JudgeScorer, projectId: string, vars: JsonObject, output: JsonValue, signal: AbortSignal): Promise<Timed<JsonValue>> {
+    const all: JsonObject = { ...vars, output };
+    const prompt = formatTemplate(scorer.scoringPrompt, all);
+    const answer = await this.predict({ ...scorer.model, responseFormat: "text" }, projectId, scorer.model.messagesTemplate, all, signal, [{ role: "user", content: prompt }]);
+    return { ...answer, value: judgeOutput(String(answer.value)) };
+  }
+
+  private summarize(outputs: readonly JsonObject[], scorers: readonly JudgeScorer[]): JsonObject {
+    const summary: JsonObject = {};
+    for (const scorer of scorers) {
+      const value = autoSummary(outputs.map((o) => (isJsonObject(o.scores) ? (o.scores[scorer.name] ?? null) : null)));
+      if (value !== null) summary[scorer.name] = value;
+    }
+    const latency = autoSummary(outputs.map((o) => (typeof o.model_latency === "number" ? o.model_latency : null)));
+    if (latency !== null) summary.model_latency = latency;
+    return summary;
+  }
+
+  private async traceCalls(projectId: string, traceId: string): Promise<Map<string, CallRow>> {
+    const out = new Map<string, CallRow>();
+    for await (const row of this.reads.stream({ projectId, filter: { trace_ids: [traceId] } })) out.set(row.id, row);
+    return out;
+  }
+
+  private async callsById(projectId: string, ids: readonly string[]): Promise<Map<string, CallRow>> {
+    const out = new Map<string, CallRow>();
+    if (ids.length === 0) return out;
+    for await (const row of this.reads.stream({ projectId, filter: { call_ids: [...ids] } })) out.set(row.id, row);
+    return out;
+  }
+
+  /**
+   * Each scorer on each call (its inputs without `self` as the template's fields, its output as
+   * `{output}`): a score call, a root of its own, then feedback `wandb.runnable.<scorer>` on the
+   * scored call. Ids derive from the job, so a resumed job skips what it wrote.
+   */
+  async scoreCalls(input: ScoreCallsJobInput, ctx: JobContext): Promise<JsonValue> {
+    const projectId = input.project_id;
+    const scorers: JudgeScorer[] = [];
+    for (const [i, ref] of input.scorer_refs.entries()) scorers.push(await this.objects.scorer(projectId, ref, ["input", "scorer_refs", i]));
+    const pairs = input.call_ids.flatMap((callId) => scorers.map((scorer) => ({ callId, scorer, id: derivedUuidv7(input.requested_at / 1000, `${ctx.jobId}/${callId}/${scorer.ref}`) })));
+    const [scored, written, feedback] = await Promise.all([
+      this.callsById(projectId, input.call_ids),
+      this.callsById(projectId, pairs.map((p) => p.id)),
+      this.feedback.forCalls(projectId, input.call_ids),
+    ]);
+    const given = new Set([...feedback.values()].flat().map((f) => f.call_ref));
+    let scoredPairs = 0;
+    for (const pair of pairs) {
+      const call = scored.get(pair.callId);
+      if (!call) continue;
+      const ref = callRef(projectId, pair.id);
+      if (given.has(ref)) continue;
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      const stored = written.get(pair.id);
+      const value = stored ? parsed(stored.output) : await this.writeScoreCall(pair, call, input, ctx.signal);
+      const [item] = checkAll([{
+        project_id: projectId, weave_ref: callRef(projectId, pair.callId), feedback_type: `wandb.runnable.${pair.scorer.name}`,
+        payload: { output: value }, runnable_ref: pair.scorer.ref, call_ref: ref,
+      }], () => ["input"]);
+      await this.feedback.create([item!], input.wb_user_id);
+      scoredPairs++;
+    }
+    return { scored: scoredPairs };
+  }
+
+  private async writeScoreCall(pair: { id: string; scorer: JudgeScorer }, call: CallRow, input: ScoreCallsJobInput, signal: AbortSignal): Promise<JsonValue> {
+    const inputs = call.inputs ? withoutSelf(JSON.parse(call.inputs) as JsonObject) : {};
+    const output = parsed(call.output);
+    const score = await this.score(pair.scorer, input.project_id, inputs, output, signal);
+    const place: Place = { projectId: input.project_id, id: pair.id, traceId: derivedUuidv7(score.startedAt / 1000, `${pair.id}/trace`), parentId: null, user: input.wb_user_id };
+    await this.deps.writeCalls([completeEvent(place, score, `${pair.scorer.name}.score`, { self: pair.scorer.ref, ...inputs, output }, {
+      weave: { [SCORE_MARK]: "true", scorer: pair.scorer.ref, scored_call_id: call.id },
+    })]);
+    return score.value;
+  }
+}

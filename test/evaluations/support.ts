@@ -1,0 +1,89 @@
+import type { Client } from "../support/service.js";
+
+/** The built-in base model: the evaluated model and the judge. Greedy and a few tokens, so runs stay short. */
+export const BASE_MODEL = "tracehouse/bytelm-small";
+export const PARAMS = { temperature: 0, max_tokens: 3 };
+
+/** Single-digit sums, which the base model answers with one digit (so the judge's answer often parses as JSON). */
+export const QUESTIONS = [{ question: "1+1=" }, { question: "2+3=" }, { question: "4+4=" }, { question: "3+1=" }];
+
+export interface EvalSetup {
+  readonly evaluation: string;
+  readonly model: string;
+  readonly scorer: string;
+  readonly datasetRef: string;
+}
+
+const ref = (project: string, name: string, digest: string) => `weave:///${project}/object/${name}:${digest}`;
+
+export async function createObject(api: Client, project: string, objectId: string, val: Record<string, unknown>): Promise<string> {
+  const { digest } = await api.json<{ digest: string }>("/obj/create", { obj: { project_id: project, object_id: objectId, val } });
+  return ref(project, objectId, digest);
+}
+
+export function llmModel(llmModelId: string, template: { role: string; content: string }[]): Record<string, unknown> {
+  return {
+    _type: "LLMStructuredCompletionModel", _class_name: "LLMStructuredCompletionModel", _bases: ["Model", "Object", "BaseModel"],
+    llm_model_id: llmModelId, default_params: { messages_template: template, ...PARAMS },
+  };
+}
+
+/** A dataset (through /v2/ datasets: a Dataset object over a table), an LLM judge, an evaluation and a model. */
+export async function evaluationSetup(api: Client, project: string, options: { rows?: Record<string, unknown>[]; trials?: number; modelId?: string } = {}): Promise<EvalSetup> {
+  const dataset = await api.json<{ digest: string; object_id: string }>(`/v2/${project}/datasets`, { name: "sums", rows: options.rows ?? QUESTIONS });
+  const datasetRef = ref(project, dataset.object_id, dataset.digest);
+  const scorer = await createObject(api, project, "judge", {
+    _type: "LLMAsAJudgeScorer", _class_name: "LLMAsAJudgeScorer", _bases: ["Scorer", "Object", "BaseModel"], name: "judge",
+    model: llmModel(BASE_MODEL, []), scoring_prompt: "{question}{output}",
+  });
+  const evaluation = await createObject(api, project, "sums-eval", {
+    _type: "Evaluation", _class_name: "Evaluation", _bases: ["Object", "BaseModel"], name: "sums-eval", dataset: datasetRef, scorers: [scorer],
+    trials: options.trials ?? 1,
+  });
+  const model = await createObject(api, project, "adder", llmModel(options.modelId ?? BASE_MODEL, [{ role: "user", content: "{question}" }]));
+  return { evaluation, model, scorer, datasetRef };
+}
+
+export type Status =
+  | { code: "not_found" }
+  | { code: "running"; completed_rows: number; total_rows: number }
+  | { code: "failed"; error?: string | null }
+  | { code: "complete"; output: Record<string, unknown> };
+
+export const statusOf = async (api: Client, project: string, callId: string): Promise<Status> =>
+  (await api.json<{ status: Status }>("/evaluations/status", { project_id: project, call_id: callId })).status;
+
+/** Polls the status until it is no longer running. */
+export async function settled(api: Client, project: string, callId: string, timeoutMs = 120_000): Promise<Status> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await statusOf(api, project, callId);
+    if (status.code !== "running") return status;
+    if (Date.now() > deadline) throw new Error(`evaluation ${callId} still running: ${JSON.stringify(status)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export interface StoredCall {
+  id: string;
+  trace_id: string;
+  parent_id: string | null;
+  op_name: string;
+  started_at: string;
+  ended_at: string | null;
+  exception: string | null;
+  inputs: Record<string, unknown>;
+  output: unknown;
+  summary: Record<string, unknown> | null;
+  attributes: Record<string, unknown>;
+}
+
+export const traceCalls = (api: Client, project: string, traceId: string) =>
+  api.lines<StoredCall>("/calls/stream_query", { project_id: project, filter: { trace_ids: [traceId] }, sort_by: [{ field: "started_at", direction: "asc" }] });
+
+/** µs since the epoch of an ISO timestamp with microseconds. */
+export function isoMicros(iso: string): number {
+  const m = /\.(\d+)Z$/.exec(iso);
+  const whole = Date.parse(iso.replace(/\.\d+Z$/, "Z"));
+  return whole * 1000 + (m ? Number(m[1]!.padEnd(6, "0").slice(0, 6)) : 0);
+}
