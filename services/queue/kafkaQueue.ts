@@ -1,5 +1,6 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
 import type { Logger } from "pino";
+import { DEFAULTS } from "../config.js";
 import { RetryableError } from "../errors.js";
 import { PendingBound, type PendingLimits } from "./pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
@@ -14,6 +15,12 @@ export interface KafkaSettings {
   readonly brokers: readonly string[];
   readonly groupId: string;
   readonly clientId: string;
+  /**
+   * Longest a publish waits for the broker's acknowledgement (queued behind other sends
+   * included) before it is refused as retryable (503 + Retry-After): a broker gone or hung
+   * must not hold requests open for KafkaJS's own retries and request timeouts.
+   */
+  readonly sendTimeoutMs?: number;
 }
 
 function kafkaClient(settings: KafkaSettings): Kafka {
@@ -32,6 +39,18 @@ interface PendingSend<T> {
   readonly reject: (err: unknown) => void;
 }
 
+/** Settles once: the first of the broker's answer and the deadline wins. */
+function settleOnce(resolve: () => void, reject: (err: unknown) => void, timer: { clear(): void }): Pick<PendingSend<unknown>, "resolve" | "reject"> {
+  let settled = false;
+  const once = (settle: () => void) => {
+    if (settled) return;
+    settled = true;
+    timer.clear();
+    settle();
+  };
+  return { resolve: () => once(resolve), reject: (err) => once(() => reject(err)) };
+}
+
 const MAX_MESSAGES_PER_SEND = 10_000;
 
 /**
@@ -45,9 +64,11 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private waiting: PendingSend<T>[] = [];
   private inFlight: Promise<void> | null = null;
   private readonly bound: PendingBound;
+  private readonly sendTimeoutMs: number;
 
   constructor(private readonly topic: Topic<T>, settings: KafkaSettings, limits: PendingLimits) {
     this.bound = new PendingBound(limits, topic.name);
+    this.sendTimeoutMs = settings.sendTimeoutMs ?? DEFAULTS.KAFKA_SEND_TIMEOUT_MS;
     this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
@@ -59,9 +80,26 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
       return Promise.reject(err);
     }
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ messages, weightBytes, resolve, reject });
+      let timeout: NodeJS.Timeout | undefined;
+      const pending: PendingSend<T> = { messages, weightBytes, ...settleOnce(resolve, reject, { clear: () => clearTimeout(timeout) }) };
+      timeout = setTimeout(() => this.expire(pending), this.sendTimeoutMs);
+      this.waiting.push(pending);
       this.kick();
     });
+  }
+
+  /**
+   * The deadline passed: refused as retryable. Still waiting, it is taken out and its room
+   * released; already in a send, its room is released when that send ends (the broker may
+   * still take it: a client's retry then rewrites the same calls).
+   */
+  private expire(pending: PendingSend<T>): void {
+    const at = this.waiting.indexOf(pending);
+    if (at >= 0) {
+      this.waiting.splice(at, 1);
+      this.bound.release(pending.messages.length, pending.weightBytes);
+    }
+    pending.reject(new RetryableError(`queue unavailable: no acknowledgement from Kafka within ${this.sendTimeoutMs} ms`, 2));
   }
 
   async healthy(): Promise<boolean> {
