@@ -78,7 +78,6 @@ describe("faults: ClickHouse slow (a stalling proxy in front of it)", () => {
     const stalled = await stallUnderLoad({ LOG_MAX_BYTES: String(logMaxBytes) }, "queue_log_backlog_bytes", { clients: 4, callsPerRequest: 20, pauseMs: 20, paddingBytes: 1000 }, 20, "acme/slow-log");
     expect(stalled.peakGauge).toBeGreaterThan(0);
     expect(stalled.peakGauge).toBeLessThanOrEqual(logMaxBytes + largestRequest);
-    expect(stalled.sentWhileStalled).toBeGreaterThan(logMaxBytes);
     expect(stalled.rssPeak - stalled.rssBefore).toBeLessThan(256 * MiB);
   }, 240_000);
 
