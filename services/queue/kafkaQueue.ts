@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage, type Producer } from "kafkajs";
 import type { Logger } from "pino";
 import { DEFAULTS } from "../config.js";
 import { RetryableError } from "../errors.js";
@@ -159,6 +159,24 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
   }
 }
 
+/** Protocol errors that mean this member must rejoin its group (the partition may be another's now). */
+const REJOIN_TYPES = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR_FOR_GROUP"]);
+/** KafkaJS's messages of those errors: its retrier rewraps a protocol error without its type. */
+const REJOIN_MESSAGES = ["The group is rebalancing, so a rejoin is needed", "Specified group generation id is not valid", "The coordinator is not aware of this member"];
+
+/**
+ * A commit or heartbeat refused because the group is rebalancing. Thrown out of eachBatch
+ * it crashed the consumer for good when KafkaJS had rewrapped it as non-retriable (seen
+ * with two workers, one killed): the survivor then consumed nothing more.
+ */
+function mustRejoin(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    const type = (e as { type?: unknown }).type;
+    if ((typeof type === "string" && REJOIN_TYPES.has(type)) || REJOIN_MESSAGES.some((m) => e instanceof Error && e.message.includes(m))) return true;
+  }
+  return false;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -202,29 +220,42 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-        // A fetch can hold a whole backlog (tens of thousands of events). It is written in
-        // slices of maxBatchEvents, each committed once stored, with a heartbeat between
-        // slices: one long write must not outlive the group session and stall the group.
-        const size = this.options.maxBatchEvents;
-        for (let from = 0; from < batch.messages.length; from += size) {
-          if (!isRunning() || isStale()) return;
-          const slice = batch.messages.slice(from, from + size);
-          const { valid, malformed } = this.check(slice);
-          if (valid.length > 0) await this.deliver(handler, valid, heartbeat, () => isRunning() && !isStale());
-          if (malformed.length > 0) await this.setAsideMalformed(malformed, batch.partition);
-          const last = slice[slice.length - 1]!;
-          resolveOffset(last.offset);
-          await this.consumer.commitOffsets([
-            { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() },
-          ]);
-          await heartbeat();
+      eachBatch: async (payload) => {
+        const { batch } = payload;
+        try {
+          await this.writeBatch(handler, payload);
+        } catch (err) {
+          if (!mustRejoin(err)) throw err;
+          // The slices stored so far are committed; the rest is read again by the partition's next owner.
+          this.options.log.warn({ err: err instanceof Error ? err.message : String(err), partition: batch.partition }, "consumer group rebalancing: batch left for the partition's next owner");
         }
       },
     });
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       this.options.log.error({ err: payload.error.message, restart: payload.restart }, "Kafka consumer crashed");
     });
+  }
+
+  /**
+   * A fetch can hold a whole backlog (tens of thousands of events). It is written in
+   * slices of maxBatchEvents, each committed once stored, with a heartbeat between
+   * slices: one long write must not outlive the group session and stall the group.
+   */
+  private async writeBatch(handler: BatchHandler<T>, { batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+    const size = this.options.maxBatchEvents;
+    for (let from = 0; from < batch.messages.length; from += size) {
+      if (!isRunning() || isStale()) return;
+      const slice = batch.messages.slice(from, from + size);
+      const { valid, malformed } = this.check(slice);
+      if (valid.length > 0) await this.deliver(handler, valid, heartbeat, () => isRunning() && !isStale());
+      if (malformed.length > 0) await this.setAsideMalformed(malformed, batch.partition);
+      const last = slice[slice.length - 1]!;
+      resolveOffset(last.offset);
+      await this.consumer.commitOffsets([
+        { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() },
+      ]);
+      await heartbeat();
+    }
   }
 
   async shutdown(): Promise<void> {

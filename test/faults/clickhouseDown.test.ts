@@ -81,7 +81,7 @@ describe("faults: ClickHouse down", () => {
 
   it("embedded log: ClickHouse stopped under load; acknowledged until LOG_MAX_BYTES, then 429/503 + Retry-After; nothing acknowledged lost", async () => {
     const ch = await privateClickHouse();
-    const logMaxBytes = 1024 * 1024;
+    const logMaxBytes = 4 * 1024 * 1024;
     const env = {
       CLICKHOUSE_URL: ch.url,
       CLICKHOUSE_DATABASE: `faults_${randomBytes(4).toString("hex")}`,
@@ -91,12 +91,13 @@ describe("faults: ClickHouse down", () => {
     };
     const P = "acme/ch-down-log";
     const service = await start(env);
-    const load = steadyLoad(service.url!, P, { paddingBytes: 200 });
+    const load = steadyLoad(service.url!, P, { clients: 2, pauseMs: 50, paddingBytes: 500 });
     await waitFor("the worker to store calls", async () => (await storedCount(service.url!, P)) > 0, 60_000);
     await clickhouse!.stop();
     const ackedBefore = load.acked.length;
+    const refusedBefore = load.count(429) + load.count(503);
     // Down until the log's bound refused some requests (bounded: the waitFor's deadline).
-    await waitFor("the log's bound to refuse requests", async () => load.count(429) + load.count(503) >= 5, 60_000);
+    await waitFor("the log's bound to refuse requests", async () => load.count(429) + load.count(503) >= refusedBefore + 5, 60_000);
     const ackedWhileDown = load.acked.length - ackedBefore;
     await ch.restart();
     await waitFor("the service to acknowledge again", async () => load.acked.length > ackedBefore + ackedWhileDown, 60_000);
