@@ -189,7 +189,7 @@ export async function expectExactlyOnce(url: string, project: string, load: Load
     const finished = new Set(calls.filter((c) => c.ended_at !== null).map((c) => c.id));
     waiting = load.acked.filter((id) => !finished.has(id));
     return waiting.length === 0;
-  }).catch((err: Error) => {
+  }, 150_000).catch((err: Error) => {
     const stored = new Set(calls.map((c) => c.id));
     const missing = waiting.filter((id) => !stored.has(id));
     throw new Error(`${err.message}: ${load.acked.length} acknowledged, ${calls.length} stored, ${missing.length} missing (e.g. ${missing.slice(0, 3).join(", ")}), ${waiting.length - missing.length} unfinished (e.g. ${waiting.filter((id) => stored.has(id)).slice(0, 3).join(", ")})`);

@@ -81,7 +81,7 @@ describe("faults: workers (Kafka mode, separate roles)", () => {
     expect(load.uncertain).toEqual([]);
     // The survivor gets the dead worker's partitions once its session times out (10 s).
     await expectExactlyOnce(ingest.url!, P, load);
-  }, 150_000);
+  }, 240_000);
 
   it("SIGTERM to the worker and to ingest under load: both drain and exit 0; after a restart every acknowledged call is stored once", async () => {
     const env = kafkaEnv();
