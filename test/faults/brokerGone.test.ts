@@ -76,6 +76,9 @@ describe("faults: Kafka broker gone", () => {
     expect(during.status).toBe(503);
     expect(during.retryAfter).toBeGreaterThanOrEqual(1);
     expect(during.ms).toBeLessThan(PROBE_LIMIT_MS);
+    // Refused, but its send may still be in flight to the paused broker, which takes it once
+    // it runs again: a 503 for data that is kept is allowed (a client's retry rewrites the call).
+    load.uncertain.push("during");
     process.kill(kafka!.pid, "SIGCONT");
     const ackedBefore = load.acked.length;
     await waitFor("ingest to acknowledge again", async () => load.acked.length > ackedBefore, 60_000);
