@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { startMockKafka, type MockKafka } from "../support/mockKafka.js";
-import { client, iso } from "../support/service.js";
-import { ensureGone, expectExactlyOnce, MOCK_BROKER_PACE, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
+import { client } from "../support/service.js";
+import { ensureGone, expectExactlyOnce, MOCK_BROKER_PACE, turnsBatch, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * The broker gone (a private mock broker per test, its process paused or stopped): ingest
@@ -36,13 +36,10 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** One call start, limited to PROBE_LIMIT_MS; answers its status, Retry-After and time taken. */
+/** One request of one call (a turn, as the load's); answers its status, Retry-After and time taken. */
 async function probe(url: string, project: string, id: string): Promise<{ status: number; retryAfter: number; ms: number }> {
   const began = Date.now();
-  const res = await client(url).post(
-    "/call/start",
-    { start: { project_id: project, id, op_name: "probe", trace_id: id, started_at: iso(Date.UTC(2026, 10, 21)), attributes: {}, inputs: {} } },
-  );
+  const res = await client(url).post("/call/upsert_batch", { batch: turnsBatch(project, [id]) });
   await res.text();
   return { status: res.status, retryAfter: Number(res.headers.get("retry-after")), ms: Date.now() - began };
 }
@@ -71,14 +68,14 @@ describe("faults: Kafka broker gone", () => {
     const load = steadyLoad(url, project, MOCK_BROKER_PACE);
     await waitFor("calls to be stored", async () => (await storedCount(url, project)) > 0, 60_000);
     process.kill(kafka!.pid, "SIGSTOP");
-    const during = await probe(url, project, "during");
+    const during = await probe(url, project, "c90-0-0");
     process.stdout.write(`broker paused: answered ${during.status} in ${during.ms} ms\n`);
     expect(during.status).toBe(503);
     expect(during.retryAfter).toBeGreaterThanOrEqual(1);
     expect(during.ms).toBeLessThan(PROBE_LIMIT_MS);
     // Refused, but its send may still be in flight to the paused broker, which takes it once
     // it runs again: a 503 for data that is kept is allowed (a client's retry rewrites the call).
-    load.uncertain.push("during");
+    load.uncertain.push("c90-0-0");
     process.kill(kafka!.pid, "SIGCONT");
     const ackedBefore = load.acked.length;
     await waitFor("ingest to acknowledge again", async () => load.acked.length > ackedBefore, 60_000);
@@ -89,10 +86,10 @@ describe("faults: Kafka broker gone", () => {
 
   it(`a broker process gone: 503 + Retry-After within KAFKA_SEND_TIMEOUT_MS (${SEND_TIMEOUT_MS} ms here), each time`, async () => {
     const { url, project } = await startWithBroker();
-    const first = await probe(url, project, "first");
+    const first = await probe(url, project, "c91-0-0");
     expect(first.status).toBe(200);
     await kafka!.stop();
-    for (const id of ["gone-1", "gone-2"]) {
+    for (const id of ["c92-0-0", "c92-1-0"]) {
       const gone = await probe(url, project, id);
       process.stdout.write(`broker gone: answered ${gone.status} in ${gone.ms} ms\n`);
       expect(gone.status).toBe(503);

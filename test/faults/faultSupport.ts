@@ -100,6 +100,22 @@ export interface LoadOptions {
   paddingBytes?: number;
 }
 
+/** The thread of a load's call `c<client>-<request>-<i>`: one of THREADS_PER_CLIENT per client. */
+export const threadOf = (id: string) => `th-${id.split("-")[0]}-${Number(id.split("-")[1]) % THREADS_PER_CLIENT}`;
+
+/** An upsert_batch body's items: each call a turn of its thread, start and end (with usage) together. */
+export function turnsBatch(project: string, ids: readonly string[], padding = ""): unknown[] {
+  const T = Date.UTC(2026, 10, 20);
+  return ids.flatMap((id) => {
+    const [c, n, i] = id.slice(1).split("-").map(Number) as [number, number, number];
+    const at = T + (c * 1_000_000 + n * 1000 + i) * 10;
+    return [
+      { mode: "start", req: { start: { project_id: project, id, op_name: "op", trace_id: id, thread_id: threadOf(id), turn_id: id, started_at: iso(at), attributes: {}, inputs: { i, padding } } } },
+      { mode: "end", req: { end: { project_id: project, id, ended_at: iso(at + 5), output: { n }, summary: { usage: { m: USAGE } } } } },
+    ];
+  });
+}
+
 /**
  * Clients sending /call/upsert_batch in a loop, each call a turn of one of the client's
  * threads (its start and its end, with usage, in the same request), until stopped.
@@ -107,7 +123,6 @@ export interface LoadOptions {
 export function steadyLoad(url: string, project: string, options: LoadOptions = {}): Load {
   const { clients = 4, callsPerRequest = 20, pauseMs = 20, paddingBytes = 0 } = options;
   const api = client(url);
-  const T = Date.UTC(2026, 10, 20);
   const padding = "x".repeat(paddingBytes);
   let running = true;
   const load: Load = {
@@ -116,7 +131,7 @@ export function steadyLoad(url: string, project: string, options: LoadOptions = 
     statuses: new Map(),
     badRefusals: [],
     sentBytes: 0,
-    threadOf: (id) => `th-${id.split("-")[0]}-${Number(id.split("-")[1]) % THREADS_PER_CLIENT}`,
+    threadOf,
     count: (status) => load.statuses.get(status) ?? 0,
     stop: async () => {
       running = false;
@@ -126,14 +141,7 @@ export function steadyLoad(url: string, project: string, options: LoadOptions = 
   const loops = Array.from({ length: clients }, async (_, c) => {
     for (let n = 0; running; n++) {
       const ids = Array.from({ length: callsPerRequest }, (_, i) => `c${c}-${n}-${i}`);
-      const batch = ids.flatMap((id, i) => {
-        const at = T + (c * 1_000_000 + n * callsPerRequest + i) * 10;
-        return [
-          { mode: "start", req: { start: { project_id: project, id, op_name: "op", trace_id: id, thread_id: load.threadOf(id), turn_id: id, started_at: iso(at), attributes: {}, inputs: { i, padding } } } },
-          { mode: "end", req: { end: { project_id: project, id, ended_at: iso(at + 5), output: { n }, summary: { usage: { m: USAGE } } } } },
-        ];
-      });
-      const body = JSON.stringify({ batch });
+      const body = JSON.stringify({ batch: turnsBatch(project, ids, padding) });
       load.sentBytes += body.length;
       let status = 0;
       try {
