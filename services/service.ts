@@ -37,7 +37,7 @@ export interface RunningService {
 }
 
 function kafkaSettings(config: Config): KafkaSettings {
-  return { brokers: config.KAFKA_BROKERS ?? [], groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}` };
+  return { brokers: config.KAFKA_BROKERS ?? [], groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}`, sendTimeoutMs: config.KAFKA_SEND_TIMEOUT_MS };
 }
 
 /** What a service is given besides its configuration. */

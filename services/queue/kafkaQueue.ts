@@ -1,7 +1,8 @@
-import { consumerLag } from "../metrics.js";
-import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage, type Producer } from "kafkajs";
 import type { Logger } from "pino";
+import { DEFAULTS } from "../config.js";
 import { RetryableError } from "../errors.js";
+import { consumerLag } from "../metrics.js";
 import { PendingBound, type PendingLimits } from "./pendingBound.js";
 import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
 import { deadLetterTopic, messageReader, type Topic } from "./topic.js";
@@ -15,6 +16,12 @@ export interface KafkaSettings {
   readonly brokers: readonly string[];
   readonly groupId: string;
   readonly clientId: string;
+  /**
+   * Longest a publish waits for the broker's acknowledgement (queued behind other sends
+   * included) before it is refused as retryable (503 + Retry-After): a broker gone or hung
+   * must not hold requests open for KafkaJS's own retries and request timeouts.
+   */
+  readonly sendTimeoutMs?: number;
 }
 
 function kafkaClient(settings: KafkaSettings): Kafka {
@@ -33,6 +40,18 @@ interface PendingSend<T> {
   readonly reject: (err: unknown) => void;
 }
 
+/** Settles once: the first of the broker's answer and the deadline wins. */
+function settleOnce(resolve: () => void, reject: (err: unknown) => void, timer: { clear(): void }): Pick<PendingSend<unknown>, "resolve" | "reject"> {
+  let settled = false;
+  const once = (settle: () => void) => {
+    if (settled) return;
+    settled = true;
+    timer.clear();
+    settle();
+  };
+  return { resolve: () => once(resolve), reject: (err) => once(() => reject(err)) };
+}
+
 const MAX_MESSAGES_PER_SEND = 10_000;
 
 /**
@@ -46,9 +65,11 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private waiting: PendingSend<T>[] = [];
   private inFlight: Promise<void> | null = null;
   private readonly bound: PendingBound;
+  private readonly sendTimeoutMs: number;
 
   constructor(private readonly topic: Topic<T>, settings: KafkaSettings, limits: PendingLimits) {
     this.bound = new PendingBound(limits, topic.name);
+    this.sendTimeoutMs = settings.sendTimeoutMs ?? DEFAULTS.KAFKA_SEND_TIMEOUT_MS;
     this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
@@ -60,9 +81,26 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
       return Promise.reject(err);
     }
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ messages, weightBytes, resolve, reject });
+      let timeout: NodeJS.Timeout | undefined;
+      const pending: PendingSend<T> = { messages, weightBytes, ...settleOnce(resolve, reject, { clear: () => clearTimeout(timeout) }) };
+      timeout = setTimeout(() => this.expire(pending), this.sendTimeoutMs);
+      this.waiting.push(pending);
       this.kick();
     });
+  }
+
+  /**
+   * The deadline passed: refused as retryable. Still waiting, it is taken out and its room
+   * released; already in a send, its room is released when that send ends (the broker may
+   * still take it: a client's retry then rewrites the same calls).
+   */
+  private expire(pending: PendingSend<T>): void {
+    const at = this.waiting.indexOf(pending);
+    if (at >= 0) {
+      this.waiting.splice(at, 1);
+      this.bound.release(pending.messages.length, pending.weightBytes);
+    }
+    pending.reject(new RetryableError(`queue unavailable: no acknowledgement from Kafka within ${this.sendTimeoutMs} ms`, 2));
   }
 
   async healthy(): Promise<boolean> {
@@ -122,6 +160,24 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
   }
 }
 
+/** Protocol errors that mean this member must rejoin its group (the partition may be another's now). */
+const REJOIN_TYPES = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR_FOR_GROUP"]);
+/** KafkaJS's messages of those errors: its retrier rewraps a protocol error without its type. */
+const REJOIN_MESSAGES = ["The group is rebalancing, so a rejoin is needed", "Specified group generation id is not valid", "The coordinator is not aware of this member"];
+
+/**
+ * A commit or heartbeat refused because the group is rebalancing. Thrown out of eachBatch
+ * it crashed the consumer for good when KafkaJS had rewrapped it as non-retriable (seen
+ * with two workers, one killed): the survivor then consumed nothing more.
+ */
+function mustRejoin(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    const type = (e as { type?: unknown }).type;
+    if ((typeof type === "string" && REJOIN_TYPES.has(type)) || REJOIN_MESSAGES.some((m) => e instanceof Error && e.message.includes(m))) return true;
+  }
+  return false;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -165,30 +221,43 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-        // A fetch can hold a whole backlog (tens of thousands of events). It is written in
-        // slices of maxBatchEvents, each committed once stored, with a heartbeat between
-        // slices: one long write must not outlive the group session and stall the group.
-        const size = this.options.maxBatchEvents;
-        for (let from = 0; from < batch.messages.length; from += size) {
-          if (!isRunning() || isStale()) return;
-          const slice = batch.messages.slice(from, from + size);
-          const { valid, malformed } = this.check(slice);
-          if (valid.length > 0) await this.deliver(handler, valid, heartbeat, () => isRunning() && !isStale());
-          if (malformed.length > 0) await this.setAsideMalformed(malformed, batch.partition);
-          const last = slice[slice.length - 1]!;
-          resolveOffset(last.offset);
-          await this.consumer.commitOffsets([
-            { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() },
-          ]);
-          consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(BigInt(batch.highWatermark) - BigInt(last.offset) - 1n));
-          await heartbeat();
+      eachBatch: async (payload) => {
+        const { batch } = payload;
+        try {
+          await this.writeBatch(handler, payload);
+        } catch (err) {
+          if (!mustRejoin(err)) throw err;
+          // The slices stored so far are committed; the rest is read again by the partition's next owner.
+          this.options.log.warn({ err: err instanceof Error ? err.message : String(err), partition: batch.partition }, "consumer group rebalancing: batch left for the partition's next owner");
         }
       },
     });
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       this.options.log.error({ err: payload.error.message, restart: payload.restart }, "Kafka consumer crashed");
     });
+  }
+
+  /**
+   * A fetch can hold a whole backlog (tens of thousands of events). It is written in
+   * slices of maxBatchEvents, each committed once stored, with a heartbeat between
+   * slices: one long write must not outlive the group session and stall the group.
+   */
+  private async writeBatch(handler: BatchHandler<T>, { batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+    const size = this.options.maxBatchEvents;
+    for (let from = 0; from < batch.messages.length; from += size) {
+      if (!isRunning() || isStale()) return;
+      const slice = batch.messages.slice(from, from + size);
+      const { valid, malformed } = this.check(slice);
+      if (valid.length > 0) await this.deliver(handler, valid, heartbeat, () => isRunning() && !isStale());
+      if (malformed.length > 0) await this.setAsideMalformed(malformed, batch.partition);
+      const last = slice[slice.length - 1]!;
+      resolveOffset(last.offset);
+      await this.consumer.commitOffsets([
+        { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() },
+      ]);
+      consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(BigInt(batch.highWatermark) - BigInt(last.offset) - 1n));
+      await heartbeat();
+    }
   }
 
   async shutdown(): Promise<void> {

@@ -6,6 +6,8 @@ import { spawn } from "node:child_process";
  */
 export interface MockKafka {
   readonly brokers: string;
+  /** The kcat process (the fault tests pause it with SIGSTOP). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function startMockKafka(): Promise<MockKafka> {
   });
   return {
     brokers,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((done) => {
         if (child.exitCode !== null) return done();

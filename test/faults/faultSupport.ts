@@ -1,0 +1,336 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer, connect, type Server, type Socket } from "node:net";
+import { expect } from "vitest";
+import { freePort } from "../../services/store/localServer.js";
+import { AUTH_KEYS, client, iso } from "../support/service.js";
+
+/**
+ * What the fault tests share: the service as processes of its own (to kill them), a
+ * steady load that remembers which calls were acknowledged, the checks that every
+ * acknowledged call is stored exactly once with its thread and usage figures, a TCP proxy
+ * that can stall, and the RSS of a process from /proc.
+ */
+
+/** The pause of ClickHouse in the Kafka-mode outage test (the issue's 30 s by default). */
+export const FAULT_PAUSE_MS = Number(process.env.FAULT_PAUSE_MS ?? 30_000);
+
+/** FAULT_LOG_LEVEL=info (diagnosis): the service processes' logs on the test's output. */
+const LOG_LEVEL = process.env.FAULT_LOG_LEVEL;
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  readonly url: string | null;
+  readonly pid: number;
+  /** Resolves with the exit code once the process is gone. */
+  readonly exited: Promise<number | null>;
+}
+
+/**
+ * services/main.ts as a process. With an HTTP role it resolves once /health answers 200;
+ * a worker alone has no HTTP server and resolves at once (the checks wait for its writes).
+ */
+export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", AUTH_KEYS, LOG_LEVEL: LOG_LEVEL ?? "error", ...env },
+    stdio: ["ignore", LOG_LEVEL ? "inherit" : "ignore", "inherit"],
+  });
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  const role = env.ROLE ?? "all";
+  const url = role === "worker" ? null : `http://127.0.0.1:${port}`;
+  if (url !== null) {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`service (${role}) exited with ${child.exitCode}`);
+      try {
+        if ((await fetch(`${url}/health`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`service (${role}) did not start`);
+      await sleep(100);
+    }
+  }
+  return { child, url, pid: child.pid!, exited };
+}
+
+/** Stops a process if it still runs (SIGKILL: used in `finally` blocks). */
+export async function ensureGone(p: ServiceProcess | null): Promise<void> {
+  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill("SIGKILL");
+  await p.exited;
+}
+
+export const THREADS_PER_CLIENT = 3;
+const USAGE = { requests: 1, prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 };
+
+export interface Load {
+  /** Ids of the calls whose request was answered 200. */
+  readonly acked: string[];
+  /** Ids of calls sent whose answer was not 200 (or never came): they may or may not be stored. */
+  readonly uncertain: string[];
+  /** Answers by status. */
+  readonly statuses: Map<number, number>;
+  /** Refusals (not 200) that were not 429/503 with a Retry-After of at least one second. */
+  readonly badRefusals: string[];
+  /** Bytes of the request bodies sent. */
+  sentBytes: number;
+  threadOf(id: string): string;
+  count(status: number): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The pace of loads through the mock broker: librdkafka's mock cluster answers a fetch with
+ * one message set per partition (one producer send's share), so a worker there stores one
+ * send per partition per insert cycle, whatever the backlog (real Kafka fills a fetch up to
+ * its byte limit). Few large requests keep the worker's backlog short.
+ */
+export const MOCK_BROKER_PACE: LoadOptions = { clients: 1, callsPerRequest: 100, pauseMs: 1000 };
+
+export interface LoadOptions {
+  clients?: number;
+  callsPerRequest?: number;
+  /** Pause between two requests of one client. */
+  pauseMs?: number;
+  /** Bytes of padding in each call's inputs (to fill byte bounds faster). */
+  paddingBytes?: number;
+}
+
+/** The thread of a load's call `c<client>-<request>-<i>`: one of THREADS_PER_CLIENT per client. */
+export const threadOf = (id: string) => `th-${id.split("-")[0]}-${Number(id.split("-")[1]) % THREADS_PER_CLIENT}`;
+
+/** An upsert_batch body's items: each call a turn of its thread, start and end (with usage) together. */
+export function turnsBatch(project: string, ids: readonly string[], padding = ""): unknown[] {
+  const T = Date.UTC(2026, 10, 20);
+  return ids.flatMap((id) => {
+    const [c, n, i] = id.slice(1).split("-").map(Number) as [number, number, number];
+    const at = T + (c * 1_000_000 + n * 1000 + i) * 10;
+    return [
+      { mode: "start", req: { start: { project_id: project, id, op_name: "op", trace_id: id, thread_id: threadOf(id), turn_id: id, started_at: iso(at), attributes: {}, inputs: { i, padding } } } },
+      { mode: "end", req: { end: { project_id: project, id, ended_at: iso(at + 5), output: { n }, summary: { usage: { m: USAGE } } } } },
+    ];
+  });
+}
+
+/**
+ * Clients sending /call/upsert_batch in a loop, each call a turn of one of the client's
+ * threads (its start and its end, with usage, in the same request), until stopped.
+ */
+export function steadyLoad(url: string, project: string, options: LoadOptions = {}): Load {
+  const { clients = 4, callsPerRequest = 20, pauseMs = 20, paddingBytes = 0 } = options;
+  const api = client(url);
+  const padding = "x".repeat(paddingBytes);
+  let running = true;
+  const load: Load = {
+    acked: [],
+    uncertain: [],
+    statuses: new Map(),
+    badRefusals: [],
+    sentBytes: 0,
+    threadOf,
+    count: (status) => load.statuses.get(status) ?? 0,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+  const loops = Array.from({ length: clients }, async (_, c) => {
+    for (let n = 0; running; n++) {
+      const ids = Array.from({ length: callsPerRequest }, (_, i) => `c${c}-${n}-${i}`);
+      const body = JSON.stringify({ batch: turnsBatch(project, ids, padding) });
+      load.sentBytes += body.length;
+      let status = 0;
+      try {
+        const res = await api.post("/call/upsert_batch", body);
+        status = res.status;
+        await res.text();
+        const retryAfter = Number(res.headers.get("retry-after"));
+        if (status !== 200 && !((status === 429 || status === 503) && retryAfter >= 1)) load.badRefusals.push(`${status} retry-after=${res.headers.get("retry-after")}`);
+      } catch {
+        status = 0; // no answer: the connection failed
+      }
+      load.statuses.set(status, load.count(status) + 1);
+      (status === 200 ? load.acked : load.uncertain).push(...ids);
+      await sleep(status === 200 ? pauseMs : Math.max(pauseMs, 100));
+    }
+  });
+  return load;
+}
+
+/** Waits (bounded) until `done` holds, polling. */
+export async function waitFor(what: string, done: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(300);
+  }
+}
+
+interface StoredCall {
+  id: string;
+  ended_at: string | null;
+}
+
+export async function storedCalls(url: string, project: string): Promise<StoredCall[]> {
+  return client(url).lines<StoredCall>("/calls/stream_query", { project_id: project, columns: ["id", "ended_at"] });
+}
+
+export async function storedCount(url: string, project: string): Promise<number> {
+  return (await storedCalls(url, project)).length;
+}
+
+/**
+ * Waits until every acknowledged call is stored and finished, then checks: each call once,
+ * none that was never sent; each thread's turn count is the number of its stored turns;
+ * the usage summed over all calls counts each stored call once.
+ */
+export async function expectExactlyOnce(url: string, project: string, load: Load): Promise<void> {
+  expect(load.acked.length).toBeGreaterThan(0);
+  let calls: StoredCall[] = [];
+  let waiting: string[] = [];
+  await waitFor("every acknowledged call to be stored", async () => {
+    calls = await storedCalls(url, project);
+    const finished = new Set(calls.filter((c) => c.ended_at !== null).map((c) => c.id));
+    waiting = load.acked.filter((id) => !finished.has(id));
+    return waiting.length === 0;
+  }, 150_000).catch((err: Error) => {
+    const stored = new Set(calls.map((c) => c.id));
+    const missing = waiting.filter((id) => !stored.has(id));
+    throw new Error(`${err.message}: ${load.acked.length} acknowledged, ${calls.length} stored, ${missing.length} missing (e.g. ${missing.slice(0, 3).join(", ")}), ${waiting.length - missing.length} unfinished (e.g. ${waiting.filter((id) => stored.has(id)).slice(0, 3).join(", ")})`);
+  });
+  const ids = calls.map((c) => c.id);
+  const seen = new Set(ids);
+  expect(ids.length).toBe(seen.size);
+  expect(load.acked.filter((id) => !seen.has(id))).toEqual([]);
+  const sent = new Set([...load.acked, ...load.uncertain]);
+  expect(ids.filter((id) => !sent.has(id))).toEqual([]);
+
+  const expectedTurns = new Map<string, number>();
+  for (const id of ids) expectedTurns.set(load.threadOf(id), (expectedTurns.get(load.threadOf(id)) ?? 0) + 1);
+  const turnCounts = async () => {
+    const threads = await client(url).lines<{ thread_id: string; turn_count: number }>("/threads/stream_query", { project_id: project });
+    return new Map(threads.map((t) => [t.thread_id, t.turn_count]));
+  };
+  // The thread aggregates are written in the same batches as the calls: equal once the calls are.
+  let turns = new Map<string, number>();
+  await waitFor("the thread aggregates", async () => {
+    turns = await turnCounts();
+    return [...expectedTurns].every(([thread, n]) => turns.get(thread) === n);
+  }, 30_000).catch(() => undefined);
+  expect(Object.fromEntries([...turns].sort())).toEqual(Object.fromEntries([...expectedTurns].sort()));
+
+  const usage = await client(url).json<{ call_usage: Record<string, Record<string, typeof USAGE>> }>("/trace/usage", {
+    project_id: project,
+    filter: { trace_roots_only: true },
+    limit: 100_000,
+  });
+  const sum = { calls: 0, requests: 0, total_tokens: 0 };
+  for (const perModel of Object.values(usage.call_usage)) {
+    sum.calls += 1;
+    sum.requests += perModel.m?.requests ?? 0;
+    sum.total_tokens += perModel.m?.total_tokens ?? 0;
+  }
+  expect(sum).toEqual({ calls: ids.length, requests: ids.length, total_tokens: USAGE.total_tokens * ids.length });
+}
+
+/** Resident set size of a process in bytes, from /proc/<pid>/status. */
+export function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; answers the samples. */
+export function sampleRss(pid: number, everyMs = 200): { stop(): number[] } {
+  const samples: number[] = [];
+  const timer = setInterval(() => {
+    try {
+      samples.push(rssBytes(pid));
+    } catch {
+      // the process is gone
+    }
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return samples;
+    },
+  };
+}
+
+/** One gauge's value (summed over its labels) from a Prometheus text page. */
+export async function gauge(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+}
+
+/**
+ * A TCP proxy on loopback in front of `target` that can stall: while stalled it neither
+ * forwards a byte nor connects new clients (they wait, connected to the proxy), as a
+ * ClickHouse whose HTTP interface stopped answering; `flow()` lets everything through again.
+ */
+export class StallingProxy {
+  private stalled = false;
+  private readonly sockets = new Set<Socket>();
+  private readonly held: Socket[] = [];
+
+  private constructor(private readonly server: Server, private readonly target: { host: string; port: number }, readonly port: number) {}
+
+  static async start(target: { host: string; port: number }): Promise<StallingProxy> {
+    const port = await freePort();
+    let proxy: StallingProxy | null = null;
+    const server = createServer((socket) => proxy!.accept(socket));
+    await new Promise<void>((done) => server.listen(port, "127.0.0.1", done));
+    proxy = new StallingProxy(server, target, port);
+    return proxy;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  stall(): void {
+    this.stalled = true;
+    for (const s of this.sockets) s.pause();
+  }
+
+  flow(): void {
+    this.stalled = false;
+    for (const s of this.sockets) s.resume();
+    for (const s of this.held.splice(0)) this.accept(s);
+  }
+
+  async close(): Promise<void> {
+    for (const s of [...this.sockets, ...this.held]) s.destroy();
+    await new Promise<void>((done) => this.server.close(() => done()));
+  }
+
+  private accept(downstream: Socket): void {
+    if (this.stalled) {
+      downstream.pause();
+      this.held.push(downstream);
+      return;
+    }
+    const upstream = connect(this.target.port, this.target.host);
+    for (const [from, to] of [[downstream, upstream], [upstream, downstream]] as const) {
+      this.sockets.add(from);
+      from.on("data", (chunk) => {
+        if (!to.write(chunk)) from.pause();
+      });
+      to.on("drain", () => {
+        if (!this.stalled) from.resume();
+      });
+      from.on("close", () => {
+        this.sockets.delete(from);
+        to.destroy();
+      });
+      from.on("error", () => to.destroy());
+    }
+  }
+}
