@@ -12,12 +12,11 @@ import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { batchBody, iso, PARTS_PER_REQUEST, T0 } from "./callBodies.js";
 
 const CLIENTS = 8;
-const PARTS_PER_REQUEST = 500;
 const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
 const QUERY_CALLS = Number(process.env.BENCH_QUERY_CALLS ?? 1_000_000);
-const T0 = Date.UTC(2026, 9, 1);
 /** BENCH_SECTIONS=ingest,latency,reads (the default): which figures to measure. */
 const EMBEDDED_QUEUE = process.env.EMBEDDED_QUEUE ?? "log";
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "ingest,latency,reads").split(",");
@@ -25,20 +24,7 @@ const SECTIONS = (process.env.BENCH_SECTIONS ?? "ingest,latency,reads").split(",
 const post = (url: string, path: string, body: string | Uint8Array<ArrayBuffer>) =>
   fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: BENCH_AUTH }, body });
 
-const iso = (micros: number) => new Date(Math.floor(micros / 1000)).toISOString().replace("Z", `${String(micros % 1000).padStart(3, "0")}Z`);
 
-function batchBody(project: string, request: number): string {
-  const items: string[] = [];
-  for (let i = 0; i < PARTS_PER_REQUEST / 2; i++) {
-    const id = `r${request}-${i}`;
-    const at = T0 * 1000 + request * 1_000_000 + i * 1000;
-    items.push(
-      `{"mode":"start","req":{"start":{"project_id":"${project}","id":"${id}","op_name":"weave:///bench/ingest/op/step${i % 20}:v1","trace_id":"t${request}","parent_id":${i === 0 ? "null" : `"r${request}-0"`},"started_at":"${iso(at)}","attributes":{"env":"bench"},"inputs":{"question":"what is ${i} plus ${request}?","n":${i}}}}}`,
-      `{"mode":"end","req":{"end":{"project_id":"${project}","id":"${id}","ended_at":"${iso(at + 250_000)}","output":{"answer":${i + request}},"summary":{"usage":{"gpt-4o-mini":{"prompt_tokens":12,"completion_tokens":5,"requests":1}}}}}}`,
-    );
-  }
-  return `{"batch":[${items.join(",")}]}`;
-}
 
 async function countCalls(url: string, project: string): Promise<number> {
   const res = await post(url, "/calls/query_stats", JSON.stringify({ project_id: project }));

@@ -14,26 +14,13 @@ import { decodeRecord, encodeRecord } from "../services/queue/durableLog/recordC
 import type { ClickHouseStore } from "../services/store/clickhouse.js";
 import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
 import { CallBatchWriter } from "../services/worker/callBatchWriter.js";
+import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../services/jsonBounds.js";
 import { printTable } from "./support.js";
+import { batchBody, PARTS_PER_REQUEST } from "./callBodies.js";
 
 const REQUESTS = Number(process.env.BENCH_HOTPATH_REQUESTS ?? 200);
-const PARTS = 500;
 const ROUNDS = 5;
-const T0 = Date.UTC(2026, 9, 1);
-const iso = (micros: number) => new Date(Math.floor(micros / 1000)).toISOString().replace("Z", `${String(micros % 1000).padStart(3, "0")}Z`);
 
-function batchBody(project: string, request: number): string {
-  const items: string[] = [];
-  for (let i = 0; i < PARTS / 2; i++) {
-    const id = `r${request}-${i}`;
-    const at = T0 * 1000 + request * 1_000_000 + i * 1000;
-    items.push(
-      `{"mode":"start","req":{"start":{"project_id":"${project}","id":"${id}","op_name":"weave:///bench/ingest/op/step${i % 20}:v1","trace_id":"t${request}","parent_id":${i === 0 ? "null" : `"r${request}-0"`},"started_at":"${iso(at)}","attributes":{"env":"bench"},"inputs":{"question":"what is ${i} plus ${request}?","n":${i}}}}}`,
-      `{"mode":"end","req":{"end":{"project_id":"${project}","id":"${id}","ended_at":"${iso(at + 250_000)}","output":{"answer":${i + request}},"summary":{"usage":{"gpt-4o-mini":{"prompt_tokens":12,"completion_tokens":5,"requests":1}}}}}}`,
-    );
-  }
-  return `{"batch":[${items.join(",")}]}`;
-}
 
 const cpuMicros = () => {
   const u = process.cpuUsage();
@@ -64,6 +51,7 @@ const texts = Array.from({ length: REQUESTS }, (_, n) => Buffer.from(batchBody("
 const totals = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
   for (const bytes of texts) {
+    timed(totals, "request: body bytes check (UTF-8, depth)", () => checkJsonBytes(bytes, DEFAULT_JSON_MAX_DEPTH));
     const parsed = timed(totals, "request: JSON.parse", () => JSON.parse(bytes.toString("utf8")) as unknown);
     timed(totals, "request: validate (zod, for comparison)", () => CallCreateBatchReq.parse(parsed));
     const valid = timed(totals, "request: validate (hand-written check)", () => checkCallCreateBatch(parsed)) as Body;
@@ -75,5 +63,5 @@ for (let round = 0; round < ROUNDS; round++) {
     totals.set("consumer: merge + rows", (totals.get("consumer: merge + rows") ?? 0) + cpuMicros() - before);
   }
 }
-const parts = REQUESTS * PARTS * ROUNDS;
+const parts = REQUESTS * PARTS_PER_REQUEST * ROUNDS;
 printTable(`Hot path, CPU µs per part (${parts.toLocaleString("en")} parts)`, [...totals].map(([stage, micros]) => ({ stage, "µs per part": micros / parts })));

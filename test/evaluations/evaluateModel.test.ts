@@ -1,26 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { storeOn } from "../support/database.js";
-import { client, startTestService, type Client } from "../support/service.js";
+import { serviceForFile } from "../support/service.js";
 import { autoSummary } from "../../services/worker/jobs/evaluationJobs.js";
 import { evaluationSetup, isoMicros, settled, statusOf, traceCalls, type EvalSetup, type StoredCall } from "./support.js";
 
 const P = "acme/evaljobs";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
-let api: Client;
+const service = serviceForFile();
+const api = service.api;
 let store: ClickHouseStore;
 let setup: EvalSetup;
 
 beforeAll(async () => {
-  service = await startTestService();
-  api = client(service.url);
   store = await storeOn(service.database);
   setup = await evaluationSetup(api, P);
 });
 afterAll(async () => {
   await store.close();
-  await service.stop();
 });
 
 const jobCount = async () => Number((await store.rows<{ n: string }>("test_jobs", { sql: "SELECT count() AS n FROM jobs FINAL", params: {} }))[0]!.n);

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { baseModels } from "../../services/lm/index.js";
-import { KEY_ACME, KEY_OTHER, startTestService } from "../support/service.js";
+import { KEY_ACME, KEY_OTHER, serviceForFile } from "../support/service.js";
 import { eventsUntilEnd, trainingClient, type TrainingClient } from "./support.js";
 
 /**
@@ -17,15 +17,11 @@ const LEASE_MS = 10_000;
 const TRAINER = fileURLToPath(new URL("./externalTrainer.mjs", import.meta.url));
 const MODELS = "/v1/preview/models";
 
-let service: Awaited<ReturnType<typeof startTestService>>;
+const service = serviceForFile({ TRAINER: "external", TRAINER_LEASE_MS: String(LEASE_MS) });
 let api: TrainingClient;
 
 beforeAll(async () => {
-  service = await startTestService({ TRAINER: "external", TRAINER_LEASE_MS: String(LEASE_MS) });
   api = trainingClient(service.url);
-});
-afterAll(async () => {
-  await service.stop();
 });
 
 /** Runs the external trainer to its exit; answers its exit code and the JSON line it printed. */
