@@ -49,9 +49,17 @@ export interface ProofResult {
   readonly weights: Uint8Array;
 }
 
-const SAMPLING: SamplingOptions = { temperature: 1, topP: 1, maxTokens: 8, stop: [], topLogprobs: 0 };
+/** How every answer of the proof is sampled, for training and for the held-out score. */
+export const PROOF_SAMPLING: SamplingOptions = { temperature: 1, topP: 1, maxTokens: 8, stop: [], topLogprobs: 0 };
 
-const ask = (q: DigitQuestion): ChatTurn => ({ role: "user", content: oneDigitPrompt(q) });
+/** The one user turn asking a question of the proof. */
+export const proofPrompt = (q: DigitQuestion): ChatTurn => ({ role: "user", content: oneDigitPrompt(q) });
+
+/** The seed of held-out sample `sample` of held-out question `question`: the same before and after training. */
+export const heldOutSeed = (question: number, sample: number): number => 1000 * question + sample;
+
+/** The seed of the next training sample, drawn from the round's generator. */
+export const trainingSampleSeed = (random: Random): number => random.int(2 ** 31);
 
 export function proofSplit(): { train: DigitQuestion[]; heldOut: DigitQuestion[] } {
   const all = digitQuestions();
@@ -65,7 +73,7 @@ export async function heldOutScore(weights: Uint8Array, questions: readonly Digi
   try {
     for (const [i, q] of questions.entries()) {
       for (let s = 0; s < samples; s++) {
-        const c = await model.complete([ask(q)], { ...SAMPLING, seed: 1000 * i + s });
+        const c = await model.complete([proofPrompt(q)], { ...PROOF_SAMPLING, seed: heldOutSeed(i, s) });
         format += bareDigitReward(c);
         correct += oneDigitReward(q, c.text);
       }
@@ -80,8 +88,8 @@ export async function heldOutScore(weights: Uint8Array, questions: readonly Digi
 async function sampledGroup(model: LanguageModel, q: DigitQuestion, samples: number, random: Random): Promise<RlTrajectory[]> {
   const trajectories: RlTrajectory[] = [];
   for (let s = 0; s < samples; s++) {
-    const c = await model.complete([ask(q)], { ...SAMPLING, seed: random.int(2 ** 31) });
-    trajectories.push({ reward: bareDigitReward(c), items: [{ kind: "context", turn: ask(q) }, { kind: "choice", choice: { content: c.text, sampled: c.tokens } }] });
+    const c = await model.complete([proofPrompt(q)], { ...PROOF_SAMPLING, seed: trainingSampleSeed(random) });
+    trajectories.push({ reward: bareDigitReward(c), items: [{ kind: "context", turn: proofPrompt(q) }, { kind: "choice", choice: { content: c.text, sampled: c.tokens } }] });
   }
   return trajectories;
 }
@@ -91,7 +99,7 @@ async function rlRound(weights: Uint8Array, train: readonly DigitQuestion[], set
   const model = await loadModel(weights);
   const groups: RlGroup[] = [];
   try {
-    for (const q of random.shuffle(train).slice(0, settings.promptsPerRound)) groups.push({ trajectories: await sampledGroup(model, q, settings.samples, random) });
+    for (const q of roundQuestions(train, settings, random)) groups.push({ trajectories: await sampledGroup(model, q, settings.samples, random) });
   } finally {
     model.dispose();
   }
@@ -100,9 +108,20 @@ async function rlRound(weights: Uint8Array, train: readonly DigitQuestion[], set
   return { weights: result.weights, reward: rewards.reduce((a, b) => a + b, 0) / rewards.length };
 }
 
+/** The held-out questions a proof with these settings measures. */
+export function heldOutQuestions(settings: ProofSettings): DigitQuestion[] {
+  const heldOut = proofSplit().heldOut;
+  return heldOut.slice(0, settings.heldOutPrompts ?? heldOut.length);
+}
+
+/** The training questions of one round, drawn from the proof's generator. */
+export function roundQuestions(train: readonly DigitQuestion[], settings: ProofSettings, random: Random): DigitQuestion[] {
+  return random.shuffle(train).slice(0, settings.promptsPerRound);
+}
+
 export async function runHeldOutProof(base: Uint8Array, settings: ProofSettings = PROOF_DEFAULTS): Promise<ProofResult> {
   const split = proofSplit();
-  const heldOut = split.heldOut.slice(0, settings.heldOutPrompts ?? split.heldOut.length);
+  const heldOut = heldOutQuestions(settings);
   const before = await heldOutScore(base, heldOut, settings.evalSamples);
   const random = new Random(settings.seed);
   const trainRewards: number[] = [];
