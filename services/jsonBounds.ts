@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { JsonParseError } from "./errors.js";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./jsonSyntax.js";
 
 /** Containers a JSON request body may nest (`JSON_MAX_DEPTH`); deeper ones are refused before parsing. */
 export const DEFAULT_JSON_MAX_DEPTH = 256;
@@ -31,12 +32,6 @@ export function checkJsonBytes(bytes: Uint8Array, maxDepth: number): void {
   }
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 const U = 0x75;
 
 /** Index of the closing quote of the string opened at `start` (or the end of the bytes). */

@@ -44,12 +44,14 @@ export function checkJsonSyntax(text: string): void {
   }
 }
 
-const OPEN_OBJECT = 123;
-const CLOSE_OBJECT = 125;
-const OPEN_ARRAY = 91;
-const CLOSE_ARRAY = 93;
-const COMMA = 44;
-const QUOTE = 34;
+/** Character codes of JSON's structure (also its bytes in UTF-8): shared with jsonBounds.ts. */
+export const OPEN_OBJECT = 123;
+export const CLOSE_OBJECT = 125;
+export const OPEN_ARRAY = 91;
+export const CLOSE_ARRAY = 93;
+export const COMMA = 44;
+export const QUOTE = 34;
+export const BACKSLASH = 92;
 
 function fail(reason: string, position: number): never {
   throw new JsonParseError(reason, position);
@@ -88,7 +90,7 @@ function stringEnd(text: string, i: number): number {
     const c = text.charCodeAt(j);
     if (c === QUOTE) return j + 1;
     if (c < 32) fail("control character in a string", j);
-    if (c !== 92) continue;
+    if (c !== BACKSLASH) continue;
     const e = text.charCodeAt(j + 1);
     if (e === 117) {
       if (!HEX.test(text.slice(j + 2, j + 6))) fail("bad \\u escape", j);
