@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { QueueFullError, RetryableError } from "../../services/errors.js";
-import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
+import { type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
+import { traceEventsTopic } from "../../services/queue/traceRecordCodec.js";
 import { InProcessQueue } from "../../services/queue/inProcessQueue.js";
 import { StoreUnavailableError } from "../../services/errors.js";
 

@@ -22,7 +22,7 @@
  * `maxSpanBytes`. The size is counted on the decoded span rather than on the JSON of its
  * events, so that no span is serialized twice (here and by the worker).
  */
-import type { CallCompleteEvent } from "../../queue/events.js";
+import type { CallCompleteEvent, ParsedEvent } from "../../queue/events.js";
 import type { OtlpAttributes, OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
 import { callInputs, callOutput, callUsage, displayName, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
@@ -37,7 +37,7 @@ export interface MapSpansContext {
 }
 
 export interface MappedSpans {
-  readonly events: CallCompleteEvent[];
+  readonly events: MappedCall[];
   readonly rejected: number;
   /** Reasons for the first rejections, at most `MAX_REJECTION_REASONS` (bounded; `rejected` counts all). */
   readonly errors: string[];
@@ -65,10 +65,11 @@ interface ValidSpan extends SpanSource {
   readonly attrs: SpanAttributes;
 }
 
-type SpanResult = { readonly call: CallCompleteEvent } | { readonly reason: string };
+type MappedCall = ParsedEvent<CallCompleteEvent>;
+type SpanResult = { readonly call: MappedCall } | { readonly reason: string };
 
 export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpans {
-  const events: CallCompleteEvent[] = [];
+  const events: MappedCall[] = [];
   const errors: string[] = [];
   let rejected = 0;
   for (const resource of batch.resources) {
@@ -152,7 +153,7 @@ function micros(nanos: bigint): bigint {
   return nanos / 1000n;
 }
 
-function completeEvent(source: ValidSpan, ctx: MapSpansContext): CallCompleteEvent {
+function completeEvent(source: ValidSpan, ctx: MapSpansContext): MappedCall {
   const { span, group, attrs } = source;
   const parent = parentId(span);
   const thread = threadId(attrs);

@@ -1,5 +1,5 @@
 import type { ValidationIssue } from "../../errors.js";
-import { flattenCallJson } from "../calls/flatten.js";
+import { flattenCallJson } from "../../jsonLeaves.js";
 
 /**
  * Feedback payload rules.
