@@ -20,7 +20,8 @@ import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import { mountV2Routes } from "./query/v2Routes.js";
 import { mountInference, mountInferenceCatalogs } from "./inference/inferenceRoutes.js";
-import { baseModelLister, baseModelResolver } from "./inference/models.js";
+import type { ModelCache } from "./inference/modelCache.js";
+import { baseModelLister, baseModelResolver, type ModelResolver } from "./inference/models.js";
 import { trainedModelLister, trainedModelResolver } from "./inference/trainedModels.js";
 import { TrainedModels } from "./training/trainedModels.js";
 import { mountProjectRoutes } from "./query/projectsRoutes.js";
@@ -78,6 +79,8 @@ export interface ServiceParts {
   readonly jobSubmitter: JobSubmitter | null;
   /** The jobs topic accepts jobs and, in a worker process, the job runner runs. */
   readonly jobsHealthy: () => Promise<boolean>;
+  /** The process's one cache of loaded models: chat completions and evaluation jobs share it (service.ts clears it on stop). */
+  readonly models: ModelCache;
 }
 
 export interface Resource {
@@ -95,11 +98,14 @@ const objectWriter = (store: ClickHouseStore): ObjectWriter => {
   return (projectId, objectId, val, wbUserId) => objects.createValue(projectId, objectId, val, wbUserId);
 };
 
+/** Base models, then trained models (`wandb-artifact:///…`) through the training service's lookup. */
+const modelResolvers = (store: ClickHouseStore): ModelResolver[] => [baseModelResolver, trainedModelResolver(new TrainedModels(store))];
+
 /** The LLM endpoint of evaluation and scoring jobs: EVAL_LLM_BASE_URL, else the built-in and trained models in process. */
-const evalCompleter = ({ config, store }: ServiceParts): ChatCompleter =>
+const evalCompleter = ({ config, store, models }: ServiceParts): ChatCompleter =>
   config.EVAL_LLM_BASE_URL
     ? new UpstreamChatCompleter(config.EVAL_LLM_BASE_URL, config.EVAL_LLM_API_KEY ?? null)
-    : localChatCompleter(config, [baseModelResolver, trainedModelResolver(new TrainedModels(store))]);
+    : localChatCompleter({ resolvers: modelResolvers(store), cache: models, maxTokens: config.CHAT_MAX_TOKENS });
 
 const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
   if (!parts.publisher) throw new Error("ingest routes need the queue's publisher");
@@ -168,15 +174,8 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "inference",
     routes: {
-      // Base models, then trained models (`wandb-artifact:///…`) through the training service's lookup.
-      inference: (api, { config, log, publisher, store }) =>
-        mountInference(api, {
-          config,
-          log,
-          publisher,
-          resolvers: [baseModelResolver, trainedModelResolver(new TrainedModels(store))],
-          listers: [baseModelLister, trainedModelLister(store)],
-        }),
+      inference: (api, { config, log, publisher, store, models }) =>
+        mountInference(api, { config, log, publisher, resolvers: modelResolvers(store), listers: [baseModelLister, trainedModelLister(store)], cache: models }),
       query: (api, { config, log }) => mountInferenceCatalogs(api, config, log),
     },
   },

@@ -24,6 +24,7 @@ import { JobsRepository } from "./store/jobs/jobsRepository.js";
 import { JobRunner } from "./worker/jobs/runner.js";
 import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
 import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
+import { languageModelCache } from "./inference/modelCache.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { LogWorkerData } from "./worker/logWorker.js";
 
@@ -155,7 +156,9 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config), limits) : embeddedJobs;
   let runner: JobRunner | null = null;
   const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
-  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy };
+  // One per process: chat completions and evaluation jobs load a model once.
+  const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
+  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy, models };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
@@ -208,6 +211,8 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
         api.runStopHooks();
       }
       if (runner) await runner.stop();
+      // No request and no job asks for a model any more.
+      models.clear();
       if (jobConsumer) await jobConsumer.shutdown();
       if (jobPublisher && jobPublisher !== embeddedJobs) await jobPublisher.close();
       if (publisher && publisher !== embedded) await publisher.close();

@@ -5,7 +5,7 @@ import type { TraceEvent } from "../queue/events.js";
 import type { EventPublisher } from "../queue/queue.js";
 import { Catalogs, mountCatalogRoutes } from "./catalogs.js";
 import { mountChatCompletions } from "./chatCompletionsRoutes.js";
-import { ModelCache } from "./modelCache.js";
+import type { ModelCache } from "./modelCache.js";
 import { OWNER, type ModelLister, type ModelResolver } from "./models.js";
 import { mountModelsList } from "./modelsRoutes.js";
 import { CompletionRecorder } from "./recording.js";
@@ -19,6 +19,8 @@ export interface InferenceParts {
   /** Base models first, then trained models (the wiring adds the training service's lookup). */
   readonly resolvers: readonly ModelResolver[];
   readonly listers: readonly ModelLister[];
+  /** The process's one cache of loaded models (the wiring makes it, shares it with evaluation jobs and clears it on stop). */
+  readonly cache: ModelCache;
 }
 
 function upstreamOf(config: Config): Upstream | null {
@@ -29,12 +31,9 @@ function upstreamOf(config: Config): Upstream | null {
 /** The inference role: chat completions and the model list. Models routed upstream are listed too. */
 export function mountInference(api: HttpApi, parts: InferenceParts): void {
   const upstream = upstreamOf(parts.config);
-  // services/lm (tfjs) is loaded with the first model: a process that serves only traces never loads it.
-  const cache = new ModelCache(parts.config.INFERENCE_MODEL_CACHE_BYTES, async (weights) => (await import("../lm/index.js")).loadModel(weights));
-  api.onStop(() => cache.clear());
   mountChatCompletions(api, {
     resolvers: parts.resolvers,
-    cache,
+    cache: parts.cache,
     recorder: parts.publisher ? new CompletionRecorder(parts.publisher, parts.log) : null,
     upstream,
     maxTokens: parts.config.CHAT_MAX_TOKENS,

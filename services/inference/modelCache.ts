@@ -99,3 +99,10 @@ export class ModelCache {
     }
   }
 }
+
+/**
+ * The process's cache of the built-in and trained language models. services/lm (tfjs) is
+ * loaded with the first model: a process that serves only traces never loads it.
+ */
+export const languageModelCache = (maxBytes: number): ModelCache =>
+  new ModelCache(maxBytes, async (weights) => (await import("../lm/index.js")).loadModel(weights));

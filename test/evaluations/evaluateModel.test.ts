@@ -1,26 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClickHouseStore } from "../../services/store/clickhouse.js";
-import { storeOn } from "../support/database.js";
-import { serviceForFile } from "../support/service.js";
+import { describe, expect, it } from "vitest";
 import { autoSummary } from "../../services/worker/jobs/evaluationJobs.js";
-import { evaluationSetup, isoMicros, settled, statusOf, traceCalls, type EvalSetup, type StoredCall } from "./support.js";
+import { evaluationFile, evaluationSetup, isoMicros, settled, statusOf, traceCalls, type StoredCall } from "./support.js";
 
 const P = "acme/evaljobs";
 
-const service = serviceForFile();
-const api = service.api;
-let store: ClickHouseStore;
-let setup: EvalSetup;
-
-beforeAll(async () => {
-  store = await storeOn(service.database);
-  setup = await evaluationSetup(api, P);
-});
-afterAll(async () => {
-  await store.close();
-});
-
-const jobCount = async () => Number((await store.rows<{ n: string }>("test_jobs", { sql: "SELECT count() AS n FROM jobs FINAL", params: {} }))[0]!.n);
+const { api, setup, jobCount } = evaluationFile(P);
 const seconds = (call: StoredCall) => (isoMicros(call.ended_at!) - isoMicros(call.started_at)) / 1e6;
 
 describe("evaluate_model with the built-in model", () => {

@@ -3,6 +3,7 @@ import { loadConfig } from "../../services/config.js";
 import { EVALUATE_MODEL_JOB, type EvaluateModelJobInput } from "../../services/contract/evaluations.js";
 import { uuidv7 } from "../../services/ids.js";
 import { localChatCompleter } from "../../services/inference/evalCompleter.js";
+import { languageModelCache } from "../../services/inference/modelCache.js";
 import { baseModelResolver } from "../../services/inference/models.js";
 import type { JsonObject } from "../../services/json.js";
 import type { CallRow } from "../../services/store/calls/callRows.js";
@@ -50,9 +51,13 @@ beforeAll(async () => {
 afterEach(async () => {
   await Promise.all(runners.splice(0).map((r) => r.stop()));
 });
-afterAll(async () => store.close());
-
-const builtIn = localChatCompleter(loadConfig({}), [baseModelResolver]);
+const config = loadConfig({});
+const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
+const builtIn = localChatCompleter({ resolvers: [baseModelResolver], cache: models, maxTokens: config.CHAT_MAX_TOKENS });
+afterAll(async () => {
+  models.clear();
+  await store.close();
+});
 
 /** The built-in model, counting its completions and calling `after(n)` after each. */
 function counting(after: (n: number) => void = () => {}): ChatCompleter & { count: number } {

@@ -1,28 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { describe, expect, it } from "vitest";
 import { until } from "../jobs/support.js";
-import { storeOn } from "../support/database.js";
-import { client, KEY_ACME, serviceForFile, startTestService } from "../support/service.js";
-import { evaluationSetup, settled, traceCalls, type EvalSetup, type StoredCall } from "./support.js";
+import { client, KEY_ACME, startTestService } from "../support/service.js";
+import { evaluationFile, evaluationSetup, settled, traceCalls, type StoredCall } from "./support.js";
 
 const P = "acme/scorecalls";
 const NOW = "2026-11-24T05:00:00.000000Z";
 const LATER = "2026-11-24T05:00:01.000000Z";
 
-const service = serviceForFile();
-const api = service.api;
-let store: ClickHouseStore;
-let setup: EvalSetup;
-
-beforeAll(async () => {
-  store = await storeOn(service.database);
-  setup = await evaluationSetup(api, P, { rows: [{ question: "1+1=" }, { question: "2+2=" }] });
-});
-afterAll(async () => {
-  await store.close();
-});
-
-const jobCount = async () => Number((await store.rows<{ n: string }>("test_jobs", { sql: "SELECT count() AS n FROM jobs FINAL", params: {} }))[0]!.n);
+const { service, api, setup, jobCount } = evaluationFile(P, { rows: [{ question: "1+1=" }, { question: "2+2=" }] });
 
 interface Feedback {
   weave_ref: string;

@@ -1,4 +1,7 @@
-import type { Client } from "../support/service.js";
+import { afterAll, beforeAll } from "vitest";
+import type { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { storeOn } from "../support/database.js";
+import { serviceForFile, type Client } from "../support/service.js";
 
 /** The built-in base model: the evaluated model and the judge. Greedy and a few tokens, so runs stay short. */
 export const BASE_MODEL = "tracehouse/bytelm-small";
@@ -28,8 +31,14 @@ export function llmModel(llmModelId: string, template: { role: string; content: 
   };
 }
 
+export interface SetupOptions {
+  readonly rows?: Record<string, unknown>[];
+  readonly trials?: number;
+  readonly modelId?: string;
+}
+
 /** A dataset (through /v2/ datasets: a Dataset object over a table), an LLM judge, an evaluation and a model. */
-export async function evaluationSetup(api: Client, project: string, options: { rows?: Record<string, unknown>[]; trials?: number; modelId?: string } = {}): Promise<EvalSetup> {
+export async function evaluationSetup(api: Client, project: string, options: SetupOptions = {}): Promise<EvalSetup> {
   const dataset = await api.json<{ digest: string; object_id: string }>(`/v2/${project}/datasets`, { name: "sums", rows: options.rows ?? QUESTIONS });
   const datasetRef = ref(project, dataset.object_id, dataset.digest);
   const scorer = await createObject(api, project, "judge", {
@@ -42,6 +51,30 @@ export async function evaluationSetup(api: Client, project: string, options: { r
   });
   const model = await createObject(api, project, "adder", llmModel(options.modelId ?? BASE_MODEL, [{ role: "user", content: "{question}" }]));
   return { evaluation, model, scorer, datasetRef };
+}
+
+/**
+ * The calling test file's service (serviceForFile), the evaluation objects of `project` made on
+ * it and a store on its database, all before the file's tests; `setup` may be taken at once (its
+ * fields read the made objects). `jobCount` counts the jobs recorded.
+ */
+export function evaluationFile(project: string, options: SetupOptions = {}) {
+  const service = serviceForFile();
+  let store: ClickHouseStore | null = null;
+  let made: EvalSetup | null = null;
+  beforeAll(async () => {
+    store = await storeOn(service.database);
+    made = await evaluationSetup(service.api, project, options);
+  });
+  afterAll(async () => store?.close());
+  const current = (): EvalSetup => {
+    if (made === null) throw new Error("the file's evaluation objects are not made yet (use them inside tests or hooks)");
+    return made;
+  };
+  const setup = new Proxy({} as EvalSetup, { get: (_target, field: keyof EvalSetup) => current()[field] });
+  const jobCount = async (): Promise<number> =>
+    Number((await store!.rows<{ n: string }>("test_jobs", { sql: "SELECT count() AS n FROM jobs FINAL", params: {} }))[0]!.n);
+  return { service, api: service.api, setup, jobCount };
 }
 
 export type Status =
