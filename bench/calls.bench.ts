@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
 import { batchBody, iso, PARTS_PER_REQUEST, T0 } from "./callBodies.js";
 
 const CLIENTS = 8;
@@ -38,14 +38,15 @@ async function ingest(service: ServiceProcess, project: string) {
   let next = 0;
   const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, childPids("clickhouse")[0] ?? null);
+  const send = keptAlivePoster(service.url, CLIENTS);
+  const headers = { "content-type": "application/json", authorization: BENCH_AUTH };
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
       while (next < INGEST_REQUESTS) {
         const n = next++;
         for (;;) {
-          const res = await post(service.url, "/call/upsert_batch", bodies[n]!);
-          await res.arrayBuffer();
+          const res = await send("/call/upsert_batch", headers, bodies[n]!);
           if (res.status === 200) break;
           if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}`);
           await new Promise((r) => setTimeout(r, 200));

@@ -17,7 +17,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
 import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 400);
@@ -37,25 +37,23 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
   let retries = 0;
   const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, clickhousePid);
+  const send = keptAlivePoster(service.url, EXPORTERS);
+  const headers = { "content-type": "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: PROJECT };
   const started = performance.now();
   await Promise.all(
     Array.from({ length: EXPORTERS }, async () => {
       while (next < bodies.length) {
         const body = bodies[next++]!;
         for (;;) {
-          const res = await fetch(`${service.url}/otel/v1/traces`, {
-            method: "POST",
-            headers: { "content-type": "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: PROJECT },
-            body: new Uint8Array(body),
-          });
-          const answer = Buffer.from(await res.arrayBuffer());
+          const res = await send("/otel/v1/traces", headers, body);
+          const answer = res.body;
           if (res.status === 200) {
             if (answer.length > 0) throw new Error(`partial success: ${answer.toString()}`);
             break;
           }
           if (res.status !== 429 && res.status !== 503) throw new Error(`export answered ${res.status}: ${answer.toString()}`);
           retries++;
-          await new Promise((r) => setTimeout(r, Number(res.headers.get("retry-after") ?? 1) * 200));
+          await new Promise((r) => setTimeout(r, Number(res.headers["retry-after"] ?? 1) * 200));
         }
       }
     }),

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -72,6 +73,32 @@ function ownRssMb(pid: number): number {
  * listed once at the start rather than by scanning /proc at every sample) every 100 ms;
  * `stop` answers the peak, in MB.
  */
+export interface PostAnswer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/**
+ * The load generators' POST, over at most `connections` kept-alive connections: node:http
+ * costs the bench process less CPU per request than fetch, so more of the two cores is left
+ * to what is measured.
+ */
+export function keptAlivePoster(baseUrl: string, connections: number): (path: string, headers: Record<string, string>, body: Uint8Array) => Promise<PostAnswer> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  return (path, headers, body) =>
+    new Promise((resolve, reject) => {
+      const req = request(`${baseUrl}${path}`, { method: "POST", agent, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+}
+
 export function sampleServiceRss(pid: number): { stop(): number } {
   const pids = [pid, ...children(pid).map((c) => c.pid)];
   const now = () => pids.reduce((mb, p) => mb + ownRssMb(p), 0);

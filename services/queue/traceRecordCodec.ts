@@ -13,9 +13,9 @@ import type { DecodedPayload, RecordCodec, Topic } from "./topic.js";
  * events' small headers and copies the rest into its inserts.
  *
  * Layout (LEB128 lengths and counts, strings as length + UTF-8):
- *   FORMAT byte; the headers: one JSON array, each event without its JSON fields (a null
- *   otel_dump stays in it); then per event: its field count, then per field: field id (index
- *   in JSON_FIELDS), JSON text, its length in UTF-16 units, 1 if an object, 1 if leaves
+ *   FORMAT byte; the headers: one JSON array, each event without its JSON fields; then per
+ *   event: its field count, then per field that is not null: field id (index in
+ *   JSON_FIELDS), JSON text, its length in UTF-16 units, 1 if an object, 1 if leaves
  *   follow, then the leaves (encodedJson.ts, writeLeaves).
  * Records written before this layout are JSON arrays (first byte `[`) and still read.
  */
@@ -28,28 +28,30 @@ const FLATTENED: readonly boolean[] = JSON_FIELDS.map((name) => (JSON_PARTS as r
 /** Bytes per event the first guess of a record's size allows (grown when short). */
 const EVENT_BYTES_GUESS = 1024;
 
+/**
+ * Every key of every event kind that is not a JSON field: JSON.stringify with this list
+ * writes the headers natively, without copying each event into a header object. Made from
+ * TraceEventSchema, so a field added to the events is never left out.
+ */
+const HEADER_KEYS: readonly string[] = [
+  ...new Set(TraceEventSchema.options.flatMap((option) => Object.keys(option.shape)).filter((key) => FIELD_IDS[key] === undefined)),
+];
+
 function encode(events: readonly TraceEvent[]): Buffer {
-  const headers: Record<string, unknown>[] = [];
-  const fields: unknown[][] = [];
-  for (const event of events) {
-    const header: Record<string, unknown> = {};
-    const own: unknown[] = [];
-    for (const key in event) {
-      const value: unknown = event[key as keyof TraceEvent];
-      const id = FIELD_IDS[key];
-      if (id === undefined || value === null || value === undefined) header[key] = value;
-      else own.push(id, value instanceof EncodedJson ? value.value() : value);
-    }
-    headers.push(header);
-    fields.push(own);
-  }
   const out = new RowBinaryWriter(events.length * EVENT_BYTES_GUESS + 16);
-  out.uint8(FORMAT).string(JSON.stringify(headers));
-  for (const own of fields) {
-    out.arrayLength(own.length / 2);
-    for (let i = 0; i < own.length; i += 2) writeField(out, own[i] as number, own[i + 1]);
-  }
+  out.uint8(FORMAT).string(JSON.stringify(events, HEADER_KEYS as string[]));
+  for (const event of events) writeFields(out, event as Partial<Record<JsonFieldName, unknown>>);
   return out.bytes();
+}
+
+function writeFields(out: RowBinaryWriter, event: Partial<Record<JsonFieldName, unknown>>): void {
+  let count = 0;
+  for (const name of JSON_FIELDS) if (event[name] !== undefined && event[name] !== null) count++;
+  out.arrayLength(count);
+  for (let id = 0; id < JSON_FIELDS.length; id++) {
+    const value = event[JSON_FIELDS[id]!];
+    if (value !== undefined && value !== null) writeField(out, id, value instanceof EncodedJson ? value.value() : value);
+  }
 }
 
 function writeField(out: RowBinaryWriter, id: number, value: unknown): void {
@@ -74,6 +76,7 @@ function decode(payload: Buffer): DecodedPayload<TraceEvent> {
     const headers = JSON.parse(payload.toString("utf8", place.start, place.end)) as Record<string, unknown>[];
     for (const event of headers) {
       readFields(reader, event);
+      restoreNulls(event);
       if (isTraceEvent(event)) messages.push(event);
       else malformed.push(event);
     }
@@ -95,6 +98,12 @@ function readFields(reader: BinaryReader, event: Record<string, unknown>): void 
     const leaves = reader.byte() === 1 ? reader.leaves() : null;
     event[name] = new EncodedJson(reader.buffer, stringStart, text.start, text.end, chars, isObject, leaves);
   }
+}
+
+/** A null JSON field is written nowhere: the kinds that have it get it back. */
+function restoreNulls(event: Record<string, unknown>): void {
+  if (event.kind === "call_start" || event.kind === "call_complete") event.otel_dump ??= null;
+  if (event.kind === "call_end" || event.kind === "call_complete") event.output ??= null;
 }
 
 export const traceRecordCodec: RecordCodec<TraceEvent> = { encode, decode };
