@@ -18,6 +18,7 @@ export const DEFAULTS = {
   JSON_MAX_DEPTH: 256,
   FILE_MAX_BYTES: 1024 * 1024 * 1024,
   BATCH_MAX_EVENTS: 10_000,
+  BATCH_MAX_BYTES: 16 * 1024 * 1024,
   BATCH_MAX_WAIT_MS: 1_000,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
   QUEUE_MAX_PENDING_BYTES: 64 * 1024 * 1024,
@@ -96,6 +97,8 @@ const EnvVariables = z.object({
   JSON_MAX_DEPTH: z.coerce.number().int().min(1).max(10_000).default(DEFAULTS.JSON_MAX_DEPTH),
   FILE_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.FILE_MAX_BYTES),
   BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS),
+  /** Embedded log: log bytes per worker batch at most (fat OTLP spans reach it before BATCH_MAX_EVENTS). */
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_BYTES),
   BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
   WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),
   PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES),

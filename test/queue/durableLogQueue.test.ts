@@ -96,6 +96,29 @@ describe("the durable log queue", () => {
     expect(s.batches.every((b) => b[0]!.endsWith("-0") && lastOfRecord(b.at(-1)!))).toBe(true);
   });
 
+  it("holds at most maxBatchBytes log bytes in a batch, and a bigger record alone", async () => {
+    const queue = await open(freshDir(), { maxBatchEvents: 1000, maxBatchBytes: 600, maxWaitMs: 60_000 });
+    const s = store();
+    s.hold();
+    await queue.start(s.handler);
+    const sent: string[] = [];
+    for (let r = 0; r < 12; r++) {
+      // Records of ~100–1,000 bytes: several fit in a batch, the biggest fits in none.
+      const record = Array.from({ length: r % 4 === 3 ? 8 : 1 }, (_, i) => `r${r}-${i}-${"x".repeat(60)}`);
+      sent.push(...record);
+      await queue.publish(record.map((id) => update(id)));
+    }
+    s.release();
+    await until(() => s.stored().length >= sent.length);
+    await queue.shutdown();
+    expect(s.stored()).toEqual(sent);
+    // A one-event record takes ~170 log bytes, an eight-event one ~1,250: at most three of
+    // the first in a batch, and each of the second alone.
+    const recordsOf = (batch: string[]) => new Set(batch.map((id) => id.split("-")[0])).size;
+    for (const batch of s.batches) expect(batch.length === 8 ? recordsOf(batch) === 1 : batch.length <= 3).toBe(true);
+    expect(s.batches.length).toBe(6);
+  });
+
   it("sends a batch that is not full once its oldest record has waited maxWaitMs", async () => {
     const queue = await open(freshDir(), { maxBatchEvents: 1000, maxWaitMs: 30 });
     const s = store();

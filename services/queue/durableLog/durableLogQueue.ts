@@ -41,6 +41,8 @@ export interface DurableLogOptions {
   readonly maxPendingEvents: number;
   readonly maxPendingBytes: number;
   readonly maxBatchEvents: number;
+  /** Log bytes per batch at most (DEFAULT_BATCH_BYTES when absent). */
+  readonly maxBatchBytes?: number;
   readonly maxWaitMs: number;
   readonly log: Logger;
   readonly segmentBytes?: number;
@@ -51,6 +53,7 @@ export interface DurableLogOptions {
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+const DEFAULT_BATCH_BYTES = 16 * 1024 * 1024;
 const READ_BYTES = 4 * 1024 * 1024;
 
 const backlogGauge = new Gauge({ name: "queue_log_backlog_bytes", help: "Bytes in the embedded log not yet handled by the worker, by topic", labelNames: ["topic"] });
@@ -187,6 +190,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private get consumerSettings() {
     return {
       maxBatchEvents: this.options.maxBatchEvents,
+      maxBatchBytes: this.options.maxBatchBytes ?? DEFAULT_BATCH_BYTES,
       maxWaitMs: this.options.maxWaitMs,
       maxCachedEvents: this.options.maxCachedEvents ?? 2 * this.options.maxBatchEvents,
       maxCachedBytes: this.options.maxCachedBytes ?? this.options.maxPendingBytes,

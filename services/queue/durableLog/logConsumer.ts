@@ -19,6 +19,8 @@ export interface LogConsumerOptions {
   /** Where `dead-letter.jsonl` is written. */
   readonly dir: string;
   readonly maxBatchEvents: number;
+  /** Log bytes a batch holds at most (a single bigger record still goes, alone). */
+  readonly maxBatchBytes: number;
   readonly maxWaitMs: number;
   readonly maxCachedEvents: number;
   readonly maxCachedBytes: number;
@@ -34,7 +36,8 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * The consuming side of a durable log (DurableLogQueue), in the publisher's thread or in a
  * thread of its own (logThread.ts). It is told of every synced group of records
  * (`appended`), with their messages or only their places, and hands the records over in
- * order from the committed position, whole, in batches of up to `maxBatchEvents` events; a
+ * order from the committed position, whole, in batches of up to `maxBatchEvents` events and
+ * `maxBatchBytes` log bytes (the worker holds a batch and its rows until they are stored); a
  * batch goes out once it is full, once its oldest record has waited `maxWaitMs`, or at once
  * when the records are a backlog (not told of since the start, or dropped from memory).
  * Records without their messages in memory are read back from the log and parsed.
@@ -144,7 +147,7 @@ export class LogConsumer<T> {
         await this.sleepUntilWoken(null);
         continue;
       }
-      if (this.draining || this.next < this.recentStart || this.recent.events >= this.options.maxBatchEvents) return true;
+      if (this.draining || this.next < this.recentStart || this.recent.events >= this.options.maxBatchEvents || this.recent.bytes >= this.options.maxBatchBytes) return true;
       const waited = Date.now() - this.recent.first!.appendedAt;
       if (waited >= this.options.maxWaitMs) return true;
       await this.sleepUntilWoken(this.options.maxWaitMs - waited);
@@ -169,21 +172,25 @@ export class LogConsumer<T> {
     clearTimeout(timer);
   }
 
-  /** The next records in order, from memory or read back from disk, up to maxBatchEvents events. */
+  /** The next records in order, from memory or read back from disk, up to maxBatchEvents events and maxBatchBytes bytes. */
   private async takeBatch(): Promise<DecodedRecord<T>[]> {
     const batch: DecodedRecord<T>[] = [];
     let events = 0;
-    const fits = (entry: LoggedRecord<T>) => batch.length === 0 || events + entry.events <= this.options.maxBatchEvents;
+    let bytes = 0;
+    const { maxBatchEvents, maxBatchBytes } = this.options;
+    const fits = (entry: LoggedRecord<T>) =>
+      batch.length === 0 || (events + entry.events <= maxBatchEvents && bytes + (entry.end - entry.start) <= maxBatchBytes);
     const take = (entry: DecodedRecord<T>) => {
       batch.push(entry);
       events += entry.events;
+      bytes += entry.end - entry.start;
       this.next = entry.end;
     };
     if (this.carried) {
       take(this.carried);
       this.carried = null;
     }
-    while (events < this.options.maxBatchEvents && this.next < this.durableEnd) {
+    while (events < maxBatchEvents && bytes < maxBatchBytes && this.next < this.durableEnd) {
       const first = this.recent.first;
       if (first && first.start <= this.next && first.messages !== null) {
         if (!fits(first)) break;

@@ -32,6 +32,11 @@ export class RecentRecords<T> {
     return this.eventCount;
   }
 
+  /** Log bytes of the records kept. */
+  get bytes(): number {
+    return this.byteCount;
+  }
+
   get first(): LoggedRecord<T> | undefined {
     return this.records[0];
   }
