@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -84,5 +84,32 @@ describe("the log reader of another thread", () => {
     expect(got.payloads).toEqual(expected);
     await reader.close();
     await log.close();
+  });
+  it("closes the file of a segment deleted before it was released (no descriptor left to the garbage collector)", async () => {
+    const dir = freshDir();
+    const log = await SegmentedLog.open(dir, { segmentBytes: 128 });
+    const reader = new LogReader(dir);
+    const deletedOpen = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir) && readlinkSync(`/proc/self/fd/${fd}`).endsWith("(deleted)");
+        } catch {
+          return false;
+        }
+      }).length;
+    try {
+      for (let i = 0; i < 8; i++) await log.append([Buffer.from("x".repeat(60))]);
+      const first = await readUpTo(reader, 0, log.end);
+      expect(first.payloads).toHaveLength(8);
+      // The other side commits and deletes the read segments; this side has not released them.
+      await log.commit(first.next);
+      for (let i = 0; i < 4; i++) await log.append([Buffer.from("y".repeat(60))]);
+      const rest = await readUpTo(reader, first.next, log.end);
+      expect(rest.payloads).toHaveLength(4);
+      expect(deletedOpen()).toBe(0);
+    } finally {
+      await reader.close();
+      await log.close();
+    }
   });
 });

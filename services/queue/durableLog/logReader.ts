@@ -69,10 +69,11 @@ export class LogReader {
       return match ? [Number(match[1])] : [];
     });
     const first = this.segments[0]?.base ?? 0;
-    this.segments = bases
-      .filter((base) => base >= first)
-      .sort((a, b) => a - b)
-      .map((base) => known.get(base) ?? { base, handle: null });
+    const listed = bases.filter((base) => base >= first).sort((a, b) => a - b);
+    // A segment the other side deleted meanwhile (committed past it) is closed here.
+    const kept = new Set(listed);
+    for (const [base, segment] of known) if (!kept.has(base)) await segment.handle?.close();
+    this.segments = listed.map((base) => known.get(base) ?? { base, handle: null });
   }
 
   private async handleOf(segment: ReadSegment): Promise<FileHandle> {
