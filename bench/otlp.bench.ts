@@ -101,11 +101,12 @@ function decodeCosts(pbBodies: Buffer[], jsonBodies: Buffer[], gzBodies: Buffer[
 }
 
 async function main() {
-  console.log(`pre-encoding ${REQUESTS} requests of ${SPANS_PER_REQUEST} spans (${cpus().length} cores)…`);
+  const requests = SECTIONS.includes("e2e") ? REQUESTS : DECODE_REQUESTS;
+  console.log(`pre-encoding ${requests} requests of ${SPANS_PER_REQUEST} spans (${cpus().length} cores)…`);
   const pbBodies: Buffer[] = [];
   const gzBodies: Buffer[] = [];
   const jsonBodies: Buffer[] = [];
-  for (let r = 0; r < REQUESTS; r++) {
+  for (let r = 0; r < requests; r++) {
     const spans = requestSpans(r);
     const pb = protobufRequest(spans);
     gzBodies.push(gzipSync(pb));

@@ -42,7 +42,35 @@ function damaged(body: Buffer, changes: { kind: "flip" | "cut" | "insert" | "rep
   return out;
 }
 
+function varint(n: number): Buffer {
+  const bytes: number[] = [];
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) bytes.push((n % 0x80) | 0x80);
+  bytes.push(n);
+  return Buffer.from(bytes);
+}
+const field = (number: number, wireType: number, payload: Buffer) =>
+  Buffer.concat([varint(number * 8 + wireType), wireType === 2 ? varint(payload.length) : Buffer.alloc(0), payload]);
+const text = (number: number, value: string) => field(number, 2, Buffer.from(value));
+const nested = (number: number, ...parts: Buffer[]) => field(number, 2, Buffer.concat(parts));
+
+/** A request with one span of these attribute `KeyValue`s (and valid ids). */
+function spanWith(...keyValues: Buffer[]): Buffer {
+  const span = [nested(1, Buffer.alloc(16, 1)), nested(2, Buffer.alloc(8, 2)), ...keyValues.map((kv) => field(9, 2, kv))];
+  return nested(1, nested(2, nested(2, ...span)));
+}
+
 describe("decodeProtobufRequest against protobufjs", () => {
+  it.each([
+    ["a oneof set twice, then another member", [text(1, "k"), nested(2, text(1, "a"), field(3, 0, varint(5)), text(1, "b"))]],
+    ["a oneof member repeated last", [text(1, "k"), nested(2, field(3, 0, varint(5)), text(1, "a"), field(3, 0, varint(7)))]],
+    ["a value before its key, a key twice", [nested(2, text(1, "v")), text(1, "k1"), text(1, "k2")]],
+    ["a value set twice", [text(1, "k"), nested(2, text(1, "v1")), nested(2, field(2, 0, varint(1)))]],
+    ["a string read as bytes field of varint wire type", [text(1, "k"), field(1, 0, varint(3))]],
+    ["unknown fields of every wire type", [text(1, "k"), field(9, 0, varint(300)), field(10, 1, Buffer.alloc(8)), field(11, 5, Buffer.alloc(4)), nested(12, text(1, "x"))]],
+  ])("reads %s as protobufjs does", (_name, parts) => {
+    sameOutcome(spanWith(Buffer.concat(parts), Buffer.concat([text(1, "k"), nested(2, text(1, "again"))])));
+  });
+
   it("decodes every corpus body to the same batch", () => {
     for (const body of BODIES) sameOutcome(body);
   });
