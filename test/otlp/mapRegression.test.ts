@@ -4,7 +4,10 @@
  * from the implementation of 2026-11-24 (protobufjs decode, the first mapSpan).
  */
 import { createHash } from "node:crypto";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { MAX_PARSED_DEPTH, parseJsonLooking } from "../../services/ingest/otlp/attributes.js";
+import type { JsonValue } from "../../services/json.js";
 import { decodeProtobufRequest } from "../../services/ingest/otlp/decode.js";
 import { mapSpans } from "../../services/ingest/otlp/mapSpan.js";
 import { corpusBodies } from "./corpus.js";
@@ -16,5 +19,36 @@ describe("OTLP decode + map regression", () => {
   it("maps 300 random requests and two bench requests to the same JSON as before, byte for byte", () => {
     const lines = corpusBodies(300).map((body) => JSON.stringify(mapSpans(decodeProtobufRequest(body), CTX)));
     expect(createHash("sha256").update(lines.join("\n")).digest("hex")).toBe(DIGEST);
+  });
+});
+
+/** parseJsonLooking as it was: `trimStart`, then a depth check of the parsed value. */
+function parsedBefore(value: string): JsonValue {
+  const start = value.trimStart()[0];
+  if (start !== "{" && start !== "[") return value;
+  let parsed: JsonValue;
+  try {
+    parsed = JSON.parse(value) as JsonValue;
+  } catch {
+    return value;
+  }
+  const depth = (v: JsonValue): number => (typeof v !== "object" || v === null ? 0 : 1 + Math.max(0, ...(Array.isArray(v) ? v : Object.values(v)).map(depth)));
+  return depth(parsed) <= MAX_PARSED_DEPTH ? parsed : value;
+}
+
+describe("parseJsonLooking", () => {
+  const spaces = [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x180e, 0x2000, 0x2005, 0x200a, 0x200b, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
+  const text = fc.oneof(
+    fc.constantFrom('{"a": [1, {"b": null}]}', "[1, 2]", "{bad", "[", "x{}", "", "\"s\"", `${"[".repeat(101)}${"]".repeat(101)}`, `${"[".repeat(100)}${"]".repeat(100)}`, `[${"{}, ".repeat(120)}{}]`),
+    fc.json(),
+  );
+  it("reads a string after any leading white space as before", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...spaces.map((c) => String.fromCharCode(c)))), text, (lead, rest) => {
+        const value = lead.join("") + rest;
+        expect(JSON.stringify(parseJsonLooking(value))).toBe(JSON.stringify(parsedBefore(value)));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
