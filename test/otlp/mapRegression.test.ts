@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { MAX_PARSED_DEPTH, parseJsonLooking } from "../../services/ingest/otlp/attributes.js";
 import type { JsonValue } from "../../services/json.js";
 import { decodeProtobufRequest } from "../../services/ingest/otlp/decode.js";
-import { mapSpans } from "../../services/ingest/otlp/mapSpan.js";
+import { mapSpans, spanBytes } from "../../services/ingest/otlp/mapSpan.js";
+import { makeSpan } from "./support.js";
 import { corpusBodies } from "./corpus.js";
 
 const CTX = { project_id: "acme/chat", wb_user_id: "u", maxSpanBytes: 1200 };
@@ -47,6 +48,18 @@ describe("parseJsonLooking", () => {
       fc.property(fc.array(fc.constantFrom(...spaces.map((c) => String.fromCharCode(c)))), text, (lead, rest) => {
         const value = lead.join("") + rest;
         expect(JSON.stringify(parseJsonLooking(value))).toBe(JSON.stringify(parsedBefore(value)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe("spanBytes", () => {
+  it("counts a text's UTF-8 bytes as Buffer.byteLength does, lone surrogates included", () => {
+    const empty = spanBytes(makeSpan({ name: "" }));
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "binary", minLength: 60, maxLength: 80 }), fc.array(fc.integer({ min: 0xd700, max: 0xe000 })).map((units) => String.fromCharCode(...units))), (name) => {
+        expect(spanBytes(makeSpan({ name })) - empty).toBe(Buffer.byteLength(name, "utf8"));
       }),
       { numRuns: 2000 },
     );

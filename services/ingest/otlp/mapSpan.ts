@@ -49,7 +49,8 @@ export const EXCEPTION_WITHOUT_MESSAGE = "error";
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
 const ALL_ZEROS = /^0+$/;
-const MAX_EXACT_MICROS = BigInt(Number.MAX_SAFE_INTEGER);
+/** The first end time (ns) whose microseconds are beyond what a number keeps exactly. */
+const FIRST_INEXACT_NANOS = (BigInt(Number.MAX_SAFE_INTEGER) + 1n) * 1000n;
 const REASON_TEXT_LIMIT = 64;
 
 interface SpanSource {
@@ -114,8 +115,21 @@ export function spanBytes(span: OtlpSpan): number {
   return size;
 }
 
+/** Up to this length, UTF-8 sizes are counted here rather than by a call into Buffer. */
+const COUNTED_TEXT_LENGTH = 64;
+
+/** UTF-8 bytes of a text, a lone surrogate counting as its replacement character (3), as `Buffer.byteLength`. */
 function utf8(text: string): number {
-  return text.length === 0 ? 0 : Buffer.byteLength(text, "utf8");
+  if (text.length > COUNTED_TEXT_LENGTH) return Buffer.byteLength(text, "utf8");
+  let size = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) size += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) (size += 2), i++;
+    else size += 2;
+  }
+  return size;
 }
 
 function attributesBytes(attributes: OtlpAttributes): number {
@@ -140,7 +154,7 @@ function invalidReason(span: OtlpSpan): string | null {
   if (!SPAN_ID.test(span.spanId) || ALL_ZEROS.test(span.spanId)) return "invalid span id";
   if (span.parentSpanId !== "" && !SPAN_ID.test(span.parentSpanId)) return "invalid parent span id";
   if (span.endTimeUnixNano < span.startTimeUnixNano) return "ends before it starts";
-  if (micros(span.endTimeUnixNano) > MAX_EXACT_MICROS) return "end time out of range";
+  if (span.endTimeUnixNano >= FIRST_INEXACT_NANOS) return "end time out of range";
   return null;
 }
 
