@@ -14,15 +14,14 @@
  */
 import { SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpStatus } from "./batch.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
-import { setOwn } from "./nest.js";
+import { hasObjectValue, setOwn } from "./nest.js";
 
 export const IN_CALL_ATTRIBUTES = "$attributes.otel.attributes";
 export const IN_CALL_RESOURCE = "$attributes.otel.resource";
 
 /** Whether nestDottedKeys' output flattens back to exactly these attributes: no value is an object. */
 export function rebuildable(attributes: OtlpAttributes): boolean {
-  for (const key in attributes) if (isJsonObject(attributes[key] ?? null)) return false;
-  return true;
+  return !hasObjectValue(attributes);
 }
 
 /**
