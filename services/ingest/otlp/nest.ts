@@ -113,9 +113,12 @@ export function dottedKey(key: string): DottedKey {
 /**
  * The value at a dotted key: the flat attribute itself when present, else what the nested
  * form holds at that path (e.g. `gen_ai.prompt` → `{"0": {role, content}}` built from
- * `gen_ai.prompt.0.role` …). Null values count as absent.
+ * `gen_ai.prompt.0.role` …). Null values count as absent. `nested` is `nestDottedKeys(flat)`:
+ * every flat key leaves its first part (or itself) at the top of `nested`, so a first part
+ * absent there means the key is absent from both (one probe for most keys of the tables).
  */
 export function lookup(flat: OtlpAttributes, nested: JsonObject, key: DottedKey): JsonValue | undefined {
+  if (!Object.hasOwn(nested, key.path[0]!)) return undefined;
   if (Object.hasOwn(flat, key.key)) return flat[key.key] ?? undefined;
   let node: JsonValue | undefined = nested;
   for (const part of key.path) {
