@@ -71,6 +71,11 @@ describe("decodeProtobufRequest against protobufjs", () => {
     sameOutcome(spanWith(Buffer.concat(parts), Buffer.concat([text(1, "k"), nested(2, text(1, "again"))])));
   });
 
+  it("reads many distinct short strings and the same ones again (the string cache's slots reused) as protobufjs does", () => {
+    const keyValues = Array.from({ length: 5000 }, (_, i) => Buffer.concat([text(1, `k${i % 3000}.${"x".repeat(i % 7)}`), nested(2, text(1, `v${i % 1500}é`.slice(0, 2 + (i % 5))))]));
+    sameOutcome(spanWith(...keyValues));
+  });
+
   it("decodes every corpus body to the same batch", () => {
     for (const body of BODIES) sameOutcome(body);
   });

@@ -69,7 +69,7 @@ function resourceSpans(r: Reader, length: number, depth: number): OtlpResourceGr
     switch (tag >>> 3) {
       case 1: resource = resourceMessage(r, r.uint32(), depth + 1); break;
       case 2: scopes.push(scopeSpans(r, r.uint32(), depth + 1)); break;
-      case 3: schemaUrl = r.string(); break;
+      case 3: schemaUrl = readString(r); break;
       default: r.skipType(tag & 7, depth);
     }
   }
@@ -109,7 +109,7 @@ function scopeSpans(r: Reader, length: number, depth: number): OtlpScopeGroup {
     switch (tag >>> 3) {
       case 1: scope = instrumentationScope(r, r.uint32(), depth + 1); break;
       case 2: spans.push(span(r, r.uint32(), depth + 1)); break;
-      case 3: schemaUrl = r.string(); break;
+      case 3: schemaUrl = readString(r); break;
       default: r.skipType(tag & 7, depth);
     }
   }
@@ -129,8 +129,8 @@ function instrumentationScope(r: Reader, length: number, depth: number): OtlpSco
   while (r.pos < end) {
     const tag = r.uint32();
     switch (tag >>> 3) {
-      case 1: name = r.string(); break;
-      case 2: version = r.string(); break;
+      case 1: name = readString(r); break;
+      case 2: version = readString(r); break;
       case 3: keyValue(r, r.uint32(), depth + 1, attributes); break;
       case 4: droppedAttributesCount = r.uint32(); break;
       default: r.skipType(tag & 7, depth);
@@ -168,9 +168,9 @@ function span(r: Reader, length: number, depth: number): OtlpSpan {
     switch (tag >>> 3) {
       case 1: traceId = hexBytes(r); break;
       case 2: spanId = hexBytes(r); break;
-      case 3: traceState = r.string(); break;
+      case 3: traceState = readString(r); break;
       case 4: parentSpanId = hexBytes(r); break;
-      case 5: name = r.string(); break;
+      case 5: name = readString(r); break;
       case 6: kind = r.int32(); break;
       case 7: startTimeUnixNano = fixed64(r); break;
       case 8: endTimeUnixNano = fixed64(r); break;
@@ -207,7 +207,7 @@ function spanEvent(r: Reader, length: number, depth: number): OtlpEvent {
     const tag = r.uint32();
     switch (tag >>> 3) {
       case 1: timeUnixNano = fixed64(r); break;
-      case 2: name = r.string(); break;
+      case 2: name = readString(r); break;
       case 3: keyValue(r, r.uint32(), depth + 1, attributes); break;
       case 4: droppedAttributesCount = r.uint32(); break;
       default: r.skipType(tag & 7, depth);
@@ -232,7 +232,7 @@ function spanLink(r: Reader, length: number, depth: number): OtlpLink {
     switch (tag >>> 3) {
       case 1: traceId = hexBytes(r); break;
       case 2: spanId = hexBytes(r); break;
-      case 3: traceState = r.string(); break;
+      case 3: traceState = readString(r); break;
       case 4: keyValue(r, r.uint32(), depth + 1, attributes); break;
       case 5: droppedAttributesCount = r.uint32(); break;
       case 6: flags = r.fixed32(); break;
@@ -252,7 +252,7 @@ function spanStatus(r: Reader, length: number, depth: number): OtlpStatus {
   while (r.pos < end) {
     const tag = r.uint32();
     switch (tag >>> 3) {
-      case 2: message = r.string(); break;
+      case 2: message = readString(r); break;
       case 3: code = r.int32(); break;
       default: r.skipType(tag & 7, depth);
     }
@@ -271,7 +271,7 @@ function keyValue(r: Reader, length: number, depth: number, into: JsonObject): v
   while (r.pos < end) {
     const tag = r.uint32();
     switch (tag >>> 3) {
-      case 1: key = r.string(); break;
+      case 1: key = readString(r); break;
       case 2: value = anyValue(r, r.uint32(), depth + 1); break;
       default: r.skipType(tag & 7, depth);
     }
@@ -298,7 +298,7 @@ function anyValue(r: Reader, length: number, depth: number): JsonValue {
     const tag = r.uint32();
     const field = tag >>> 3;
     switch (field) {
-      case 1: text = r.string(); break;
+      case 1: text = readString(r); break;
       case 2: flag = r.bool(); break;
       case 3: integer = int64(r); break;
       case 4: double = doubleValue(r.double()); break;
@@ -354,6 +354,53 @@ function keyValueList(r: Reader, length: number, depth: number): JsonObject {
   return values;
 }
 
+/** Node's own `Buffer` slicers, without `toString`'s argument handling. */
+interface BufferSlices {
+  utf8Slice(start: number, end: number): string;
+  hexSlice(start: number, end: number): string;
+  base64Slice(start: number, end: number): string;
+}
+
+const slices = (r: Reader): BufferSlices => r.buf as unknown as BufferSlices;
+
+/*
+ * Short ASCII strings (attribute keys, names, enum-like values) repeat from span to span:
+ * a direct-mapped cache, looked up by a hash of the bytes and checked byte by byte, gives the
+ * same string again, so that it is neither decoded nor internalized as a key again.
+ */
+const CACHED_STRING_BYTES = 40;
+const STRING_CACHE_SLOTS = 2048;
+const stringCache: (string | undefined)[] = new Array<string | undefined>(STRING_CACHE_SLOTS).fill(undefined);
+
+/** A string field as protobufjs reads it: UTF-8, its length cut at the end of the message. */
+function readString(r: Reader): string {
+  const length = r.uint32();
+  const start = r.pos;
+  const end = Math.min(start + length, r.len);
+  r.pos = end;
+  if (end <= start) return "";
+  const size = end - start;
+  if (size > CACHED_STRING_BYTES) return slices(r).utf8Slice(start, end);
+  const buf = r.buf;
+  let hash = size;
+  for (let i = start; i < end; i++) {
+    const byte = buf[i]!;
+    if (byte >= 0x80) return slices(r).utf8Slice(start, end);
+    hash = Math.imul(hash ^ byte, 0x01000193);
+  }
+  const slot = (hash >>> 0) % STRING_CACHE_SLOTS;
+  const cached = stringCache[slot];
+  if (cached !== undefined && cached.length === size && sameAscii(cached, buf, start)) return cached;
+  const text = slices(r).utf8Slice(start, end);
+  stringCache[slot] = text;
+  return text;
+}
+
+function sameAscii(text: string, buf: Uint8Array, start: number): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) !== buf[start + i]) return false;
+  return true;
+}
+
 /** A bytes field's range, checked as protobufjs checks it; the reader moves past it. */
 function bytesRange(r: Reader): number {
   const length = r.uint32();
@@ -365,12 +412,12 @@ function bytesRange(r: Reader): number {
 
 function hexBytes(r: Reader): string {
   const start = bytesRange(r);
-  return start === r.pos ? "" : (r.buf as Buffer).toString("hex", start, r.pos);
+  return start === r.pos ? "" : slices(r).hexSlice(start, r.pos);
 }
 
 function base64Bytes(r: Reader): string {
   const start = bytesRange(r);
-  return start === r.pos ? "" : (r.buf as Buffer).toString("base64", start, r.pos);
+  return start === r.pos ? "" : slices(r).base64Slice(start, r.pos);
 }
 
 function fixed64(r: Reader): bigint {
