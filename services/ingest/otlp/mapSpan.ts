@@ -115,21 +115,8 @@ export function spanBytes(span: OtlpSpan): number {
   return size;
 }
 
-/** Up to this length, UTF-8 sizes are counted here rather than by a call into Buffer. */
-const COUNTED_TEXT_LENGTH = 64;
-
-/** UTF-8 bytes of a text, a lone surrogate counting as its replacement character (3), as `Buffer.byteLength`. */
 function utf8(text: string): number {
-  if (text.length > COUNTED_TEXT_LENGTH) return Buffer.byteLength(text, "utf8");
-  let size = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) size += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) (size += 2), i++;
-    else size += 2;
-  }
-  return size;
+  return text.length === 0 ? 0 : Buffer.byteLength(text, "utf8");
 }
 
 function attributesBytes(attributes: OtlpAttributes): number {
