@@ -181,16 +181,18 @@ export function modelName(attrs: SpanAttributes): string | undefined {
 /** `{<model or "unknown">: {<usage field>: n}}`, or null when the span reports no usage. */
 export function callUsage(attrs: SpanAttributes): JsonObject | null {
   const usage: JsonObject = {};
+  let reported = false;
   for (const [field, keys] of USAGE_PATHS) {
     for (const key of keys) {
       const n = asNumber(lookup(attrs.flat, attrs.nested, key));
       if (n !== undefined) {
         usage[field] = n;
+        reported = true;
         break;
       }
     }
   }
-  if (Object.keys(usage).length === 0) return null;
+  if (!reported) return null;
   const usageByModel: JsonObject = {};
   setOwn(usageByModel, modelName(attrs) ?? UNKNOWN_MODEL, usage);
   return usageByModel;
@@ -204,7 +206,7 @@ export function mappedFamilies(attrs: SpanAttributes): JsonObject {
     if (value !== undefined) families[family] = value;
   }
   const parameters = modelParameters(attrs);
-  if (Object.keys(parameters).length > 0) families["model_parameters"] = parameters;
+  if (hasKeys(parameters)) families["model_parameters"] = parameters;
   return families;
 }
 
@@ -217,15 +219,17 @@ function modelParameters(attrs: SpanAttributes): JsonObject {
     else parameters["invocation_parameters"] = parsed;
   }
   const request = lookup(attrs.flat, attrs.nested, REQUEST_PARAMETERS);
-  if (isJsonObject(request)) {
-    const { model: _model, ...rest } = request;
-    copyInto(parameters, rest);
-  }
+  if (isJsonObject(request)) copyInto(parameters, request, "model");
   return parameters;
 }
 
-function copyInto(target: JsonObject, source: JsonObject): void {
-  for (const key of Object.keys(source)) setOwn(target, key, source[key] ?? null);
+function copyInto(target: JsonObject, source: JsonObject, except?: string): void {
+  for (const key of Object.keys(source)) if (key !== except) setOwn(target, key, source[key] ?? null);
+}
+
+function hasKeys(object: JsonObject): boolean {
+  for (const _key in object) return true;
+  return false;
 }
 
 export function threadId(attrs: SpanAttributes): string | null {
