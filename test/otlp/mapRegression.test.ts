@@ -10,7 +10,7 @@ import { MAX_PARSED_DEPTH, parseJsonLooking } from "../../services/ingest/otlp/a
 import type { JsonValue } from "../../services/json.js";
 import { decodeProtobufRequest } from "../../services/ingest/otlp/decode.js";
 import { mapSpans, spanBytes } from "../../services/ingest/otlp/mapSpan.js";
-import { makeSpan } from "./support.js";
+import { batchOf, makeSpan } from "./support.js";
 import { corpusBodies } from "./corpus.js";
 
 const CTX = { project_id: "acme/chat", wb_user_id: "u", maxSpanBytes: 1200 };
@@ -62,6 +62,39 @@ describe("spanBytes", () => {
         expect(spanBytes(makeSpan({ name })) - empty).toBe(Buffer.byteLength(name, "utf8"));
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe("span ids", () => {
+  /** The former rules, by regular expressions. */
+  function reasonBefore(traceId: string, spanId: string, parentSpanId: string): string | null {
+    const zeros = /^0+$/;
+    if (!/^[0-9a-f]{32}$/.test(traceId) || zeros.test(traceId)) return "invalid trace id";
+    if (!/^[0-9a-f]{16}$/.test(spanId) || zeros.test(spanId)) return "invalid span id";
+    if (parentSpanId !== "" && !/^[0-9a-f]{16}$/.test(parentSpanId)) return "invalid parent span id";
+    return null;
+  }
+  const id = (length: number) =>
+    fc.oneof(
+      fc.stringMatching(new RegExp(`^[0-9a-f]{${length}}$`)),
+      fc.constant("0".repeat(length)),
+      fc.array(fc.constantFrom("0", "1", "9", "a", "f", "A", "g", "/", ":", "`", " ", "\n"), { minLength: length - 1, maxLength: length + 1 }).map((chars) => chars.join("")),
+      fc.constant(""),
+    );
+  it("are accepted, rejected and read as roots as by the former regular expressions", () => {
+    fc.assert(
+      fc.property(id(32), id(16), id(16), (traceId, spanId, parentSpanId) => {
+        const result = mapSpans(batchOf([makeSpan({ traceId, spanId, parentSpanId })]), CTX);
+        const reason = reasonBefore(traceId, spanId, parentSpanId);
+        if (reason === null) {
+          expect(result.rejected).toBe(0);
+          expect(result.events[0]?.parent_id).toBe(parentSpanId === "" || /^0+$/.test(parentSpanId) ? null : parentSpanId);
+        } else {
+          expect(result.errors[0]).toMatch(new RegExp(`: ${reason}$`));
+        }
+      }),
+      { numRuns: 3000 },
     );
   });
 });
