@@ -10,6 +10,7 @@
  *
  * Bodies are pre-encoded with protobufjs from the vendored proto (`proto/`), every request
  * with its own trace and span ids. Sizes: BENCH_OTLP_REQUESTS (default 400 requests).
+ * BENCH_SECTIONS=decode,e2e (the default): `decode` alone skips the end-to-end run.
  */
 import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
@@ -23,6 +24,7 @@ const EXPORTERS = 8;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 400);
 const DECODE_REQUESTS = Math.min(REQUESTS, 40);
 const PROJECT = "bench/otlp";
+const SECTIONS = (process.env.BENCH_SECTIONS ?? "decode,e2e").split(",");
 async function countCalls(url: string): Promise<number> {
   const res = await fetch(`${url}/calls/query_stats`, {
     method: "POST",
@@ -97,11 +99,12 @@ function decodeCosts(pbBodies: Buffer[], jsonBodies: Buffer[], gzBodies: Buffer[
 }
 
 async function main() {
-  console.log(`pre-encoding ${REQUESTS} requests of ${SPANS_PER_REQUEST} spans (${cpus().length} cores)…`);
+  const requests = SECTIONS.includes("e2e") ? REQUESTS : DECODE_REQUESTS;
+  console.log(`pre-encoding ${requests} requests of ${SPANS_PER_REQUEST} spans (${cpus().length} cores)…`);
   const pbBodies: Buffer[] = [];
   const gzBodies: Buffer[] = [];
   const jsonBodies: Buffer[] = [];
-  for (let r = 0; r < REQUESTS; r++) {
+  for (let r = 0; r < requests; r++) {
     const spans = requestSpans(r);
     const pb = protobufRequest(spans);
     gzBodies.push(gzipSync(pb));
@@ -111,7 +114,10 @@ async function main() {
     }
   }
 
-  printTable(`Decode cost alone (in process, ${DECODE_REQUESTS} requests × ${SPANS_PER_REQUEST} spans, median of 5 rounds)`, decodeCosts(pbBodies, jsonBodies, gzBodies.slice(0, DECODE_REQUESTS)));
+  if (SECTIONS.includes("decode")) {
+    printTable(`Decode cost alone (in process, ${DECODE_REQUESTS} requests × ${SPANS_PER_REQUEST} spans, median of 5 rounds)`, decodeCosts(pbBodies, jsonBodies, gzBodies.slice(0, DECODE_REQUESTS)));
+  }
+  if (!SECTIONS.includes("e2e")) return;
 
   const bench = await startBenchClickHouse("otlp");
   const { ch, dir } = bench;

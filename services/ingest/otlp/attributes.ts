@@ -116,9 +116,7 @@ export function asNumber(value: JsonValue | undefined): number | undefined {
 
 /** A string that starts with `{` or `[` and parses as JSON (at most `MAX_PARSED_DEPTH` deep) becomes that JSON. */
 export function parseJsonLooking(value: JsonValue): JsonValue {
-  if (typeof value !== "string") return value;
-  const start = value.trimStart()[0];
-  if (start !== "{" && start !== "[") return value;
+  if (typeof value !== "string" || !opensJson(value)) return value;
   let parsed: JsonValue;
   try {
     parsed = JSON.parse(value) as JsonValue;
@@ -128,8 +126,26 @@ export function parseJsonLooking(value: JsonValue): JsonValue {
   return openingsAtMost(value, MAX_PARSED_DEPTH) || depthAtMost(parsed, MAX_PARSED_DEPTH) ? parsed : value;
 }
 
+/** Whether the first character after white space (as `trimStart` removes it) is `{` or `[`. */
+function opensJson(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) return true;
+    if (c > 0x20 && c < 0x7f) return false;
+    if (!isTrimmedSpace(c)) return false;
+  }
+  return false;
+}
+
+/** The white space and line terminators `String.prototype.trim` removes (ECMAScript WhiteSpace, LineTerminator). */
+function isTrimmedSpace(c: number): boolean {
+  return (c >= 0x09 && c <= 0x0d) || c === 0x20 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
 /** Cheap bound first: JSON text with at most `limit` `{`/`[` characters cannot nest deeper. */
 function openingsAtMost(text: string, limit: number): boolean {
+  if (text.length <= limit) return true;
   let openings = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -165,16 +181,18 @@ export function modelName(attrs: SpanAttributes): string | undefined {
 /** `{<model or "unknown">: {<usage field>: n}}`, or null when the span reports no usage. */
 export function callUsage(attrs: SpanAttributes): JsonObject | null {
   const usage: JsonObject = {};
+  let reported = false;
   for (const [field, keys] of USAGE_PATHS) {
     for (const key of keys) {
       const n = asNumber(lookup(attrs.flat, attrs.nested, key));
       if (n !== undefined) {
         usage[field] = n;
+        reported = true;
         break;
       }
     }
   }
-  if (Object.keys(usage).length === 0) return null;
+  if (!reported) return null;
   const usageByModel: JsonObject = {};
   setOwn(usageByModel, modelName(attrs) ?? UNKNOWN_MODEL, usage);
   return usageByModel;
@@ -188,7 +206,7 @@ export function mappedFamilies(attrs: SpanAttributes): JsonObject {
     if (value !== undefined) families[family] = value;
   }
   const parameters = modelParameters(attrs);
-  if (Object.keys(parameters).length > 0) families["model_parameters"] = parameters;
+  if (hasKeys(parameters)) families["model_parameters"] = parameters;
   return families;
 }
 
@@ -201,15 +219,17 @@ function modelParameters(attrs: SpanAttributes): JsonObject {
     else parameters["invocation_parameters"] = parsed;
   }
   const request = lookup(attrs.flat, attrs.nested, REQUEST_PARAMETERS);
-  if (isJsonObject(request)) {
-    const { model: _model, ...rest } = request;
-    copyInto(parameters, rest);
-  }
+  if (isJsonObject(request)) copyInto(parameters, request, "model");
   return parameters;
 }
 
-function copyInto(target: JsonObject, source: JsonObject): void {
-  for (const key of Object.keys(source)) setOwn(target, key, source[key] ?? null);
+function copyInto(target: JsonObject, source: JsonObject, except?: string): void {
+  for (const key of Object.keys(source)) if (key !== except) setOwn(target, key, source[key] ?? null);
+}
+
+function hasKeys(object: JsonObject): boolean {
+  for (const _key in object) return true;
+  return false;
 }
 
 export function threadId(attrs: SpanAttributes): string | null {

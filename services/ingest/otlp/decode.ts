@@ -4,7 +4,8 @@
  * The caller has already removed any `Content-Encoding` and applied the body limit.
  */
 import { batchFromJson } from "./json.js";
-import { batchFromProtobuf, ExportTraceServiceResponse, RpcStatus } from "./protobuf.js";
+import { ExportTraceServiceResponse, RpcStatus } from "./protobuf.js";
+import { batchFromProtobuf } from "./protobufReader.js";
 import type { OtlpSpanBatch } from "./batch.js";
 
 export type { OtlpSpanBatch, OtlpResourceGroup, OtlpScopeGroup, OtlpScope, OtlpSpan, OtlpEvent, OtlpLink, OtlpStatus, OtlpAttributes } from "./batch.js";

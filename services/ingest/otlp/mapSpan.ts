@@ -46,10 +46,10 @@ export interface MappedSpans {
 export const MAX_REJECTION_REASONS = 10;
 export const EXCEPTION_WITHOUT_MESSAGE = "error";
 
-const TRACE_ID = /^[0-9a-f]{32}$/;
-const SPAN_ID = /^[0-9a-f]{16}$/;
-const ALL_ZEROS = /^0+$/;
-const MAX_EXACT_MICROS = BigInt(Number.MAX_SAFE_INTEGER);
+const TRACE_ID_LENGTH = 32;
+const SPAN_ID_LENGTH = 16;
+/** The first end time (ns) whose microseconds are beyond what a number keeps exactly. */
+const FIRST_INEXACT_NANOS = (BigInt(Number.MAX_SAFE_INTEGER) + 1n) * 1000n;
 const REASON_TEXT_LIMIT = 64;
 
 interface SpanSource {
@@ -137,16 +137,29 @@ function valueBytes(value: JsonValue): number {
 }
 
 function invalidReason(span: OtlpSpan): string | null {
-  if (!TRACE_ID.test(span.traceId) || ALL_ZEROS.test(span.traceId)) return "invalid trace id";
-  if (!SPAN_ID.test(span.spanId) || ALL_ZEROS.test(span.spanId)) return "invalid span id";
-  if (span.parentSpanId !== "" && !SPAN_ID.test(span.parentSpanId)) return "invalid parent span id";
+  if (idForm(span.traceId, TRACE_ID_LENGTH) !== "id") return "invalid trace id";
+  if (idForm(span.spanId, SPAN_ID_LENGTH) !== "id") return "invalid span id";
+  if (span.parentSpanId !== "" && idForm(span.parentSpanId, SPAN_ID_LENGTH) === "invalid") return "invalid parent span id";
   if (span.endTimeUnixNano < span.startTimeUnixNano) return "ends before it starts";
-  if (micros(span.endTimeUnixNano) > MAX_EXACT_MICROS) return "end time out of range";
+  if (span.endTimeUnixNano >= FIRST_INEXACT_NANOS) return "end time out of range";
   return null;
 }
 
 function parentId(span: OtlpSpan): string | null {
-  return span.parentSpanId === "" || ALL_ZEROS.test(span.parentSpanId) ? null : span.parentSpanId;
+  return span.parentSpanId === "" || idForm(span.parentSpanId, SPAN_ID_LENGTH) === "zeros" ? null : span.parentSpanId;
+}
+
+/** An id's text: `length` lowercase hex digits ("id", or "zeros" when all are 0), else "invalid". */
+function idForm(text: string, length: number): "id" | "zeros" | "invalid" {
+  if (text.length !== length) return "invalid";
+  let zeros = true;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x30) continue;
+    if (!((c > 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return "invalid";
+    zeros = false;
+  }
+  return zeros ? "zeros" : "id";
 }
 
 function micros(nanos: bigint): bigint {

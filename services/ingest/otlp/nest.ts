@@ -15,10 +15,6 @@ export function setOwn(target: JsonObject, key: string, value: JsonValue): void 
 /** Dotted keys are nested at most this deep; the rest of a deeper key stays one literal key. */
 export const MAX_KEY_DEPTH = 32;
 
-function ownValue(target: JsonObject, key: string): JsonValue | undefined {
-  return Object.hasOwn(target, key) ? target[key] : undefined;
-}
-
 /**
  * `{"a.b": 1, "a.c": 2}` → `{a: {b: 1, c: 2}}`. Keys are placed in sorted order, so a key
  * always comes before its extensions; when a path runs into a value that was not made
@@ -30,36 +26,78 @@ export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
   const root: JsonObject = {};
   const keys = Object.keys(flat);
   if (keys.length > 1) keys.sort();
-  let made: Set<JsonObject> | null = null;
+  // Without object values, every object met on a path was made here: no need to remember them.
+  const made: Set<JsonObject> | null = hasObjectValue(flat) ? new Set<JsonObject>([root]) : null;
   for (const key of keys) {
     const value = flat[key] ?? null;
-    let dot = key.indexOf(".");
-    if (dot < 0) {
+    const split = splitKey(key);
+    if (split === null) {
       setOwn(root, key, value);
       continue;
     }
-    made ??= new Set<JsonObject>([root]);
+    const { parts } = split;
     let node = root;
-    let from = 0;
-    for (let depth = 0; dot >= 0 && depth < MAX_KEY_DEPTH; depth++) {
-      const part = key.slice(from, dot);
-      const next = ownValue(node, part);
+    let depth = 0;
+    for (; depth < parts.length; depth++) {
+      const part = parts[depth]!;
+      const next = Object.hasOwn(node, part) ? node[part] : undefined;
       if (next === undefined) {
         const child: JsonObject = {};
         setOwn(node, part, child);
-        made.add(child);
+        made?.add(child);
         node = child;
-      } else if (isJsonObject(next) && made.has(next)) {
+      } else if (isJsonObject(next) && (made === null || made.has(next))) {
         node = next;
       } else {
         break;
       }
-      from = dot + 1;
-      dot = key.indexOf(".", from);
     }
-    setOwn(node, from === 0 ? key : key.slice(from), value);
+    setOwn(node, depth === parts.length ? split.rest : depth === 0 ? key : key.slice(split.starts[depth]), value);
   }
   return root;
+}
+
+/** Whether an attribute value is a key-value list (an object). */
+export function hasObjectValue(attributes: OtlpAttributes): boolean {
+  for (const key in attributes) if (isJsonObject(attributes[key] ?? null)) return true;
+  return false;
+}
+
+/** A dotted key cut for nesting: the parts it nests under, where each starts, and the rest (the last key). */
+interface SplitKey {
+  readonly parts: readonly string[];
+  readonly starts: readonly number[];
+  readonly rest: string;
+}
+
+/** Attribute keys repeat from span to span; the splits of short ones are kept, up to this many keys. */
+const SPLIT_CACHE_SIZE = 4096;
+const CACHED_KEY_LENGTH = 200;
+const splitCache = new Map<string, SplitKey | null>();
+
+function splitKey(key: string): SplitKey | null {
+  let split = splitCache.get(key);
+  if (split !== undefined) return split;
+  split = cutKey(key);
+  if (key.length > CACHED_KEY_LENGTH) return split;
+  if (splitCache.size >= SPLIT_CACHE_SIZE) splitCache.clear();
+  splitCache.set(key, split);
+  return split;
+}
+
+function cutKey(key: string): SplitKey | null {
+  let dot = key.indexOf(".");
+  if (dot < 0) return null;
+  const parts: string[] = [];
+  const starts: number[] = [];
+  let from = 0;
+  for (let depth = 0; dot >= 0 && depth < MAX_KEY_DEPTH; depth++) {
+    parts.push(key.slice(from, dot));
+    starts.push(from);
+    from = dot + 1;
+    dot = key.indexOf(".", from);
+  }
+  return { parts, starts, rest: key.slice(from) };
 }
 
 /** An attribute key with its dots split once, for repeated lookups. */
@@ -75,14 +113,17 @@ export function dottedKey(key: string): DottedKey {
 /**
  * The value at a dotted key: the flat attribute itself when present, else what the nested
  * form holds at that path (e.g. `gen_ai.prompt` → `{"0": {role, content}}` built from
- * `gen_ai.prompt.0.role` …). Null values count as absent.
+ * `gen_ai.prompt.0.role` …). Null values count as absent. `nested` is `nestDottedKeys(flat)`:
+ * every flat key leaves its first part (or itself) at the top of `nested`, so a first part
+ * absent there means the key is absent from both (one probe for most keys of the tables).
  */
 export function lookup(flat: OtlpAttributes, nested: JsonObject, key: DottedKey): JsonValue | undefined {
+  if (!Object.hasOwn(nested, key.path[0]!)) return undefined;
   if (Object.hasOwn(flat, key.key)) return flat[key.key] ?? undefined;
   let node: JsonValue | undefined = nested;
   for (const part of key.path) {
     if (!isJsonObject(node)) return undefined;
-    node = ownValue(node, part);
+    node = Object.hasOwn(node, part) ? node[part] : undefined;
   }
   return node ?? undefined;
 }

@@ -12,73 +12,89 @@
  * default (0, "", no events, no links, no parent, unset status) are left out, as protobuf
  * leaves them out. `fullOtelDump` gives back the dump as received.
  */
-import { SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan } from "./batch.js";
+import { SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpStatus } from "./batch.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
-import { setOwn } from "./nest.js";
+import { hasObjectValue, setOwn } from "./nest.js";
 
 export const IN_CALL_ATTRIBUTES = "$attributes.otel.attributes";
 export const IN_CALL_RESOURCE = "$attributes.otel.resource";
 
 /** Whether nestDottedKeys' output flattens back to exactly these attributes: no value is an object. */
 export function rebuildable(attributes: OtlpAttributes): boolean {
-  for (const key in attributes) if (isJsonObject(attributes[key] ?? null)) return false;
-  return true;
+  return !hasObjectValue(attributes);
 }
 
 /**
- * The dump of a span. `resourceInCall`: the resource's attributes are `rebuildable` (the
- * caller checks once per resource).
+ * The dump of a span, built without its defaults (DUMP_DEFAULTS) directly. `resourceInCall`:
+ * the resource's attributes are `rebuildable` (the caller checks once per resource);
+ * `attributesInCall`: so are the span's (computed here when not given).
  */
-export function otelDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan, resourceInCall = false): JsonObject {
-  return withoutDefaults(wholeDump(resource, group, span, resourceInCall), DUMP_DEFAULTS);
+export function otelDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan, resourceInCall = false, attributesInCall = rebuildable(span.attributes)): JsonObject {
+  const dump: JsonObject = { resource: resourceDump(resource, resourceInCall) };
+  const scope = scopeDump(group);
+  if (scope !== null) dump["scope"] = scope;
+  dump["trace_id"] = span.traceId;
+  dump["span_id"] = span.spanId;
+  if (span.parentSpanId !== "") dump["parent_span_id"] = span.parentSpanId;
+  if (span.traceState !== "") dump["trace_state"] = span.traceState;
+  if (span.flags !== 0) dump["flags"] = span.flags;
+  dump["name"] = span.name;
+  dump["kind"] = SPAN_KIND_NAMES[span.kind] ?? span.kind;
+  dump["start_time_unix_nano"] = span.startTimeUnixNano.toString();
+  dump["end_time_unix_nano"] = span.endTimeUnixNano.toString();
+  dump["attributes"] = attributesInCall ? IN_CALL_ATTRIBUTES : span.attributes;
+  if (span.droppedAttributesCount !== 0) dump["dropped_attributes_count"] = span.droppedAttributesCount;
+  if (span.events.length > 0) dump["events"] = span.events.map(eventDump);
+  if (span.droppedEventsCount !== 0) dump["dropped_events_count"] = span.droppedEventsCount;
+  if (span.links.length > 0) dump["links"] = span.links.map(linkDump);
+  if (span.droppedLinksCount !== 0) dump["dropped_links_count"] = span.droppedLinksCount;
+  const status = statusDump(span.status);
+  if (status !== null) dump["status"] = status;
+  return dump;
 }
 
-function wholeDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan, resourceInCall: boolean): JsonObject {
-  return {
-    resource: {
-      attributes: resourceInCall ? IN_CALL_RESOURCE : resource.attributes,
-      dropped_attributes_count: resource.droppedAttributesCount,
-      schema_url: resource.schemaUrl,
-    },
-    scope: {
-      name: group.scope.name,
-      version: group.scope.version,
-      attributes: group.scope.attributes,
-      dropped_attributes_count: group.scope.droppedAttributesCount,
-      schema_url: group.schemaUrl,
-    },
-    trace_id: span.traceId,
-    span_id: span.spanId,
-    parent_span_id: span.parentSpanId === "" ? null : span.parentSpanId,
-    trace_state: span.traceState,
-    flags: span.flags,
-    name: span.name,
-    kind: SPAN_KIND_NAMES[span.kind] ?? span.kind,
-    start_time_unix_nano: span.startTimeUnixNano.toString(),
-    end_time_unix_nano: span.endTimeUnixNano.toString(),
-    attributes: rebuildable(span.attributes) ? IN_CALL_ATTRIBUTES : span.attributes,
-    dropped_attributes_count: span.droppedAttributesCount,
-    events: span.events.map((e) => ({
-      time_unix_nano: e.timeUnixNano.toString(),
-      name: e.name,
-      attributes: e.attributes,
-      dropped_attributes_count: e.droppedAttributesCount,
-    })),
-    dropped_events_count: span.droppedEventsCount,
-    links: span.links.map((l) => ({
-      trace_id: l.traceId,
-      span_id: l.spanId,
-      trace_state: l.traceState,
-      attributes: l.attributes,
-      dropped_attributes_count: l.droppedAttributesCount,
-      flags: l.flags,
-    })),
-    dropped_links_count: span.droppedLinksCount,
-    status: { code: STATUS_CODE_NAMES[span.status.code] ?? span.status.code, message: span.status.message },
-  };
+function resourceDump(resource: OtlpResourceGroup, inCall: boolean): JsonObject {
+  const out: JsonObject = { attributes: inCall ? IN_CALL_RESOURCE : resource.attributes };
+  if (resource.droppedAttributesCount !== 0) out["dropped_attributes_count"] = resource.droppedAttributesCount;
+  if (resource.schemaUrl !== "") out["schema_url"] = resource.schemaUrl;
+  return out;
 }
 
-/** The fields of a dump left out at these values (objects: their own fields, each left out at its default). */
+function scopeDump(group: OtlpScopeGroup): JsonObject | null {
+  const { scope } = group;
+  const out: JsonObject = {};
+  let empty = true;
+  if (scope.name !== "") (out["name"] = scope.name), (empty = false);
+  if (scope.version !== "") (out["version"] = scope.version), (empty = false);
+  if (hasKeys(scope.attributes)) (out["attributes"] = scope.attributes), (empty = false);
+  if (scope.droppedAttributesCount !== 0) (out["dropped_attributes_count"] = scope.droppedAttributesCount), (empty = false);
+  if (group.schemaUrl !== "") (out["schema_url"] = group.schemaUrl), (empty = false);
+  return empty ? null : out;
+}
+
+function eventDump(e: OtlpEvent): JsonObject {
+  return { time_unix_nano: e.timeUnixNano.toString(), name: e.name, attributes: e.attributes, dropped_attributes_count: e.droppedAttributesCount };
+}
+
+function linkDump(l: OtlpLink): JsonObject {
+  return { trace_id: l.traceId, span_id: l.spanId, trace_state: l.traceState, attributes: l.attributes, dropped_attributes_count: l.droppedAttributesCount, flags: l.flags };
+}
+
+function statusDump(status: OtlpStatus): JsonObject | null {
+  const code = STATUS_CODE_NAMES[status.code] ?? status.code;
+  if (code === STATUS_CODE_NAMES[0] && status.message === "") return null;
+  const out: JsonObject = {};
+  if (code !== STATUS_CODE_NAMES[0]) out["code"] = code;
+  if (status.message !== "") out["message"] = status.message;
+  return out;
+}
+
+function hasKeys(attributes: OtlpAttributes): boolean {
+  for (const _key in attributes) return true;
+  return false;
+}
+
+/** The fields of a dump left out at these values (objects: their own fields, each left out at its default); otelDump leaves them out, fullOtelDump puts them back. */
 const DUMP_DEFAULTS: JsonObject = {
   resource: { dropped_attributes_count: 0, schema_url: "" },
   scope: { name: "", version: "", attributes: {}, dropped_attributes_count: 0, schema_url: "" },
@@ -94,23 +110,6 @@ const DUMP_DEFAULTS: JsonObject = {
 };
 
 const isEmpty = (value: JsonValue): boolean => (Array.isArray(value) ? value.length === 0 : isJsonObject(value) && Object.keys(value).length === 0);
-
-function withoutDefaults(whole: JsonObject, defaults: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const key of Object.keys(whole)) {
-    const value = whole[key] ?? null;
-    const fallback = defaults[key];
-    if (fallback === undefined) {
-      setOwn(out, key, value);
-    } else if (isJsonObject(fallback) && !isEmpty(fallback) && isJsonObject(value)) {
-      const inner = withoutDefaults(value, fallback);
-      if (!isEmpty(inner)) setOwn(out, key, inner);
-    } else if (!(value === fallback || (isEmpty(value) && isEmpty(fallback) && Array.isArray(value) === Array.isArray(fallback)))) {
-      setOwn(out, key, value);
-    }
-  }
-  return out;
-}
 
 function withDefaults(dump: JsonObject, defaults: JsonObject): JsonObject {
   const out: JsonObject = { ...dump };
