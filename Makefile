@@ -4,9 +4,8 @@ install:
 	@bash scripts/install.sh
 
 ## Runs ingest, worker and query in one process (a local ClickHouse under DATA_DIR unless CLICKHOUSE_URL is set).
-## 32 MB semi-spaces: a request's parts and a stored batch die young (README, "Memory and GC").
 start: install
-	node --max-semi-space-size=32 --import tsx services/main.ts
+	npx tsx services/main.ts
 
 ## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,
 ## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts).

@@ -9,9 +9,8 @@
 import { CallCreateBatchReq } from "../services/contract/calls.js";
 import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
 import { idMaker, toEndEvent, toStartEvent } from "../services/ingest/callEvents.js";
-import { isTraceEvent, type TraceEvent } from "../services/queue/events.js";
+import { traceEventsTopic, type TraceEvent } from "../services/queue/events.js";
 import { decodeRecord, encodeRecord } from "../services/queue/durableLog/recordCodec.js";
-import { traceRecordCodec } from "../services/queue/traceRecordCodec.js";
 import type { ClickHouseStore } from "../services/store/clickhouse.js";
 import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
 import { CallBatchWriter } from "../services/worker/callBatchWriter.js";
@@ -35,12 +34,6 @@ function timed<T>(totals: Map<string, number>, stage: string, run: () => T): T {
   return out;
 }
 
-async function timedAsync(totals: Map<string, number>, stage: string, run: () => Promise<unknown>): Promise<void> {
-  const before = cpuMicros();
-  await run();
-  totals.set(stage, (totals.get(stage) ?? 0) + cpuMicros() - before);
-}
-
 type Body = { batch: { mode: string; req: { start?: unknown; end?: unknown } }[] };
 
 function events(body: Body): TraceEvent[] {
@@ -53,6 +46,7 @@ function events(body: Body): TraceEvent[] {
 /** A store that answers lookups with nothing and drops inserts: only the worker's CPU is measured. */
 const nullStore = { rows: async () => [], insert: async () => {}, insertRowBinary: async () => {} } as unknown as ClickHouseStore;
 const writer = new CallBatchWriter(new CallsWriteRepository(nullStore));
+const topic = traceEventsTopic("bench");
 const texts = Array.from({ length: REQUESTS }, (_, n) => Buffer.from(batchBody("bench/hot", n)));
 const totals = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
@@ -62,12 +56,11 @@ for (let round = 0; round < ROUNDS; round++) {
     timed(totals, "request: validate (zod, for comparison)", () => CallCreateBatchReq.parse(parsed));
     const valid = timed(totals, "request: validate (hand-written check)", () => checkCallCreateBatch(parsed)) as Body;
     const made = timed(totals, "request: events", () => events(valid));
-    const jsonRecord = timed(totals, "request: log record as JSON (for comparison)", () => encodeRecord(made));
-    const fromJson = timed(totals, "consumer: decode JSON record (for comparison)", () => decodeRecord(jsonRecord, isTraceEvent));
-    await timedAsync(totals, "consumer: merge + rows from JSON events (for comparison)", () => writer.write(fromJson.messages));
-    const record = timed(totals, "request: log record (encoded fields)", () => traceRecordCodec.encode(made));
-    const decoded = timed(totals, "consumer: decode record", () => traceRecordCodec.decode(record));
-    await timedAsync(totals, "consumer: merge + rows", () => writer.write(decoded.messages));
+    const record = timed(totals, "request: log record", () => encodeRecord(made));
+    const decoded = timed(totals, "consumer: decode record", () => decodeRecord(record, topic.accepts!));
+    const before = cpuMicros();
+    await writer.write(decoded.messages);
+    totals.set("consumer: merge + rows", (totals.get("consumer: merge + rows") ?? 0) + cpuMicros() - before);
   }
 }
 const parts = REQUESTS * PARTS_PER_REQUEST * ROUNDS;

@@ -25,7 +25,9 @@ export const BENCH_PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child: ChildProcess = spawn(process.execPath, [...profile, ...(process.env.BENCH_NODE_FLAGS ?? "--max-semi-space-size=32").split(" ").filter(Boolean), "--import", "tsx", "services/main.ts"], {
+  // BENCH_NODE_FLAGS: extra flags for the service's node (experiments, e.g. --max-semi-space-size=32).
+  const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, "--import", "tsx", "services/main.ts"], {
     env: {
       ...process.env,
       PORT: String(port),

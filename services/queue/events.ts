@@ -1,11 +1,10 @@
 import { z } from "zod";
 import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
-import { isJsonObjectField, type EncodedJson, type JsonField } from "./encodedJson.js";
+import type { Topic } from "./topic.js";
 
 /**
  * The one event form that ingest publishes and the worker consumes. Times are integer
- * microseconds since the epoch; JSON-valued fields hold parsed JSON, or, as the durable log
- * hands them to the worker, their encoded form (encodedJson.ts).
+ * microseconds since the epoch; JSON-valued fields hold parsed JSON.
  */
 
 export interface CallStartEvent {
@@ -19,9 +18,9 @@ export interface CallStartEvent {
   readonly op_name: string;
   readonly display_name: string | null;
   readonly started_at: number;
-  readonly attributes: JsonField<JsonObject>;
-  readonly inputs: JsonField<JsonObject>;
-  readonly otel_dump: JsonField<JsonObject> | null;
+  readonly attributes: JsonObject;
+  readonly inputs: JsonObject;
+  readonly otel_dump: JsonObject | null;
   readonly wb_user_id: string | null;
   readonly wb_run_id: string | null;
   readonly wb_run_step: number | null;
@@ -33,8 +32,8 @@ export interface CallEndEvent {
   readonly id: string;
   readonly ended_at: number;
   readonly exception: string | null;
-  readonly output: JsonField<JsonValue>;
-  readonly summary: JsonField<JsonObject>;
+  readonly output: JsonValue;
+  readonly summary: JsonObject;
   readonly wb_run_step_end: number | null;
   /**
    * The call's trace and start time, when the client sent them (newer SDKs do): with
@@ -50,8 +49,8 @@ export interface CallCompleteEvent extends Omit<CallStartEvent, "kind"> {
   readonly kind: "call_complete";
   readonly ended_at: number;
   readonly exception: string | null;
-  readonly output: JsonField<JsonValue>;
-  readonly summary: JsonField<JsonObject>;
+  readonly output: JsonValue;
+  readonly summary: JsonObject;
   readonly wb_run_step_end: number | null;
 }
 
@@ -71,9 +70,6 @@ export interface CallsDeleteEvent {
   readonly deleted_at: number;
   readonly wb_user_id: string;
 }
-
-/** An event as ingest makes it: every JSON field parsed. */
-export type ParsedEvent<E> = { readonly [K in keyof E]: Exclude<E[K], EncodedJson> };
 
 export type CallPartEvent = CallStartEvent | CallCompleteEvent | CallEndEvent | CallUpdateEvent;
 export type TraceEvent = CallPartEvent | CallsDeleteEvent;
@@ -160,13 +156,13 @@ function isCallStart(e: Fields): boolean {
   return (
     isString(e.project_id) && isString(e.id) && isString(e.trace_id) && isNullableString(e.parent_id) && isNullableString(e.thread_id) &&
     isNullableString(e.turn_id) && isString(e.op_name) && isNullableString(e.display_name) && isInteger(e.started_at) &&
-    isJsonObjectField(e.attributes) && isJsonObjectField(e.inputs) && (e.otel_dump === null || isJsonObjectField(e.otel_dump)) &&
+    isJsonObject(e.attributes) && isJsonObject(e.inputs) && (e.otel_dump === null || isJsonObject(e.otel_dump)) &&
     isNullableString(e.wb_user_id) && isNullableString(e.wb_run_id) && isNullableInteger(e.wb_run_step)
   );
 }
 
 function hasEndFields(e: Fields): boolean {
-  return isInteger(e.ended_at) && isNullableString(e.exception) && e.output !== undefined && isJsonObjectField(e.summary) && isNullableInteger(e.wb_run_step_end);
+  return isInteger(e.ended_at) && isNullableString(e.exception) && e.output !== undefined && isJsonObject(e.summary) && isNullableInteger(e.wb_run_step_end);
 }
 
 function isCallEnd(e: Fields): boolean {
@@ -201,4 +197,9 @@ export function isTraceEvent(value: unknown): value is TraceEvent {
     default:
       return false;
   }
+}
+
+/** The call events topic: ingest publishes to it, the worker writes what it reads. */
+export function traceEventsTopic(name: string): Topic<TraceEvent> {
+  return { name, key: eventKey, schema: TraceEventSchema, accepts: isTraceEvent };
 }

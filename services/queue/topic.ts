@@ -17,20 +17,6 @@ export interface Topic<T> {
    * path; tested to agree with the schema.
    */
   readonly accepts?: (value: unknown) => value is T;
-  /** How the durable log writes a request's messages as one record; JSON when absent. */
-  readonly records?: RecordCodec<T>;
-}
-
-/** A record's messages, and the values in it that are not messages of the topic (set aside). */
-export interface DecodedPayload<T> {
-  readonly messages: T[];
-  readonly malformed?: readonly unknown[];
-}
-
-/** The payload of one durable log record: one request's messages, encoded in the request's thread. */
-export interface RecordCodec<T> {
-  encode(messages: readonly T[]): Buffer;
-  decode(payload: Buffer): DecodedPayload<T>;
 }
 
 export const deadLetterTopic = (topic: string): string => `${topic}.dead-letter`;

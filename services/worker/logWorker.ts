@@ -1,6 +1,6 @@
 import pino from "pino";
 import type { Config } from "../config.js";
-import { traceEventsTopic } from "../queue/traceRecordCodec.js";
+import { traceEventsTopic } from "../queue/events.js";
 import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { setUpMetrics } from "../metrics.js";

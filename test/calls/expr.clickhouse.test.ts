@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Operation } from "../../services/contract/queryExpr.js";
-import { flattenCallJson } from "../../services/jsonLeaves.js";
+import { flattenCallJson } from "../../services/store/calls/flatten.js";
 import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { compileQuery } from "../../services/store/query/compile.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { flattenCallJson, MAX_JSON_DEPTH, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/jsonLeaves.js";
+import { flattenCallJson, MAX_JSON_DEPTH, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/store/calls/flatten.js";
 
 function pairs(parts: Partial<Record<"attributes" | "inputs" | "output" | "summary", unknown>>): [string, string][] {
   const { json_paths, json_values } = flattenCallJson({

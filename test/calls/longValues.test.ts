@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MAX_LEAF_CHARS } from "../../services/jsonLeaves.js";
+import { MAX_LEAF_CHARS } from "../../services/store/calls/flatten.js";
 import { CALLS_LONG_LEAVES_MIGRATION, CALLS_MIGRATION } from "../../services/store/calls/schema.js";
 import { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { ensureDatabase, migrate } from "../../services/store/migrations.js";

@@ -1,8 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Chunker } from "../../services/store/files/fileRows.js";
-import { RowBinaryWriter } from "../../services/rowBinaryWriter.js";
-import { readStringColumn } from "../../services/store/rowBinary.js";
+import { readStringColumn, RowBinaryWriter } from "../../services/store/rowBinary.js";
 
 /** `bytes` cut at the given offsets. */
 function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {

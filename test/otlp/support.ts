@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { CallCompleteEvent, ParsedEvent } from "../../services/queue/events.js";
+import type { CallCompleteEvent } from "../../services/queue/events.js";
 import type { OtlpSpan, OtlpSpanBatch } from "../../services/ingest/otlp/decode.js";
 import { mapSpans, type MapSpansContext } from "../../services/ingest/otlp/mapSpan.js";
 import type { JsonValue } from "../../services/json.js";
@@ -58,9 +58,7 @@ export function batchOf(spans: OtlpSpan[], resourceAttributes: Record<string, Js
  * Maps one span that must be accepted; returns its one complete-call event, also as `start`
  * and `end` for the tests that look at its start or end fields.
  */
-type MappedCall = ParsedEvent<CallCompleteEvent>;
-
-export function mapOne(span: OtlpSpan, ctx: MapSpansContext = CTX): { call: MappedCall; start: MappedCall; end: MappedCall } {
+export function mapOne(span: OtlpSpan, ctx: MapSpansContext = CTX): { call: CallCompleteEvent; start: CallCompleteEvent; end: CallCompleteEvent } {
   const result = mapSpans(batchOf([span]), ctx);
   expect(result.rejected).toBe(0);
   expect(result.errors).toEqual([]);

@@ -8,8 +8,7 @@ import { QueueFullError, RetryableError, StoreUnavailableError } from "../../ser
 import { DurableLogQueue, type DurableLogOptions } from "../../services/queue/durableLog/durableLogQueue.js";
 import { LogInUseError } from "../../services/queue/durableLog/lock.js";
 import { SegmentedLog } from "../../services/queue/durableLog/segmentedLog.js";
-import { type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
-import { traceEventsTopic } from "../../services/queue/traceRecordCodec.js";
+import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
 
 const topic = traceEventsTopic("events");
 const root = mkdtempSync(join(tmpdir(), "log-queue-"));

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { QueueFullError, RetryableError } from "../../services/errors.js";
-import { type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
-import { traceEventsTopic } from "../../services/queue/traceRecordCodec.js";
+import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
 import { InProcessQueue } from "../../services/queue/inProcessQueue.js";
 import { StoreUnavailableError } from "../../services/errors.js";
 

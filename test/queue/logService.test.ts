@@ -5,8 +5,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { DurableLogQueue } from "../../services/queue/durableLog/durableLogQueue.js";
 import { processLogDir } from "../../services/queue/durableLog/layout.js";
-import { type CallStartEvent } from "../../services/queue/events.js";
-import { traceEventsTopic } from "../../services/queue/traceRecordCodec.js";
+import { traceEventsTopic, type CallStartEvent } from "../../services/queue/events.js";
 import { client, iso, startTestService, type Client } from "../support/service.js";
 
 /** The whole service on the durable log (EMBEDDED_QUEUE=log, the default outside tests). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { rowDigest } from "../../services/digests.js";
 import { ValidationError } from "../../services/errors.js";
 import { parseLossless } from "../../services/losslessJson.js";
-import { MAX_JSON_DEPTH, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/jsonLeaves.js";
+import { MAX_JSON_DEPTH, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/store/calls/flatten.js";
 import { compactJson, flattenRow, parseRow, rowKey, storedRow } from "../../services/store/tables/tableRows.js";
 
 describe("stored table rows", () => {

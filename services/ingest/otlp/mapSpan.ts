@@ -22,7 +22,7 @@
  * `maxSpanBytes`. The size is counted on the decoded span rather than on the JSON of its
  * events, so that no span is serialized twice (here and by the worker).
  */
-import type { CallCompleteEvent, ParsedEvent } from "../../queue/events.js";
+import type { CallCompleteEvent } from "../../queue/events.js";
 import type { OtlpAttributes, OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
 import { callInputs, callOutput, callUsage, displayName, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
@@ -37,7 +37,7 @@ export interface MapSpansContext {
 }
 
 export interface MappedSpans {
-  readonly events: MappedCall[];
+  readonly events: CallCompleteEvent[];
   readonly rejected: number;
   /** Reasons for the first rejections, at most `MAX_REJECTION_REASONS` (bounded; `rejected` counts all). */
   readonly errors: string[];
@@ -65,11 +65,10 @@ interface ValidSpan extends SpanSource {
   readonly attrs: SpanAttributes;
 }
 
-type MappedCall = ParsedEvent<CallCompleteEvent>;
-type SpanResult = { readonly call: MappedCall } | { readonly reason: string };
+type SpanResult = { readonly call: CallCompleteEvent } | { readonly reason: string };
 
 export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpans {
-  const events: MappedCall[] = [];
+  const events: CallCompleteEvent[] = [];
   const errors: string[] = [];
   let rejected = 0;
   for (const resource of batch.resources) {
@@ -166,7 +165,7 @@ function micros(nanos: bigint): bigint {
   return nanos / 1000n;
 }
 
-function completeEvent(source: ValidSpan, ctx: MapSpansContext): MappedCall {
+function completeEvent(source: ValidSpan, ctx: MapSpansContext): CallCompleteEvent {
   const { span, group, attrs } = source;
   const parent = parentId(span);
   const thread = threadId(attrs);

@@ -43,13 +43,6 @@ type FromThread =
   | { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
 
 const BOOT = new URL("./threadBoot.mjs", import.meta.url);
-/**
- * The thread's young generation (three semi-spaces): a batch lives through its insert's
- * round trip, so with V8's default (16 MB semi-spaces) most of it is promoted and collected
- * again by the old generation's collector; at 32 MB semi-spaces most of it dies young, for
- * ~20% less CPU per stored call part (bench/calls.bench.ts) at the same peak RSS.
- */
-const YOUNG_GENERATION_MB = 96;
 const RESTART_MS = 1_000;
 /** How long past its drain time a thread may take to end before it is terminated. */
 const END_GRACE_MS = 10_000;
@@ -77,10 +70,7 @@ export class LogThread<T> {
   ) {}
 
   run(): void {
-    const worker = new Worker(BOOT, {
-      workerData: { ...this.start(), entry: this.entry.href, data: this.data } satisfies ThreadStart,
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-    });
+    const worker = new Worker(BOOT, { workerData: { ...this.start(), entry: this.entry.href, data: this.data } satisfies ThreadStart });
     this.worker = worker;
     worker.on("message", (message: FromThread) => {
       if (message.type === "stored") void this.commitStored(message.position).catch(() => {});

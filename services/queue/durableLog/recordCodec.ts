@@ -1,10 +1,13 @@
-import type { DecodedPayload, RecordCodec, Topic } from "../topic.js";
-
 /**
  * The payload of one log record: one request's messages. Encoded in the request's thread,
- * decoded by the consumer (read back from the log, or handed over). A topic may bring its
- * own codec (Topic.records); the default is the messages' JSON array.
+ * decoded by the consumer (read back from the log, or handed over).
  */
+
+/** A record's messages, and the values in it that are not messages of the topic (set aside). */
+export interface DecodedPayload<T> {
+  readonly messages: T[];
+  readonly malformed?: readonly unknown[];
+}
 
 export function encodeRecord(messages: readonly unknown[]): Buffer {
   return Buffer.from(JSON.stringify(messages));
@@ -22,11 +25,4 @@ export function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => va
   const messages = list.filter(accepts);
   if (messages.length === list.length) return { messages };
   return { messages, malformed: list.filter((m) => !accepts(m)) };
-}
-
-/** The codec the log uses for a topic's records. */
-export function recordCodecOf<T>(topic: Topic<T>): RecordCodec<T> {
-  if (topic.records) return topic.records;
-  const accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
-  return { encode: encodeRecord, decode: (payload) => decodeRecord(payload, accepts) };
 }

@@ -1,9 +1,7 @@
 import type { JsonObject, JsonValue } from "../../json.js";
-import type { JsonField } from "../../queue/encodedJson.js";
 
 /**
- * A call as the worker assembles it from its parts: the domain form of one `calls` row. Its
- * JSON fields are parsed, or encoded as the durable log handed them over (encodedJson.ts).
+ * A call as the worker assembles it from its parts: the domain form of one `calls` row.
  * `has_end` is derived from `ended_at`; `start_known` is false for a call known only from an
  * end that named its start time (its start fields are placeholders until the start comes),
  * and is stored in the row's version rank (`rowVersion`).
@@ -20,11 +18,11 @@ export interface CallSnapshot {
   started_at: number;
   ended_at: number | null;
   exception: string | null;
-  attributes: JsonField<JsonObject>;
-  inputs: JsonField<JsonObject>;
-  output: JsonField<JsonValue>;
-  summary: JsonField<JsonObject> | null;
-  otel_dump: JsonField<JsonObject> | null;
+  attributes: JsonObject;
+  inputs: JsonObject;
+  output: JsonValue;
+  summary: JsonObject | null;
+  otel_dump: JsonObject | null;
   wb_user_id: string | null;
   wb_run_id: string | null;
   wb_run_step: number | null;

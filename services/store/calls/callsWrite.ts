@@ -1,11 +1,9 @@
 import type { CallEndEvent, CallsDeleteEvent, CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
-import { RowBinaryWriter } from "../../rowBinaryWriter.js";
+import { RowBinaryWriter } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow } from "./callRows.js";
-import { flattenCallJson, flattenPart, MAX_LEAVES, PART_ORDER, type FlattenedJson, type JsonPart } from "../../jsonLeaves.js";
-import type { JsonValue } from "../../json.js";
-import { EncodedJson, jsonFieldValue, type EncodedLeaves, type JsonField } from "../../queue/encodedJson.js";
+import { flattenCallJson } from "./flatten.js";
 
 export interface CallKey {
   readonly project_id: string;
@@ -37,26 +35,13 @@ const CALL_COLUMNS = [
 
 const ROW_BYTES_GUESS = 2048;
 
-/** A JSON field as the row holds it: the text the log handed over, or JSON.stringify's now. */
-type RowJson = EncodedJson | string;
-
-const rowJson = (field: JsonField<JsonValue>): RowJson => (field instanceof EncodedJson ? field : JSON.stringify(field));
-const charsOf = (json: RowJson | null): number => (json === null ? 0 : typeof json === "string" ? json.length : json.chars);
-
-function writeJson(out: RowBinaryWriter, json: RowJson | null, nullable: boolean): void {
-  if (nullable) out.uint8(json === null ? 1 : 0);
-  if (json === null) return;
-  if (typeof json === "string") out.string(json);
-  else out.rawRange(json.record, json.stringStart, json.textEnd);
-}
-
 /** Appends one `calls` row, fields in CALL_COLUMNS order. */
 function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
-  const attributes = rowJson(snapshot.attributes);
-  const inputs = rowJson(snapshot.inputs);
-  const output = snapshot.ended_at === null ? null : rowJson(snapshot.output ?? null);
-  const summary = snapshot.summary === null ? null : rowJson(snapshot.summary);
-  const leaves = callLeaves(snapshot);
+  const attributes = JSON.stringify(snapshot.attributes);
+  const inputs = JSON.stringify(snapshot.inputs);
+  const output = snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null);
+  const summary = snapshot.summary === null ? null : JSON.stringify(snapshot.summary);
+  const flat = flattenCallJson(snapshot);
   out
     .string(snapshot.project_id)
     .string(snapshot.id)
@@ -68,75 +53,22 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
     .nullableString(snapshot.display_name)
     .int64(snapshot.started_at)
     .nullableInt64(snapshot.ended_at)
-    .nullableString(snapshot.exception);
-  writeJson(out, attributes, false);
-  writeJson(out, inputs, false);
-  writeJson(out, output, true);
-  writeJson(out, summary, true);
-  writeJson(out, snapshot.otel_dump === null ? null : rowJson(snapshot.otel_dump), true);
-  out.nullableString(snapshot.wb_user_id).nullableString(snapshot.wb_run_id).nullableInt64(snapshot.wb_run_step).nullableInt64(snapshot.wb_run_step_end);
-  writeLeafColumn(out, leaves, "paths");
-  writeLeafColumn(out, leaves, "values");
-  out.int64(charsOf(attributes) + charsOf(inputs) + charsOf(output) + charsOf(summary)).int64(version);
-  writeLeafColumn(out, leaves, "longPaths");
-  writeLeafColumn(out, leaves, "longHashes");
-}
-
-/** A part's leaves: encoded with its field (and the field, which holds the record), or flattened now. */
-type PartLeaves = (EncodedJson & { readonly leaves: EncodedLeaves }) | FlattenedJson;
-const isEncoded = (leaves: PartLeaves): leaves is EncodedJson & { readonly leaves: EncodedLeaves } => leaves instanceof EncodedJson;
-const leafCount = (leaves: PartLeaves): number => (isEncoded(leaves) ? leaves.leaves.count : leaves.json_paths.length);
-const longCount = (leaves: PartLeaves): number => (isEncoded(leaves) ? leaves.leaves.longCount : leaves.json_long_paths.length);
-
-/**
- * The call's leaves (jsonLeaves.ts) part by part in PART_ORDER: a part the log handed over
- * encoded brings its own, the others are flattened now. Past the leaf budget, the whole call
- * is flattened again from its values, so the budget cuts exactly where flattenCallJson does.
- */
-function callLeaves(snapshot: CallSnapshot): readonly PartLeaves[] {
-  const parts = PART_ORDER.map((part): PartLeaves => {
-    const field = snapshot[part];
-    return field instanceof EncodedJson && field.leaves ? (field as EncodedJson & { readonly leaves: EncodedLeaves }) : flattenPart(field, part);
-  });
-  if (parts.reduce((sum, p) => sum + leafCount(p), 0) <= MAX_LEAVES) return parts;
-  const values = Object.fromEntries(PART_ORDER.map((part) => [part, jsonFieldValue(snapshot[part] ?? null)]));
-  return [flattenCallJson(values as Record<JsonPart, JsonValue>)];
-}
-
-type LeafColumn = "paths" | "values" | "longPaths" | "longHashes";
-const FLAT_COLUMN: Record<LeafColumn, keyof FlattenedJson> = { paths: "json_paths", values: "json_values", longPaths: "json_long_paths", longHashes: "json_long_hashes" };
-
-/** Where a column's share of encoded leaves lies in its record. */
-function encodedRange(leaves: EncodedLeaves, column: LeafColumn): [number, number] {
-  switch (column) {
-    case "paths":
-      return [leaves.pathsStart, leaves.valuesStart];
-    case "values":
-      return [leaves.valuesStart, leaves.longPathsStart];
-    case "longPaths":
-      return [leaves.longPathsStart, leaves.longHashesStart];
-    case "longHashes":
-      return [leaves.longHashesStart, leaves.end];
-  }
-}
-
-/** One of the four leaf array columns, from each part's share. */
-function writeLeafColumn(out: RowBinaryWriter, parts: readonly PartLeaves[], column: LeafColumn): void {
-  const count = column === "paths" || column === "values" ? leafCount : longCount;
-  out.arrayLength(parts.reduce((sum, p) => sum + count(p), 0));
-  for (const part of parts) {
-    if (isEncoded(part)) {
-      const [start, end] = encodedRange(part.leaves, column);
-      out.rawRange(part.record, start, end);
-    } else for (const value of part[FLAT_COLUMN[column]]) out.string(value);
-  }
-}
-
-/** `calls` rows in RowBinary, columns in CALL_COLUMNS order. */
-export function callRowsBinary(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Buffer {
-  const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
-  for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
-  return out.bytes();
+    .nullableString(snapshot.exception)
+    .string(attributes)
+    .string(inputs)
+    .nullableString(output)
+    .nullableString(summary)
+    .nullableString(snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump))
+    .nullableString(snapshot.wb_user_id)
+    .nullableString(snapshot.wb_run_id)
+    .nullableInt64(snapshot.wb_run_step)
+    .nullableInt64(snapshot.wb_run_step_end)
+    .strings(flat.json_paths)
+    .strings(flat.json_values)
+    .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
+    .int64(version)
+    .strings(flat.json_long_paths)
+    .strings(flat.json_long_hashes);
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
@@ -190,7 +122,9 @@ export class CallsWriteRepository {
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
     if (snapshots.length === 0) return;
-    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, callRowsBinary(snapshots), snapshots.length);
+    const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
+    for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
+    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes(), snapshots.length);
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {

@@ -2,7 +2,7 @@ import { InvalidFieldError } from "../../errors.js";
 import { keyPathSegments, type Field, type FieldSet } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { CALL_JSON_LEAVES } from "./fields.js";
-import { JSON_PARTS, MAX_JSON_DEPTH } from "../../jsonLeaves.js";
+import { JSON_PARTS, MAX_JSON_DEPTH } from "./flatten.js";
 
 /**
  * The fields of objects that `expand_columns` references (spec: "expand_columns on the calls

@@ -1,6 +1,6 @@
 import { columnFields, composeFields, exactLeafEquals, jsonLeafFields, namedFields, type Field, type LeafCut } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
-import { cutLeaf, JSON_PARTS, leafHash, MAX_JSON_DEPTH, MAX_LEAF_CHARS } from "../../jsonLeaves.js";
+import { cutLeaf, JSON_PARTS, leafHash, MAX_JSON_DEPTH, MAX_LEAF_CHARS } from "./flatten.js";
 
 /**
  * The fields of a call row (the FINAL row of `calls`) that filters and sorts may name; the

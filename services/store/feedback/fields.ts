@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH } from "../../jsonLeaves.js";
+import { MAX_JSON_DEPTH } from "../calls/flatten.js";
 import { columnFields, composeFields, jsonLeafFields, keyPathSegments } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
 

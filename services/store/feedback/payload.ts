@@ -1,5 +1,5 @@
 import type { ValidationIssue } from "../../errors.js";
-import { flattenCallJson } from "../../jsonLeaves.js";
+import { flattenCallJson } from "../calls/flatten.js";
 
 /**
  * Feedback payload rules.

@@ -1,4 +1,4 @@
-import { RowBinaryWriter } from "../../rowBinaryWriter.js";
+import { RowBinaryWriter } from "../rowBinary.js";
 
 /** Content is stored in chunks of this many bytes (the last chunk of a file is shorter). */
 export const CHUNK_BYTES = 1024 * 1024;

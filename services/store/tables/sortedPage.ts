@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH } from "../../jsonLeaves.js";
+import { MAX_JSON_DEPTH } from "../calls/flatten.js";
 import { keyPathSegments } from "../query/fields.js";
 import type { Sort } from "../query/sort.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";

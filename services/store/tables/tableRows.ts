@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { pythonFloat } from "../../digests.js";
 import { ValidationError } from "../../errors.js";
 import { JsonFloat, JsonInteger, parseLossless, type LosslessObject, type LosslessValue } from "../../losslessJson.js";
-import { cutLeaf, MAX_JSON_DEPTH, MAX_LEAVES } from "../../jsonLeaves.js";
+import { cutLeaf, MAX_JSON_DEPTH, MAX_LEAVES } from "../calls/flatten.js";
 
 /**
  * A table row as it is stored: read from its JSON text as the client sent it, digested as

@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH } from "../../jsonLeaves.js";
+import { MAX_JSON_DEPTH } from "../calls/flatten.js";
 import { composeFields, keyPathSegments, type Field, type FieldSet } from "../query/fields.js";
 import { orderByTerms, type Sort } from "../query/sort.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";

@@ -3,7 +3,7 @@ import { rowDigest, tableDigest } from "../../digests.js";
 import { ClientError, NotFoundError } from "../../errors.js";
 import { MonotonicClock, type Clock } from "../../times.js";
 import type { ClickHouseStore } from "../clickhouse.js";
-import { RowBinaryWriter } from "../../rowBinaryWriter.js";
+import { RowBinaryWriter } from "../rowBinary.js";
 import { idChunks, type BuiltQuery } from "../sql.js";
 import { applyEdits, editedRowDigests, layout, type Edit, type Segment, type UpdatedRow } from "./tableEdits.js";
 import { parseRow, rowKey, storedRow, type PreparedRow } from "./tableRows.js";

@@ -7,8 +7,7 @@
 import pino from "pino";
 import { StoreUnavailableError } from "../../../services/errors.js";
 import { DurableLogQueue } from "../../../services/queue/durableLog/durableLogQueue.js";
-import { type CallUpdateEvent } from "../../../services/queue/events.js";
-import { traceEventsTopic } from "../../../services/queue/traceRecordCodec.js";
+import { traceEventsTopic, type CallUpdateEvent } from "../../../services/queue/events.js";
 
 const dir = process.argv[2]!;
 const queue = await DurableLogQueue.open(traceEventsTopic("events"), {

@@ -38,7 +38,7 @@ export const JSON_PARTS = ["attributes", "inputs", "output", "summary"] as const
 export type JsonPart = (typeof JSON_PARTS)[number];
 
 /** The order in which parts spend the leaf budget. */
-export const PART_ORDER: readonly JsonPart[] = ["summary", "attributes", "output", "inputs"];
+const PART_ORDER: readonly JsonPart[] = ["summary", "attributes", "output", "inputs"];
 
 export type CallJsonParts = Record<JsonPart, unknown>;
 
@@ -56,17 +56,6 @@ export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
     if (out.json_paths.length >= MAX_LEAVES) break;
     walk(parts[part], part, 0, out);
   }
-  return out;
-}
-
-/**
- * The leaves of one part alone (`value` under the path `part`), at most MAX_LEAVES. While the
- * parts' counts add up to at most MAX_LEAVES, the parts' leaves in PART_ORDER are exactly
- * `flattenCallJson`'s: the budget only cuts when it is exceeded.
- */
-export function flattenPart(value: unknown, part: JsonPart): FlattenedJson {
-  const out: FlattenedJson = { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] };
-  walk(value, part, 0, out);
   return out;
 }
 
