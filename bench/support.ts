@@ -27,13 +27,16 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   // BENCH_NODE_FLAGS: extra flags for the service's node (experiments, e.g. --max-semi-space-size=32).
   const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, "--import", "tsx", "services/main.ts"], {
+  const entry = process.env.BENCH_SERVICE_JS ? ["build/services/main.js"] : ["--import", "tsx", "services/main.ts"];
+  const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, ...entry], {
     env: {
       ...process.env,
       PORT: String(port),
       HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
       AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]),
+      // As `make start` and the image run it.
+      MALLOC_ARENA_MAX: "2",
       PROCESSES: String(BENCH_PROCESSES),
       ...env,
     },

@@ -59,7 +59,9 @@ const READ_BYTES = 4 * 1024 * 1024;
 const backlogGauge = new Gauge({ name: "queue_log_backlog_bytes", help: "Bytes in the embedded log not yet handled by the worker, by topic", labelNames: ["topic"] });
 
 interface Waiting<T> {
-  readonly messages: readonly T[];
+  readonly events: number;
+  /** Kept only for a consumer in this thread (the others read the log): a request's parsed events are garbage once encoded. */
+  readonly messages: readonly T[] | null;
   readonly payload: Buffer;
   readonly weightBytes: number;
   readonly resolve: () => void;
@@ -122,7 +124,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     }
     this.unsyncedBytes += framedSize(payload);
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ messages, payload, weightBytes, resolve, reject });
+      this.waiting.push({ events: messages.length, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject });
       this.kick();
     });
   }
@@ -272,7 +274,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       const records = group.map((w, i): LoggedRecord<T> => ({
         start: ends[i]! - framedSize(w.payload),
         end: ends[i]!,
-        events: w.messages.length,
+        events: w.events,
         messages: this.followerKeepsMessages ? w.messages : null,
         appendedAt,
       }));
@@ -282,7 +284,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   private settle(w: Waiting<T>, answer: () => void): void {
     this.unsyncedBytes -= framedSize(w.payload);
-    this.bound.release(w.messages.length, w.weightBytes);
+    this.bound.release(w.events, w.weightBytes);
     answer();
   }
 }
