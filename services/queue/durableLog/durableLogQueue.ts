@@ -53,7 +53,7 @@ export interface DurableLogOptions {
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
-const DEFAULT_BATCH_BYTES = 16 * 1024 * 1024;
+const DEFAULT_BATCH_BYTES = 64 * 1024 * 1024;
 const READ_BYTES = 4 * 1024 * 1024;
 
 const backlogGauge = new Gauge({ name: "queue_log_backlog_bytes", help: "Bytes in the embedded log not yet handled by the worker, by topic", labelNames: ["topic"] });
