@@ -10,7 +10,7 @@ import { CallCreateBatchReq } from "../services/contract/calls.js";
 import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
 import { idMaker, toEndEvent, toStartEvent } from "../services/ingest/callEvents.js";
 import { traceEventsTopic, type TraceEvent } from "../services/queue/events.js";
-import { decodeRecord, encodeRecord } from "../services/queue/durableLog/recordCodec.js";
+import { recordCodecOf } from "../services/queue/durableLog/recordCodec.js";
 import type { ClickHouseStore } from "../services/store/clickhouse.js";
 import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
 import { CallBatchWriter } from "../services/worker/callBatchWriter.js";
@@ -46,7 +46,7 @@ function events(body: Body): TraceEvent[] {
 /** A store that answers lookups with nothing and drops inserts: only the worker's CPU is measured. */
 const nullStore = { rows: async () => [], insert: async () => {}, insertRowBinary: async () => {} } as unknown as ClickHouseStore;
 const writer = new CallBatchWriter(new CallsWriteRepository(nullStore));
-const topic = traceEventsTopic("bench");
+const records = recordCodecOf(traceEventsTopic("bench"));
 const texts = Array.from({ length: REQUESTS }, (_, n) => Buffer.from(batchBody("bench/hot", n)));
 const totals = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
@@ -56,8 +56,8 @@ for (let round = 0; round < ROUNDS; round++) {
     timed(totals, "request: validate (zod, for comparison)", () => CallCreateBatchReq.parse(parsed));
     const valid = timed(totals, "request: validate (hand-written check)", () => checkCallCreateBatch(parsed)) as Body;
     const made = timed(totals, "request: events", () => events(valid));
-    const record = timed(totals, "request: log record", () => encodeRecord(made));
-    const decoded = timed(totals, "consumer: decode record", () => decodeRecord(record, topic.accepts!));
+    const record = timed(totals, "request: log record", () => records.encode(made));
+    const decoded = timed(totals, "consumer: decode record", () => records.decode(record));
     const before = cpuMicros();
     await writer.write(decoded.messages);
     totals.set("consumer: merge + rows", (totals.get("consumer: merge + rows") ?? 0) + cpuMicros() - before);

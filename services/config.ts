@@ -97,7 +97,7 @@ const EnvVariables = z.object({
   JSON_MAX_DEPTH: z.coerce.number().int().min(1).max(10_000).default(DEFAULTS.JSON_MAX_DEPTH),
   FILE_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.FILE_MAX_BYTES),
   BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS),
-  /** Embedded log: log bytes per worker batch at most (fat OTLP spans reach it before BATCH_MAX_EVENTS). */
+  /** Embedded log: log bytes per worker batch at most (a bound for fat events; 10,000 OTLP spans are ~30 MB). */
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_BYTES),
   BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
   WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),

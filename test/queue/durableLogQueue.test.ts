@@ -161,11 +161,12 @@ describe("the durable log queue", () => {
   });
 
   it("refuses at once with QueueFullError when the log holds maxLogBytes not yet stored, and makes room once stored", async () => {
-    const queue = await open(freshDir(), { maxLogBytes: 250 });
+    const queue = await open(freshDir(), { maxLogBytes: 400 });
     const s = store();
     s.hold();
     await queue.start(s.handler);
-    await queue.publish([update("big", 1), update("big", 2), update("big", 3)]); // alone: admitted whatever its size
+    const big = `big-${"x".repeat(120)}`;
+    await queue.publish([update(big, 1), update(big, 2), update(big, 3)]); // alone: admitted whatever its size
     const refused = await queue.publish([update("more")]).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(QueueFullError);
     expect((refused as QueueFullError).retryAfterSeconds).toBeGreaterThan(0);

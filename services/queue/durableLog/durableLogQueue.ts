@@ -10,7 +10,7 @@ import { syncDirectory } from "./files.js";
 import { lockDirectory } from "./lock.js";
 import { LogConsumer } from "./logConsumer.js";
 import { LogThread } from "./logThread.js";
-import { encodeRecord } from "./recordCodec.js";
+import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
 import { framedSize } from "./records.js";
 import type { LoggedRecord } from "./recentRecords.js";
 import { SegmentedLog } from "./segmentedLog.js";
@@ -91,6 +91,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private followerKeepsMessages = true;
   private committing: Promise<void> = Promise.resolve();
   private shuttingDown: Promise<void> | null = null;
+  private readonly records: RecordCodec<T>;
 
   private constructor(
     private readonly topic: Topic<T>,
@@ -100,6 +101,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   ) {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes }, topic.name);
     this.durableEnd = log.end;
+    this.records = recordCodecOf(topic);
     this.updateGauge();
   }
 
@@ -114,7 +116,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     if (this.closed) return Promise.reject(new RetryableError("shutting down", 5));
     if (this.log.failed) return Promise.reject(new RetryableError(`log unavailable: ${this.log.failed.message}`, 5));
     if (messages.length === 0) return Promise.resolve();
-    const payload = encodeRecord(messages);
+    const payload = this.records.encode(messages);
     const backlog = this.backlogBytes + this.unsyncedBytes;
     if (backlog > 0 && backlog + framedSize(payload) > this.options.maxLogBytes) return Promise.reject(new QueueFullError("log full", 2));
     try {

@@ -5,7 +5,7 @@ import type { BatchHandler } from "../queue.js";
 import type { Topic } from "../topic.js";
 import { appendDeadLetters } from "./deadLetters.js";
 import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
-import { decodeRecord } from "./recordCodec.js";
+import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
 import type { LogRecord } from "./segmentedLog.js";
 
 /** Where a consumer reads the log's records and moves its committed position. */
@@ -63,7 +63,7 @@ export class LogConsumer<T> {
   private signalStop: () => void = () => {};
   private readonly stopping = new Promise<void>((resolve) => (this.signalStop = resolve));
   private consuming: Promise<void> | null = null;
-  private readonly accepts: (value: unknown) => value is T;
+  private readonly records: RecordCodec<T>;
 
   constructor(
     private readonly topic: Topic<T>,
@@ -75,7 +75,7 @@ export class LogConsumer<T> {
     this.next = positions.committed;
     this.committed = positions.committed;
     this.recent = new RecentRecords(options.maxCachedEvents, options.maxCachedBytes);
-    this.accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
+    this.records = recordCodecOf(topic);
   }
 
   /** Records synced up to `end` (those given, in order, are the last of them). */
@@ -219,7 +219,7 @@ export class LogConsumer<T> {
 
   /** A record read back from disk: its messages, and the values that are not of the topic's shape. */
   private decode(record: LogRecord): DecodedRecord<T> {
-    const { messages, malformed } = decodeRecord(record.payload, this.accepts);
+    const { messages, malformed } = this.records.decode(record.payload);
     const entry = { start: record.start, end: record.end, appendedAt: 0, events: messages.length, messages };
     return malformed ? { ...entry, malformed } : entry;
   }
