@@ -7,18 +7,7 @@
 import { ExportTraceServiceRequest } from "../../services/ingest/otlp/protobuf.js";
 import { FAMILY_KEYS, INPUT_KEYS, OUTPUT_KEYS, THREAD_ID_KEYS, USAGE_KEYS } from "../../services/ingest/otlp/attributes.js";
 import { protobufRequest, requestSpans } from "../../bench/otlpSpans.js";
-
-/** A small seeded generator (mulberry32), so the corpus never depends on a library's version. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../support/seededRandom.js";
 
 type Random = () => number;
 type PbObject = Record<string, unknown>;
@@ -125,7 +114,7 @@ export function encodeRequest(request: PbObject): Buffer {
 
 /** `requests` seeded random bodies, then two of the bench's 512-span bodies. */
 export function corpusBodies(requests: number, seed = 12): Buffer[] {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const bodies = Array.from({ length: requests }, () => encodeRequest(randomRequest(random)));
   bodies.push(protobufRequest(requestSpans(0)), protobufRequest(requestSpans(7)));
   return bodies;

@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isTraceEvent, TraceEventSchema, type TraceEvent } from "../../services/queue/events.js";
-
-/** A small seeded generator, so that a disagreement is reproducible. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../support/seededRandom.js";
 
 const VALID: TraceEvent[] = [
   {
@@ -62,7 +51,7 @@ function mutate(event: TraceEvent, next: () => number): unknown {
 
 describe("the trace event check", () => {
   it("accepts exactly what the schema accepts, on valid events and random changes of them", () => {
-    const next = random(20261121);
+    const next = seededRandom(20261121);
     let accepted = 0;
     let refused = 0;
     for (const event of VALID) {

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { THREAD_SORT_FIELDS, type ThreadSortBy, type ThreadSortField } from "../../services/contract/threads.js";
 import { queryDuration } from "../../services/store/clickhouse.js";
 import { client, KEY_OTHER, serviceForFile } from "../support/service.js";
+import { seededRandom } from "../support/seededRandom.js";
 
 const P = "acme/threads";
 const T0 = Date.UTC(2026, 10, 3, 9) * 1000;
@@ -31,16 +32,6 @@ interface Thread {
   p99_turn_duration_ms: number | null;
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const isoMicros = (us: number) => `${new Date(Math.floor(us / 1000)).toISOString().slice(0, -1)}${String(us % 1000).padStart(3, "0")}Z`;
 
@@ -143,7 +134,7 @@ function shuffle<T>(items: T[], random: () => number): T[] {
 
 const service = serviceForFile();
 const api = service.api;
-const random = rng(20261103);
+const random = seededRandom(20261103);
 const calls = generate(random);
 const deleted = new Set<string>();
 
