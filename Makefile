@@ -10,11 +10,14 @@ start: install
 
 ## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,
 ## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts).
+## The faults suite runs last, alone and one file at a time: it stops and starts its own ClickHouse,
+## broker and service processes, and its timings (consumer-group rebalances) need the cores to itself.
 test: install
 	npx tsc --noEmit -p .
 	npx tsc --noEmit -p ui
 	npx depcruise services --config .dependency-cruiser.cjs
-	npx vitest run
+	npx vitest run --exclude 'test/faults/**'
+	npx vitest run --project clickhouse-18.16 --no-file-parallelism test/faults/
 
 ## Imports only point down the layers, and never in a circle (.dependency-cruiser.cjs).
 layers: install

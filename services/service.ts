@@ -37,8 +37,8 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-function kafkaSettings(config: Config): KafkaSettings {
-  return { brokers: config.KAFKA_BROKERS ?? [], groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}`, sendTimeoutMs: config.KAFKA_SEND_TIMEOUT_MS };
+function kafkaSettings(config: Config, log: Logger): KafkaSettings {
+  return { brokers: config.KAFKA_BROKERS ?? [], groupId: config.KAFKA_GROUP_ID, clientId: `tracehouse-${config.ROLE}`, sendTimeoutMs: config.KAFKA_SEND_TIMEOUT_MS, log };
 }
 
 /** What a service is given besides its configuration. */
@@ -151,9 +151,9 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   // The log's consumer in a thread of its own needs a ClickHouse it can reach by URL (not an injected one).
   const logThreadOf = (queue: typeof embedded): DurableLogQueue<TraceEvent> | null =>
     queue instanceof DurableLogQueue && config.LOG_CONSUMER === "thread" && !deps.clickhouse ? queue : null;
-  const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config), limits)) : null;
+  const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config, log), limits)) : null;
   const jobs = new JobsRepository(store);
-  const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config), limits) : embeddedJobs;
+  const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config, log), limits) : embeddedJobs;
   let runner: JobRunner | null = null;
   const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
   // One per process: chat completions and evaluation jobs load a model once.
@@ -161,14 +161,14 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy, models };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
-    consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
+    consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
     if (!logThreadOf(embedded)) await consumer.start(measuredBatches(eventsTopic.name, callBatchHandler(parts)));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
   if (roles.has("worker")) {
     const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
     for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
-    jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
+    jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config, log), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
     await jobConsumer.start(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())));
     jobRunner.start();
     runner = jobRunner;

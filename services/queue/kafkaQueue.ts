@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from "kafkajs";
 import type { Logger } from "pino";
 import { DEFAULTS } from "../config.js";
 import { RetryableError } from "../errors.js";
@@ -22,13 +22,37 @@ export interface KafkaSettings {
    * must not hold requests open for KafkaJS's own retries and request timeouts.
    */
   readonly sendTimeoutMs?: number;
+  /** Where KafkaJS's own lines go (group joins, rebalances, connection errors), at the logger's level. */
+  readonly log?: Logger;
+}
+
+/** KafkaJS's levels by pino's: KafkaJS logs at info what an operator wants (joins, assignments), little more. */
+function kafkaLogLevel(log: Logger | undefined): logLevel {
+  if (!log) return logLevel.NOTHING;
+  const level = log.levelVal;
+  if (level <= 20) return logLevel.DEBUG;
+  if (level <= 30) return logLevel.INFO;
+  if (level <= 40) return logLevel.WARN;
+  return level <= 50 ? logLevel.ERROR : logLevel.NOTHING;
+}
+
+function kafkaLogCreator(log: Logger | undefined) {
+  return () =>
+    ({ namespace, level, log: { message, timestamp: _timestamp, logger: _logger, ...fields } }: LogEntry) => {
+      const line = { kafkajs: namespace, ...fields };
+      if (level === logLevel.ERROR) log?.error(line, message);
+      else if (level === logLevel.WARN) log?.warn(line, message);
+      else if (level === logLevel.INFO) log?.info(line, message);
+      else log?.debug(line, message);
+    };
 }
 
 function kafkaClient(settings: KafkaSettings): Kafka {
   return new Kafka({
     clientId: settings.clientId,
     brokers: [...settings.brokers],
-    logLevel: logLevel.NOTHING,
+    logLevel: kafkaLogLevel(settings.log),
+    logCreator: kafkaLogCreator(settings.log),
     retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 },
   });
 }
@@ -180,6 +204,9 @@ function mustRejoin(err: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Wait before a consumer that KafkaJS gave up on is started again (doubling while it fails, to 30 s). */
+const CONSUMER_RESTART_MS = 1_000;
+
 /**
  * Consumes in batches and commits a partition's offsets only after the handler stored the
  * whole batch (at-least-once). Every message is checked against the topic's schema first:
@@ -215,6 +242,16 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   }
 
   async start(handler: BatchHandler<T>): Promise<void> {
+    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
+      this.options.log.error({ err: payload.error.message, restart: payload.restart }, "Kafka consumer crashed");
+      // KafkaJS gives up on an error it deems not retriable; a worker that consumes nothing
+      // while alive would hold its partitions' backlog back unnoticed, so it starts again.
+      if (!payload.restart && !this.stopping) this.restartAfter(CONSUMER_RESTART_MS, handler);
+    });
+    await this.run(handler);
+  }
+
+  private async run(handler: BatchHandler<T>): Promise<void> {
     await this.consumer.connect();
     await this.deadLetters.connect();
     await this.consumer.subscribe({ topics: [this.topic.name], fromBeginning: true });
@@ -232,9 +269,17 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
         }
       },
     });
-    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
-      this.options.log.error({ err: payload.error.message, restart: payload.restart }, "Kafka consumer crashed");
-    });
+  }
+
+  private restartAfter(ms: number, handler: BatchHandler<T>): void {
+    setTimeout(() => {
+      if (this.stopping) return;
+      this.options.log.warn("Kafka consumer starting again after a crash");
+      this.run(handler).catch((err: unknown) => {
+        this.options.log.error({ err: err instanceof Error ? err.message : String(err) }, "Kafka consumer could not start again; retrying");
+        this.restartAfter(Math.min(ms * 2, 30_000), handler);
+      });
+    }, ms).unref();
   }
 
   /**

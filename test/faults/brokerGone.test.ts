@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { startMockKafka, type MockKafka } from "../support/mockKafka.js";
 import { client } from "../support/service.js";
-import { ensureGone, expectExactlyOnce, MOCK_BROKER_PACE, turnsBatch, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
+import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, turnsBatch, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * The broker gone (a private mock broker per test, its process paused or stopped): ingest
@@ -21,7 +21,8 @@ let kafka: MockKafka | null = null;
 let service: ServiceProcess | null = null;
 const dirs: string[] = [];
 
-afterEach(async () => {
+afterEach(async (context) => {
+  printLogsIfFailed(context);
   await ensureGone(service);
   service = null;
   if (kafka) {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { freePort, startLocalClickHouse, type LocalClickHouse } from "../../services/store/localServer.js";
-import { ensureGone, expectExactlyOnce, MOCK_BROKER_PACE, FAULT_PAUSE_MS, sleep, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
+import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, FAULT_PAUSE_MS, sleep, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * ClickHouse stopped during a steady load and started again (a private server per test, on
@@ -17,7 +17,8 @@ const started: ServiceProcess[] = [];
 const dirs: string[] = [];
 let clickhouse: LocalClickHouse | null = null;
 
-afterEach(async () => {
+afterEach(async (context) => {
+  printLogsIfFailed(context);
   for (const p of started.splice(0)) await ensureGone(p);
   await clickhouse?.stop();
   clickhouse = null;

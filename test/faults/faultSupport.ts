@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, connect, type Server, type Socket } from "node:net";
-import { expect } from "vitest";
+import { expect, type TestContext } from "vitest";
 import { freePort } from "../../services/store/localServer.js";
 import { AUTH_KEYS, client, iso } from "../support/service.js";
 
@@ -15,8 +15,13 @@ import { AUTH_KEYS, client, iso } from "../support/service.js";
 /** The pause of ClickHouse in the Kafka-mode outage test (the issue's 30 s by default). */
 export const FAULT_PAUSE_MS = Number(process.env.FAULT_PAUSE_MS ?? 30_000);
 
-/** FAULT_LOG_LEVEL=info (diagnosis): the service processes' logs on the test's output. */
+/**
+ * FAULT_LOG_LEVEL=info (diagnosis): the service processes' logs on the test's output.
+ * Unset, each process logs at warn into a buffer of its last lines (`recentLog`), which a
+ * failed test prints (`printRecentLogs`).
+ */
 const LOG_LEVEL = process.env.FAULT_LOG_LEVEL;
+const RECENT_LINES = 400;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -26,6 +31,8 @@ export interface ServiceProcess {
   readonly pid: number;
   /** Resolves with the exit code once the process is gone. */
   readonly exited: Promise<number | null>;
+  /** Its last log lines (when FAULT_LOG_LEVEL is unset). */
+  readonly recentLog: string[];
 }
 
 /**
@@ -35,8 +42,17 @@ export interface ServiceProcess {
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", AUTH_KEYS, LOG_LEVEL: LOG_LEVEL ?? "error", ...env },
-    stdio: ["ignore", LOG_LEVEL ? "inherit" : "ignore", "inherit"],
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", AUTH_KEYS, LOG_LEVEL: LOG_LEVEL ?? "warn", ...env },
+    stdio: ["ignore", LOG_LEVEL ? "inherit" : "pipe", "inherit"],
+  });
+  const recentLog: string[] = [];
+  child.stdout?.setEncoding("utf8");
+  let partial = "";
+  child.stdout?.on("data", (chunk: string) => {
+    const lines = (partial + chunk).split("\n");
+    partial = lines.pop()!;
+    recentLog.push(...lines);
+    if (recentLog.length > RECENT_LINES) recentLog.splice(0, recentLog.length - RECENT_LINES);
   });
   const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
   const role = env.ROLE ?? "all";
@@ -54,7 +70,21 @@ export async function spawnService(env: Record<string, string>): Promise<Service
       await sleep(100);
     }
   }
-  return { child, url, pid: child.pid!, exited };
+  const service = { child, url, pid: child.pid!, exited, recentLog };
+  spawnedInTest.push(service);
+  return service;
+}
+
+/** The processes spawned since the last `printLogsIfFailed`. */
+const spawnedInTest: ServiceProcess[] = [];
+
+/** In afterEach: a failed test's processes' last log lines on its output. */
+export function printLogsIfFailed(context: TestContext): void {
+  const processes = spawnedInTest.splice(0);
+  if (context.task.result?.state !== "fail") return;
+  for (const p of processes) {
+    process.stdout.write(`--- pid ${p.pid} (${p.url ?? "worker"}), last ${p.recentLog.length} log lines ---\n${p.recentLog.join("\n")}\n`);
+  }
 }
 
 /** Stops a process if it still runs (SIGKILL: used in `finally` blocks). */

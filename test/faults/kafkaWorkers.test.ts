@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { ensureGone, expectExactlyOnce, MOCK_BROKER_PACE, sleep, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
+import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, sleep, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * Kafka mode with the roles in separate processes (the suite's ClickHouse and broker, a
@@ -14,7 +14,8 @@ import { ensureGone, expectExactlyOnce, MOCK_BROKER_PACE, sleep, spawnService, s
 const started: ServiceProcess[] = [];
 const dirs: string[] = [];
 
-afterEach(async () => {
+afterEach(async (context) => {
+  printLogsIfFailed(context);
   for (const p of started.splice(0)) await ensureGone(p);
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });

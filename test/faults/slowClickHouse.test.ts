@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { ensureGone, expectExactlyOnce, gauge, rssBytes, sampleRss, sleep, spawnService, StallingProxy, steadyLoad, storedCount, waitFor, type LoadOptions, type ServiceProcess } from "./faultSupport.js";
+import { ensureGone, printLogsIfFailed, expectExactlyOnce, gauge, rssBytes, sampleRss, sleep, spawnService, StallingProxy, steadyLoad, storedCount, waitFor, type LoadOptions, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * ClickHouse slow: the service reaches the suite's ClickHouse through a TCP proxy that
@@ -18,7 +18,8 @@ let service: ServiceProcess | null = null;
 let proxy: StallingProxy | null = null;
 const dirs: string[] = [];
 
-afterEach(async () => {
+afterEach(async (context) => {
+  printLogsIfFailed(context);
   await ensureGone(service);
   service = null;
   await proxy?.close();

@@ -107,6 +107,29 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     expect(stored.sort()).toEqual(["good-1", "good-2"]);
     expect(dead).toEqual(["poison"]);
   });
+
+  it("starts again when KafkaJS gives up on it (an error it deems unrecoverable out of a batch), and stores every event once", async () => {
+    const topic = `crash-${unique()}`;
+    const group = `g-${unique()}`;
+    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const events = Array.from({ length: 5 }, (_, i) => startEvent(`r${i}`));
+    await publisher.publish(events);
+    await publisher.close();
+    const stored: string[] = [];
+    let calls = 0;
+    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    await consumer.start(async (batch) => {
+      calls++;
+      if (calls === 1) throw new Error("one row refused"); // the batch is retried event by event…
+      // …and the store goes away meanwhile, with an error KafkaJS does not retry (it rethrows a TypeError, say, as not retriable).
+      if (calls === 2) throw Object.assign(new StoreUnavailableError("store gone"), { name: "TypeError" });
+      for (const e of batch) if (e.kind === "call_start") stored.push(e.id);
+    });
+    await until(async () => stored.length >= 5);
+    await new Promise((r) => setTimeout(r, 500));
+    await consumer.shutdown();
+    expect(stored.sort()).toEqual(events.map((e) => e.id).sort());
+  });
 });
 
 async function readAll(topic: string, count: number): Promise<{ key: string | null; value: string }[]> {
