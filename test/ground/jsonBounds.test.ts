@@ -14,6 +14,8 @@ const refusal = (input: Uint8Array, depth = 256): string | null => {
   }
 };
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /** How deep a JSON value nests its containers. */
 function depthOf(value: unknown): number {
   if (Array.isArray(value)) return 1 + Math.max(0, ...value.map(depthOf));
@@ -56,5 +58,18 @@ describe("checkJsonBytes", () => {
     expect(refusal(bytes('"\\ud83d\\u0041"'))).toMatch(/lone high surrogate/);
     expect(refusal(bytes('"\\ude00"'))).toMatch(/lone low surrogate/);
     expect(refusal(bytes('"\\\\ud83d"'))).toBeNull(); // an escaped backslash, then text
+  });
+
+  it("refuses a string of any text only for its lone surrogates, wherever its escapes, quotes and brackets fall", () => {
+    const text = fc.string({ unit: fc.constantFrom("a", "\\", '"', "[", "{", "]", "\u{1F600}", "\ud83d", "\ude00", "\n", "é") });
+    fc.assert(
+      fc.property(text, text, (s, t) => {
+        const body = bytes(JSON.stringify([s, { [t]: [s, t] }, "[["]));
+        const refused = refusal(body, 3);
+        expect(refused === null).toBe(!LONE_SURROGATE.test(s) && !LONE_SURROGATE.test(t));
+        if (refused !== null) expect(refused).toMatch(/lone (high|low) surrogate/);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
