@@ -26,22 +26,24 @@ export interface KafkaSettings {
   readonly log?: Logger;
 }
 
-/** KafkaJS's levels by pino's: KafkaJS logs at info what an operator wants (joins, assignments), little more. */
+/**
+ * KafkaJS's levels by pino's. KafkaJS logs at info what an operator wants (joins, assignments),
+ * and at error every protocol error it then retries (a heartbeat refused during a rebalance):
+ * those come out as warnings; what it gives up on, the consumer logs as an error itself.
+ */
 function kafkaLogLevel(log: Logger | undefined): logLevel {
   if (!log) return logLevel.NOTHING;
   const level = log.levelVal;
   if (level <= 20) return logLevel.DEBUG;
   if (level <= 30) return logLevel.INFO;
-  if (level <= 40) return logLevel.WARN;
-  return level <= 50 ? logLevel.ERROR : logLevel.NOTHING;
+  return level <= 40 ? logLevel.WARN : logLevel.NOTHING;
 }
 
 function kafkaLogCreator(log: Logger | undefined) {
   return () =>
     ({ namespace, level, log: { message, timestamp: _timestamp, logger: _logger, ...fields } }: LogEntry) => {
       const line = { kafkajs: namespace, ...fields };
-      if (level === logLevel.ERROR) log?.error(line, message);
-      else if (level === logLevel.WARN) log?.warn(line, message);
+      if (level === logLevel.ERROR || level === logLevel.WARN) log?.warn(line, message);
       else if (level === logLevel.INFO) log?.info(line, message);
       else log?.debug(line, message);
     };
@@ -220,6 +222,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private readonly deadLetters: Producer;
   private readonly read: (text: string) => T | null;
   private stopping = false;
+  private restartTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly topic: Topic<T>,
@@ -272,14 +275,18 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   }
 
   private restartAfter(ms: number, handler: BatchHandler<T>): void {
-    setTimeout(() => {
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
       if (this.stopping) return;
       this.options.log.warn("Kafka consumer starting again after a crash");
-      this.run(handler).catch((err: unknown) => {
-        this.options.log.error({ err: err instanceof Error ? err.message : String(err) }, "Kafka consumer could not start again; retrying");
-        this.restartAfter(Math.min(ms * 2, 30_000), handler);
-      });
-    }, ms).unref();
+      this.run(handler)
+        // A shutdown that came while it connected finds it disconnected, not running again.
+        .then(() => (this.stopping ? this.consumer.disconnect() : undefined))
+        .catch((err: unknown) => {
+          this.options.log.error({ err: err instanceof Error ? err.message : String(err) }, "Kafka consumer could not start again; retrying");
+          this.restartAfter(Math.min(ms * 2, 30_000), handler);
+        });
+    }, ms);
   }
 
   /**
@@ -307,6 +314,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
 
   async shutdown(): Promise<void> {
     this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
     await this.consumer.disconnect();
     await this.deadLetters.disconnect();
   }

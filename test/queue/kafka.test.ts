@@ -108,6 +108,23 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     expect(dead).toEqual(["poison"]);
   });
 
+  it("writes KafkaJS's own lines into the service's log at its level (the group join, with the partitions assigned)", async () => {
+    const topic = `log-${unique()}`;
+    const lines: { level: number; kafkajs?: string; msg: string; memberAssignment?: Record<string, number[]> }[] = [];
+    const infoLog = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), { ...settings(`g-${unique()}`), log: infoLog }, { maxWaitMs: 100, maxBatchEvents: 100, log: infoLog });
+    await consumer.start(async () => {});
+    const joined = await until(async () => lines.find((l) => l.msg === "Consumer has joined the group"));
+    await consumer.shutdown();
+    expect(joined).toMatchObject({ level: 30, kafkajs: "ConsumerGroup", memberAssignment: { [topic]: [0, 1, 2, 3] } });
+    const quiet: unknown[] = [];
+    const warnLog = pino({ level: "warn" }, { write: (line: string) => void quiet.push(line) });
+    const second = new KafkaEventConsumer(traceEventsTopic(topic), { ...settings(`g-${unique()}`), log: warnLog }, { maxWaitMs: 100, maxBatchEvents: 100, log: warnLog });
+    await second.start(async () => {});
+    await second.shutdown();
+    expect(quiet).toEqual([]);
+  });
+
   it("starts again when KafkaJS gives up on it (an error it deems unrecoverable out of a batch), and stores every event once", async () => {
     const topic = `crash-${unique()}`;
     const group = `g-${unique()}`;
