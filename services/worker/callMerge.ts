@@ -80,54 +80,49 @@ function placeholderFromEnd(end: CallEndEvent & { started_at: number }): CallSna
 const namesItsStart = (p: OrphanPart): p is CallEndEvent & { started_at: number } =>
   p.kind === "call_end" && typeof p.started_at === "number";
 
-/** The end half of a complete call, applied like any end. */
-function endOf(complete: CallCompleteEvent): CallEndEvent {
-  return {
-    kind: "call_end",
-    project_id: complete.project_id,
-    id: complete.id,
-    ended_at: complete.ended_at,
-    exception: complete.exception,
-    output: complete.output,
-    summary: complete.summary,
-    wb_run_step_end: complete.wb_run_step_end,
-  };
+/** What an end (or a complete call's end half) sets on a call. */
+type EndFields = Pick<CallEndEvent, "ended_at" | "exception" | "output" | "summary" | "wb_run_step_end">;
+
+/** Applies a part that follows the start onto a call of this merge's own (never a stored one). */
+function applyInPlace(call: CallSnapshot, part: CallPartEvent): void {
+  if (part.kind === "call_update") call.display_name = part.display_name;
+  else if (part.kind === "call_end" || part.kind === "call_complete") setEnd(call, part);
 }
 
-/** What a part adds after the start: a complete call its end, a repeated start nothing. */
-function laterParts(part: CallPartEvent): OrphanPart[] {
-  if (part.kind === "call_complete") return [endOf(part)];
-  return part.kind === "call_start" ? [] : [part];
+function setEnd(call: CallSnapshot, end: EndFields): void {
+  call.ended_at = end.ended_at;
+  call.exception = end.exception;
+  call.output = end.output;
+  call.summary = end.summary;
+  call.wb_run_step_end = end.wb_run_step_end;
 }
 
-function applyPart(snapshot: CallSnapshot, part: OrphanPart): CallSnapshot {
-  if (part.kind === "call_update") return { ...snapshot, display_name: part.display_name };
-  return {
-    ...snapshot,
-    ended_at: part.ended_at,
-    exception: part.exception,
-    output: part.output,
-    summary: part.summary,
-    wb_run_step_end: part.wb_run_step_end,
-  };
+/** `call` (this merge's own object, never a stored one) with `parked` then `parts` applied. */
+function applied(call: CallSnapshot, parked: readonly OrphanPart[], parts: readonly CallPartEvent[]): CallSnapshot {
+  for (const part of parked) applyInPlace(call, part);
+  for (const part of parts) applyInPlace(call, part);
+  return call;
 }
+
+const isOrphanPart = (p: CallPartEvent): p is OrphanPart => !isStartPart(p);
 
 /**
  * Folds the parts of one call onto what is stored. The start fields come from the first start
  * (or complete call) of `parts`, else from the stored call; then `parked` parts (kept in
- * `call_orphan_parts` until the start came) and `parts`' ends and updates apply in arrival order.
+ * `call_orphan_parts` until the start came) and `parts`' ends and updates apply in arrival order
+ * (a repeated start adds nothing, a complete call its end).
  * While no start is known, the parts are returned as orphans, and an end that names its
  * start time (or a stored placeholder) also gives a placeholder snapshot to show meanwhile.
  * Applying the same parts twice gives the same call, which makes redelivery harmless.
  */
 export function mergeCallParts(existing: CallSnapshot | null, parts: readonly CallPartEvent[], parked: readonly OrphanPart[] = []): MergeResult {
   const start = parts.find(isStartPart);
-  const rest = [...parked, ...parts.flatMap(laterParts)];
-  const base = start ? snapshotFromStart(start) : existing?.start_known ? existing : null;
-  if (base) return { snapshot: rest.reduce(applyPart, base), orphans: [] };
+  if (start) return { snapshot: applied(snapshotFromStart(start), parked, parts), orphans: [] };
+  if (existing?.start_known) return { snapshot: applied({ ...existing }, parked, parts), orphans: [] };
+  const rest = [...parked, ...parts.filter(isOrphanPart)];
   const namedStart = rest.find(namesItsStart);
-  const placeholder = existing ?? (namedStart ? placeholderFromEnd(namedStart) : null);
-  return { snapshot: placeholder ? rest.reduce(applyPart, placeholder) : null, orphans: rest };
+  const placeholder = existing ? { ...existing } : namedStart ? placeholderFromEnd(namedStart) : null;
+  return { snapshot: placeholder ? applied(placeholder, rest, []) : null, orphans: rest };
 }
 
 /** Row version of a merged call (store/calls/callRows.ts: ranks). */
