@@ -37,6 +37,12 @@ function timed<T>(totals: Map<string, number>, stage: string, run: () => T): T {
   return out;
 }
 
+async function timedAsync(totals: Map<string, number>, stage: string, run: () => Promise<void>): Promise<void> {
+  const before = cpuMicros();
+  await run();
+  totals.set(stage, (totals.get(stage) ?? 0) + cpuMicros() - before);
+}
+
 type Body = { batch: { mode: string; req: { start?: unknown; end?: unknown } }[] };
 
 function events(body: Body): TraceEvent[] {
@@ -61,9 +67,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const made = timed(totals, "request: events", () => events(valid));
     const record = timed(totals, "request: log record", () => records.encode(made));
     const decoded = timed(totals, "consumer: decode record", () => records.decode(record));
-    const before = cpuMicros();
-    await writer.write(decoded.messages);
-    totals.set("consumer: merge + rows", (totals.get("consumer: merge + rows") ?? 0) + cpuMicros() - before);
+    await timedAsync(totals, "consumer: merge + rows", () => writer.write(decoded.messages));
   }
 }
 const parts = REQUESTS * PARTS_PER_REQUEST * ROUNDS;
@@ -86,9 +90,7 @@ const batchTotals = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
   for (let from = 0; from < encoded.length; from += recordsPerBatch) {
     const batch = timed(batchTotals, "decode records", () => encoded.slice(from, from + recordsPerBatch).flatMap((r) => records.decode(r).messages));
-    const before = cpuMicros();
-    await writer.write(batch);
-    batchTotals.set("merge + rows", (batchTotals.get("merge + rows") ?? 0) + cpuMicros() - before);
+    await timedAsync(batchTotals, "merge + rows", () => writer.write(batch));
   }
 }
 await new Promise((r) => setTimeout(r, 100));

@@ -206,8 +206,9 @@ function mustRejoin(err: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Wait before a consumer that KafkaJS gave up on is started again (doubling while it fails, to 30 s). */
+/** Wait before a consumer that KafkaJS gave up on is started again, doubling while it fails. */
 const CONSUMER_RESTART_MS = 1_000;
+const CONSUMER_RESTART_MAX_MS = 30_000;
 
 /**
  * Consumes in batches and commits a partition's offsets only after the handler stored the
@@ -284,7 +285,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
         .then(() => (this.stopping ? this.consumer.disconnect() : undefined))
         .catch((err: unknown) => {
           this.options.log.error({ err: err instanceof Error ? err.message : String(err) }, "Kafka consumer could not start again; retrying");
-          this.restartAfter(Math.min(ms * 2, 30_000), handler);
+          this.restartAfter(Math.min(ms * 2, CONSUMER_RESTART_MAX_MS), handler);
         });
     }, ms);
   }

@@ -1,7 +1,7 @@
 import type { CallPartEvent, CallsDeleteEvent, TraceEvent } from "../queue/events.js";
 import type { CallSnapshot } from "../store/calls/callRows.js";
 import { callKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
-import { mergeCallParts, snapshotVersion, type OrphanPart } from "./callMerge.js";
+import { isStartPart, mergeCallParts, snapshotVersion, type OrphanPart } from "./callMerge.js";
 import { nowMicros } from "../times.js";
 
 /** Something more that the worker maintains from each batch's merged calls (thread aggregates). */
@@ -14,8 +14,6 @@ interface Grouped {
   readonly withoutStart: CallPartEvent[][];
   readonly deletes: CallsDeleteEvent[];
 }
-
-const isStartPart = (p: CallPartEvent): boolean => p.kind === "call_start" || p.kind === "call_complete";
 
 function group(events: readonly TraceEvent[]): Grouped {
   const parts = new Map<string, CallPartEvent[]>();

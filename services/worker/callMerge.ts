@@ -23,7 +23,7 @@ export interface MergeResult {
  */
 export const UNKNOWN_START_OP_NAME = "unknown";
 
-const isStartPart = (p: CallPartEvent): p is StartPart => p.kind === "call_start" || p.kind === "call_complete";
+export const isStartPart = (p: CallPartEvent): p is StartPart => p.kind === "call_start" || p.kind === "call_complete";
 
 export function snapshotFromStart(start: StartPart): CallSnapshot {
   return {

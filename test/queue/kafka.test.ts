@@ -23,6 +23,11 @@ function startEvent(id: string): CallStartEvent {
   };
 }
 
+const publisherOf = (topic: string, group: string) =>
+  new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+const consumerOf = (topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000, logger = log) =>
+  new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs: 100, maxBatchEvents, log: logger });
+
 async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -37,12 +42,12 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("commits a batch only after the handler stored it: an unfinished batch is redelivered to the group", async () => {
     const topic = `commit-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const publisher = publisherOf(topic, group);
     const events = Array.from({ length: 20 }, (_, i) => startEvent(`c${i}`));
     await publisher.publish(events);
 
     let attemptsA = 0;
-    const a = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    const a = consumerOf(topic, settings(group));
     await a.start(async () => {
       attemptsA++;
       throw new StoreUnavailableError("store down");
@@ -51,7 +56,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     await a.shutdown();
 
     const seen = new Set<string>();
-    const b = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    const b = consumerOf(topic, settings(group));
     await b.start(async (batch) => {
       for (const e of batch) if (e.kind === "call_start") seen.add(e.id);
     });
@@ -64,13 +69,13 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("hands a large fetch to the worker in slices of maxBatchEvents, committing each", async () => {
     const topic = `slices-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const publisher = publisherOf(topic, group);
     const events = Array.from({ length: 95 }, (_, i) => startEvent(`s${i}`));
     await publisher.publish(events);
     await publisher.close();
     const sizes: number[] = [];
     const seen = new Set<string>();
-    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10, log });
+    const consumer = consumerOf(topic, settings(group), 10);
     await consumer.start(async (batch) => {
       sizes.push(batch.length);
       for (const e of batch) if (e.kind === "call_start") seen.add(e.id);
@@ -84,10 +89,10 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("sends events the store refuses to the dead-letter topic and goes on with the rest", async () => {
     const topic = `dlq-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const publisher = publisherOf(topic, group);
     await publisher.publish([startEvent("good-1"), startEvent("poison"), startEvent("good-2")]);
     const stored: string[] = [];
-    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    const consumer = consumerOf(topic, settings(group));
     await consumer.start(async (batch: readonly TraceEvent[]) => {
       if (batch.some((e) => e.kind === "call_start" && e.id === "poison")) throw new Error("type mismatch");
       for (const e of batch) if (e.kind === "call_start") stored.push(e.id);
@@ -112,14 +117,14 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     const topic = `log-${unique()}`;
     const lines: { level: number; kafkajs?: string; msg: string; memberAssignment?: Record<string, number[]> }[] = [];
     const infoLog = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), { ...settings(`g-${unique()}`), log: infoLog }, { maxWaitMs: 100, maxBatchEvents: 100, log: infoLog });
+    const consumer = consumerOf(topic, { ...settings(`g-${unique()}`), log: infoLog }, 100, infoLog);
     await consumer.start(async () => {});
     const joined = await until(async () => lines.find((l) => l.msg === "Consumer has joined the group"));
     await consumer.shutdown();
     expect(joined).toMatchObject({ level: 30, kafkajs: "ConsumerGroup", memberAssignment: { [topic]: [0, 1, 2, 3] } });
     const quiet: unknown[] = [];
     const warnLog = pino({ level: "warn" }, { write: (line: string) => void quiet.push(line) });
-    const second = new KafkaEventConsumer(traceEventsTopic(topic), { ...settings(`g-${unique()}`), log: warnLog }, { maxWaitMs: 100, maxBatchEvents: 100, log: warnLog });
+    const second = consumerOf(topic, { ...settings(`g-${unique()}`), log: warnLog }, 100, warnLog);
     await second.start(async () => {});
     await second.shutdown();
     expect(quiet).toEqual([]);
@@ -128,13 +133,13 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("starts again when KafkaJS gives up on it (an error it deems unrecoverable out of a batch), and stores every event once", async () => {
     const topic = `crash-${unique()}`;
     const group = `g-${unique()}`;
-    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
+    const publisher = publisherOf(topic, group);
     const events = Array.from({ length: 5 }, (_, i) => startEvent(`r${i}`));
     await publisher.publish(events);
     await publisher.close();
     const stored: string[] = [];
     let calls = 0;
-    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    const consumer = consumerOf(topic, settings(group));
     await consumer.start(async (batch) => {
       calls++;
       if (calls === 1) throw new Error("one row refused"); // the batch is retried event by event…
@@ -178,7 +183,7 @@ describe("messages that are not of the topic's shape", () => {
     await raw.disconnect();
 
     const handled: string[] = [];
-    const consumer = new KafkaEventConsumer(traceEventsTopic(topic), settings(group), { maxWaitMs: 100, maxBatchEvents: 10_000, log });
+    const consumer = consumerOf(topic, settings(group));
     await consumer.start(async (batch) => {
       for (const e of batch) if (e.kind === "call_start") handled.push(e.id);
     });
