@@ -5,7 +5,10 @@
  * thread: the record decoded, merged, RowBinary rows. Per-stage thread CPU, so the figures
  * hold on a loaded machine better than throughput does. `npx tsx bench/hotpath.bench.ts`
  * (BENCH_HOTPATH_REQUESTS=200 by default). A second table runs the log thread's part on
- * whole batches of BATCH_MAX_EVENTS, with V8's garbage collection time.
+ * whole batches of BATCH_MAX_EVENTS, with V8's garbage collection time. A third table follows
+ * the OTLP bench's protobuf exports (512 spans each) through the same stages, per span:
+ * gunzip, decode, map to call events, the log record, then the consumer's decode and its
+ * merge + rows on batches of BATCH_MAX_EVENTS spans.
  */
 import { CallCreateBatchReq } from "../services/contract/calls.js";
 import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
@@ -20,6 +23,10 @@ import { PerformanceObserver } from "node:perf_hooks";
 import { DEFAULTS } from "../services/config.js";
 import { printTable } from "./support.js";
 import { batchBody, PARTS_PER_REQUEST } from "./callBodies.js";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
+import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
+import { protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
 
 const REQUESTS = Number(process.env.BENCH_HOTPATH_REQUESTS ?? 200);
 const ROUNDS = 5;
@@ -79,23 +86,56 @@ printTable(`Hot path, CPU µs per part (${parts.toLocaleString("en")} parts)`, [
  * young generation as they do in the service; garbage collection time from V8's own entries.
  */
 const batchEvents = Number(process.env.BATCH_MAX_EVENTS ?? DEFAULTS.BATCH_MAX_EVENTS);
+/** Milliseconds V8 spent collecting garbage while `run` ran. */
+async function gcMillisDuring(run: () => Promise<void>): Promise<number> {
+  let millis = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) millis += entry.duration;
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  await run();
+  await new Promise((r) => setTimeout(r, 100));
+  observer.disconnect();
+  return millis;
+}
+
 const encoded = texts.map((bytes) => records.encode(events(checkCallCreateBatch(JSON.parse(bytes.toString("utf8"))) as Body)));
 const recordsPerBatch = Math.max(1, Math.round(batchEvents / PARTS_PER_REQUEST));
-let gcMillis = 0;
-const gcObserver = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcMillis += entry.duration;
-});
-gcObserver.observe({ entryTypes: ["gc"] });
 const batchTotals = new Map<string, number>();
-for (let round = 0; round < ROUNDS; round++) {
-  for (let from = 0; from < encoded.length; from += recordsPerBatch) {
-    const batch = timed(batchTotals, "decode records", () => encoded.slice(from, from + recordsPerBatch).flatMap((r) => records.decode(r).messages));
-    await timedAsync(batchTotals, "merge + rows", () => writer.write(batch));
+const gcMillis = await gcMillisDuring(async () => {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let from = 0; from < encoded.length; from += recordsPerBatch) {
+      const batch = timed(batchTotals, "decode records", () => encoded.slice(from, from + recordsPerBatch).flatMap((r) => records.decode(r).messages));
+      await timedAsync(batchTotals, "merge + rows", () => writer.write(batch));
+    }
   }
-}
-await new Promise((r) => setTimeout(r, 100));
-gcObserver.disconnect();
+});
 printTable(`Log thread, batches of ${(recordsPerBatch * PARTS_PER_REQUEST).toLocaleString("en")} parts, CPU µs per part (${parts.toLocaleString("en")} parts)`, [
   ...[...batchTotals].map(([stage, micros]) => ({ stage, "µs per part": micros / parts })),
   { stage: "garbage collection in both (wall)", "µs per part": (gcMillis * 1000) / parts },
+]);
+
+const OTLP_REQUESTS = Number(process.env.BENCH_HOTPATH_OTLP_REQUESTS ?? 100);
+const exports = Array.from({ length: OTLP_REQUESTS }, (_, n) => gzipSync(protobufRequest(requestSpans(n))));
+const otlpContext = { project_id: "bench/hot", wb_user_id: "bench", maxSpanBytes: 1 << 20 };
+const exportsPerBatch = Math.max(1, Math.round(batchEvents / SPANS_PER_REQUEST));
+const otlpTotals = new Map<string, number>();
+const otlpGcMillis = await gcMillisDuring(async () => {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let from = 0; from < exports.length; from += exportsPerBatch) {
+      const logged = exports.slice(from, from + exportsPerBatch).map((body) => {
+        const bytes = timed(otlpTotals, "request: gunzip", () => gunzipSync(body));
+        const batch = timed(otlpTotals, "request: decode protobuf", () => decodeProtobufRequest(bytes));
+        const mapped = timed(otlpTotals, "request: map to call events", () => mapSpans(batch, otlpContext));
+        return timed(otlpTotals, "request: log record", () => records.encode(mapped.events));
+      });
+      const batch = timed(otlpTotals, "consumer: decode records", () => logged.flatMap((r) => records.decode(r).messages));
+      await timedAsync(otlpTotals, "consumer: merge + rows", () => writer.write(batch));
+    }
+  }
+});
+const spans = OTLP_REQUESTS * SPANS_PER_REQUEST * ROUNDS;
+printTable(`OTLP hot path, batches of ${(exportsPerBatch * SPANS_PER_REQUEST).toLocaleString("en")} spans, CPU µs per span (${spans.toLocaleString("en")} spans)`, [
+  ...[...otlpTotals].map(([stage, micros]) => ({ stage, "µs per span": micros / spans })),
+  { stage: "garbage collection in all (wall)", "µs per span": (otlpGcMillis * 1000) / spans },
 ]);

@@ -13,7 +13,7 @@ afterAll(async () => store.close());
 
 const createRowBinaryTable = () =>
   store.command("test_rowbinary_table", {
-    sql: "CREATE TABLE IF NOT EXISTS rowbinary_roundtrip (n Int64, s String, ns Nullable(String), a Array(String), i Int64, ni Nullable(Int64)) ENGINE = MergeTree ORDER BY n",
+    sql: "CREATE TABLE IF NOT EXISTS rowbinary_roundtrip (n Int64, s String, ns Nullable(String), a Array(String), i Int64, ni Nullable(Int64), u Array(String)) ENGINE = MergeTree ORDER BY n",
     params: {},
   });
 
@@ -49,6 +49,7 @@ describe("the escaping path", () => {
       s: fc.string({ unit: "binary", maxLength: 300 }),
       ns: fc.option(fc.string({ unit: "binary" }), { nil: null }),
       a: fc.array(fc.string({ unit: "binary" }), { maxLength: 6 }),
+      u: fc.array(fc.string({ unit: "binary", maxLength: 100 }), { maxLength: 4 }),
       i: fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
       ni: fc.option(fc.maxSafeInteger(), { nil: null }),
     });
@@ -56,12 +57,14 @@ describe("the escaping path", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(row, { minLength: 1, maxLength: 12 }), async (rows) => {
         const n0 = run++ * 100;
-        // A small first buffer, so that growing it is exercised too.
-        const out = new RowBinaryWriter(16);
-        rows.forEach((r, k) => out.int64(n0 + k).string(r.s).nullableString(r.ns).strings(r.a).int64(r.i).nullableInt64(r.ni));
-        await store.insertRowBinary("test_rowbinary_insert", "rowbinary_roundtrip", ["n", "s", "ns", "a", "i", "ni"], out.bytes());
-        const back = await store.rows<{ s: string; ns: string | null; a: string[]; i: string; ni: string | null }>("test_rowbinary_read", {
-          sql: `SELECT s, ns, a, i, ni FROM rowbinary_roundtrip WHERE n >= ${n0} AND n < ${n0 + rows.length} ORDER BY n`,
+        // Small buffers, so that values land across many chunks; sent as the chunks, as the worker sends them.
+        const out = new RowBinaryWriter(16, 64);
+        rows.forEach((r, k) =>
+          out.int64(n0 + k).string(r.s).nullableString(r.ns).strings(r.a).int64(r.i).nullableInt64(r.ni).utf8Strings(r.u.map((v) => Buffer.from(v, "utf8"))),
+        );
+        await store.insertRowBinary("test_rowbinary_insert", "rowbinary_roundtrip", ["n", "s", "ns", "a", "i", "ni", "u"], out.chunks());
+        const back = await store.rows<{ s: string; ns: string | null; a: string[]; i: string; ni: string | null; u: string[] }>("test_rowbinary_read", {
+          sql: `SELECT s, ns, a, i, ni, u FROM rowbinary_roundtrip WHERE n >= ${n0} AND n < ${n0 + rows.length} ORDER BY n`,
           params: {},
         });
         expect(back.map((b) => ({ ...b, i: Number(b.i), ni: b.ni === null ? null : Number(b.ni) }))).toEqual(rows);

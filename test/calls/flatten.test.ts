@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { flattenCallJson, MAX_JSON_DEPTH, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/store/calls/flatten.js";
+import fc from "fast-check";
+import { flattenCallJson, MAX_JSON_DEPTH, MAX_KEPT_PATHS, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/store/calls/flatten.js";
 
 function pairs(parts: Partial<Record<"attributes" | "inputs" | "output" | "summary", unknown>>): [string, string][] {
   const { json_paths, json_values } = flattenCallJson({
@@ -109,5 +110,27 @@ describe("flattenCallJson", () => {
 
   it("writes objects with toJSON as JSON does", () => {
     expect(pairs({ attributes: { at: new Date("2026-01-01T00:00:00Z") } })).toEqual([["attributes.at", "2026-01-01T00:00:00.000Z"]]);
+  });
+
+  it("gives each path's UTF-8 beside it, the same for every call that has the path", () => {
+    const parts = fc.record({ attributes: fc.jsonValue(), inputs: fc.jsonValue(), output: fc.jsonValue(), summary: fc.jsonValue() });
+    fc.assert(
+      fc.property(parts, (p) => {
+        const { json_paths, json_path_bytes } = flattenCallJson(p);
+        expect(json_path_bytes.map((b) => b.toString("utf8"))).toEqual(json_paths);
+        expect(flattenCallJson(p).json_paths).toEqual(json_paths);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it(`gives the right paths past the ${MAX_KEPT_PATHS.toLocaleString("en")} it keeps`, () => {
+    const calls = Math.ceil(MAX_KEPT_PATHS / MAX_LEAVES) + 2;
+    for (let c = 0; c < calls; c++) {
+      const keys = Array.from({ length: MAX_LEAVES }, (_, k) => `call${c}-ключ${k}`);
+      const { json_paths, json_path_bytes } = flattenCallJson({ attributes: Object.fromEntries(keys.map((k) => [k, 1])), inputs: undefined, output: undefined, summary: undefined });
+      expect(json_paths).toEqual(keys.map((k) => `attributes.${k}`));
+      expect(json_path_bytes.map((b) => b.toString("utf8"))).toEqual(json_paths);
+    }
   });
 });

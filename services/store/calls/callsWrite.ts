@@ -33,8 +33,6 @@ const CALL_COLUMNS = [
   "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
-const ROW_BYTES_GUESS = 2048;
-
 /** Appends one `calls` row, fields in CALL_COLUMNS order. */
 function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
   const attributes = JSON.stringify(snapshot.attributes);
@@ -63,7 +61,7 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
     .nullableString(snapshot.wb_run_id)
     .nullableInt64(snapshot.wb_run_step)
     .nullableInt64(snapshot.wb_run_step_end)
-    .strings(flat.json_paths)
+    .utf8Strings(flat.json_path_bytes)
     .strings(flat.json_values)
     .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
     .int64(version)
@@ -122,16 +120,16 @@ export class CallsWriteRepository {
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
     if (snapshots.length === 0) return;
-    const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
+    const out = new RowBinaryWriter();
     for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
-    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes(), snapshots.length);
+    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.chunks(), snapshots.length);
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
     if (snapshots.length === 0) return;
     const out = new RowBinaryWriter();
     for (const s of snapshots) writeIndexRow(out, s);
-    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes(), snapshots.length);
+    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.chunks(), snapshots.length);
   }
 
   async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {

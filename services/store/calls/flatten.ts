@@ -44,6 +44,8 @@ export type CallJsonParts = Record<JsonPart, unknown>;
 
 export interface FlattenedJson {
   json_paths: string[];
+  /** json_paths in UTF-8, for the row writer: buffers shared by every call with the path, never to be written into. */
+  json_path_bytes: Buffer[];
   json_values: string[];
   /** The paths among json_paths whose value was cut, and `leafHash` of each whole value. */
   json_long_paths: string[];
@@ -51,13 +53,49 @@ export interface FlattenedJson {
 }
 
 export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
-  const out: FlattenedJson = { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] };
+  const out: FlattenedJson = { json_paths: [], json_path_bytes: [], json_values: [], json_long_paths: [], json_long_hashes: [] };
   for (const part of PART_ORDER) {
     if (out.json_paths.length >= MAX_LEAVES) break;
-    walk(parts[part], part, 0, out);
+    walk(parts[part], PART_PATHS[part], 0, out);
   }
   return out;
 }
+
+/**
+ * A path and the paths below it. Calls of one kind share their paths, so each path is made
+ * once and kept: walking a call looks its paths up instead of joining strings, and every
+ * call's `json_paths` hold the same (flat) strings. At most MAX_KEPT_PATHS are kept (keys
+ * that are ids, say, would otherwise grow the tree without end); past that, new paths are
+ * made for the call at hand and dropped with it.
+ */
+class LeafPath {
+  private static kept = 0;
+  private children: Map<string, LeafPath> | null = null;
+  private encoded: Buffer | null = null;
+  constructor(readonly text: string) {}
+
+  get utf8(): Buffer {
+    return (this.encoded ??= Buffer.from(this.text, "utf8"));
+  }
+
+  child(key: string): LeafPath {
+    const found = this.children?.get(key);
+    if (found) return found;
+    const made = new LeafPath(`${this.text}.${key}`);
+    if (LeafPath.kept >= MAX_KEPT_PATHS) return made;
+    LeafPath.kept++;
+    (this.children ??= new Map()).set(key, made);
+    return made;
+  }
+}
+
+export const MAX_KEPT_PATHS = 20_000;
+const PART_PATHS: Record<JsonPart, LeafPath> = {
+  attributes: new LeafPath("attributes"),
+  inputs: new LeafPath("inputs"),
+  output: new LeafPath("output"),
+  summary: new LeafPath("summary"),
+};
 
 /** Whether `cutLeaf` keeps all of `text`. */
 export const fitsLeaf = (text: string): boolean => text.length <= MAX_LEAF_CHARS;
@@ -76,8 +114,10 @@ export function cutLeaf(text: string): string {
   return text.slice(0, end);
 }
 
-function emit(out: FlattenedJson, path: string, value: string): void {
+function emit(out: FlattenedJson, leafPath: LeafPath, value: string): void {
+  const path = leafPath.text;
   out.json_paths.push(path);
+  out.json_path_bytes.push(leafPath.utf8);
   if (fitsLeaf(value)) {
     out.json_values.push(value);
     return;
@@ -89,7 +129,7 @@ function emit(out: FlattenedJson, path: string, value: string): void {
 
 const skipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol";
 
-function walk(raw: unknown, path: string, depth: number, out: FlattenedJson): void {
+function walk(raw: unknown, path: LeafPath, depth: number, out: FlattenedJson): void {
   if (out.json_paths.length >= MAX_LEAVES) return;
   const value = withToJson(raw);
   switch (typeof value) {
@@ -113,7 +153,7 @@ function walk(raw: unknown, path: string, depth: number, out: FlattenedJson): vo
     for (let i = 0; i < value.length && out.json_paths.length < MAX_LEAVES; i++) {
       // JSON.stringify writes a skipped array element as null; so do we.
       const element: unknown = value[i];
-      walk(skipped(element) ? null : element, `${path}.${i}`, depth + 1, out);
+      walk(skipped(element) ? null : element, path.child(String(i)), depth + 1, out);
     }
     return;
   }
@@ -128,7 +168,7 @@ function walk(raw: unknown, path: string, depth: number, out: FlattenedJson): vo
       empty = false;
     }
     if (out.json_paths.length >= MAX_LEAVES) return;
-    walk(child, `${path}.${key}`, depth + 1, out);
+    walk(child, path.child(key), depth + 1, out);
   }
   if (empty) emit(out, path, "{}");
 }
