@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { flattenCallJson, MAX_JSON_DEPTH, MAX_KEPT_PATHS, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/store/calls/flatten.js";
+import { flattenCallJson, flattenCallRow, MAX_JSON_DEPTH, MAX_KEPT_PATHS, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/store/calls/flatten.js";
 
 function pairs(parts: Partial<Record<"attributes" | "inputs" | "output" | "summary", unknown>>): [string, string][] {
   const { json_paths, json_values } = flattenCallJson({
@@ -116,8 +116,9 @@ describe("flattenCallJson", () => {
     const parts = fc.record({ attributes: fc.jsonValue(), inputs: fc.jsonValue(), output: fc.jsonValue(), summary: fc.jsonValue() });
     fc.assert(
       fc.property(parts, (p) => {
-        const { json_paths, json_path_bytes } = flattenCallJson(p);
-        expect(json_path_bytes.map((b) => b.toString("utf8"))).toEqual(json_paths);
+        const { columns, pathBytes } = flattenCallRow(p);
+        const json_paths = columns.json_paths;
+        expect(pathBytes.map((b) => b.toString("utf8"))).toEqual(json_paths);
         expect(flattenCallJson(p).json_paths).toEqual(json_paths);
       }),
       { numRuns: 300 },
@@ -128,9 +129,9 @@ describe("flattenCallJson", () => {
     const calls = Math.ceil(MAX_KEPT_PATHS / MAX_LEAVES) + 2;
     for (let c = 0; c < calls; c++) {
       const keys = Array.from({ length: MAX_LEAVES }, (_, k) => `call${c}-ключ${k}`);
-      const { json_paths, json_path_bytes } = flattenCallJson({ attributes: Object.fromEntries(keys.map((k) => [k, 1])), inputs: undefined, output: undefined, summary: undefined });
-      expect(json_paths).toEqual(keys.map((k) => `attributes.${k}`));
-      expect(json_path_bytes.map((b) => b.toString("utf8"))).toEqual(json_paths);
+      const { columns, pathBytes } = flattenCallRow({ attributes: Object.fromEntries(keys.map((k) => [k, 1])), inputs: undefined, output: undefined, summary: undefined });
+      expect(columns.json_paths).toEqual(keys.map((k) => `attributes.${k}`));
+      expect(pathBytes.map((b) => b.toString("utf8"))).toEqual(columns.json_paths);
     }
   });
 });

@@ -3,7 +3,7 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow } from "./callRows.js";
-import { flattenCallJson } from "./flatten.js";
+import { flattenCallRow } from "./flatten.js";
 
 export interface CallKey {
   readonly project_id: string;
@@ -39,7 +39,7 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
   const inputs = JSON.stringify(snapshot.inputs);
   const output = snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null);
   const summary = snapshot.summary === null ? null : JSON.stringify(snapshot.summary);
-  const flat = flattenCallJson(snapshot);
+  const { columns: flat, pathBytes } = flattenCallRow(snapshot);
   out
     .string(snapshot.project_id)
     .string(snapshot.id)
@@ -61,7 +61,7 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
     .nullableString(snapshot.wb_run_id)
     .nullableInt64(snapshot.wb_run_step)
     .nullableInt64(snapshot.wb_run_step_end)
-    .utf8Strings(flat.json_path_bytes)
+    .utf8Strings(pathBytes)
     .strings(flat.json_values)
     .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
     .int64(version)

@@ -44,18 +44,26 @@ export type CallJsonParts = Record<JsonPart, unknown>;
 
 export interface FlattenedJson {
   json_paths: string[];
-  /** json_paths in UTF-8, for the row writer: buffers shared by every call with the path, never to be written into. */
-  json_path_bytes: Buffer[];
   json_values: string[];
   /** The paths among json_paths whose value was cut, and `leafHash` of each whole value. */
   json_long_paths: string[];
   json_long_hashes: string[];
 }
 
+/** The leaf columns of a call, and its paths in UTF-8 for the row writer (buffers shared by every call with the path: never write into them). */
+export interface FlattenedRow {
+  readonly columns: FlattenedJson;
+  readonly pathBytes: Buffer[];
+}
+
 export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
-  const out: FlattenedJson = { json_paths: [], json_path_bytes: [], json_values: [], json_long_paths: [], json_long_hashes: [] };
+  return flattenCallRow(parts).columns;
+}
+
+export function flattenCallRow(parts: CallJsonParts): FlattenedRow {
+  const out: FlattenedRow = { columns: { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] }, pathBytes: [] };
   for (const part of PART_ORDER) {
-    if (out.json_paths.length >= MAX_LEAVES) break;
+    if (out.columns.json_paths.length >= MAX_LEAVES) break;
     walk(parts[part], PART_PATHS[part], 0, out);
   }
   return out;
@@ -114,10 +122,11 @@ export function cutLeaf(text: string): string {
   return text.slice(0, end);
 }
 
-function emit(out: FlattenedJson, leafPath: LeafPath, value: string): void {
+function emit(row: FlattenedRow, leafPath: LeafPath, value: string): void {
+  const out = row.columns;
   const path = leafPath.text;
   out.json_paths.push(path);
-  out.json_path_bytes.push(leafPath.utf8);
+  row.pathBytes.push(leafPath.utf8);
   if (fitsLeaf(value)) {
     out.json_values.push(value);
     return;
@@ -129,8 +138,9 @@ function emit(out: FlattenedJson, leafPath: LeafPath, value: string): void {
 
 const skipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol";
 
-function walk(raw: unknown, path: LeafPath, depth: number, out: FlattenedJson): void {
-  if (out.json_paths.length >= MAX_LEAVES) return;
+function walk(raw: unknown, path: LeafPath, depth: number, out: FlattenedRow): void {
+  const leaves = out.columns.json_paths;
+  if (leaves.length >= MAX_LEAVES) return;
   const value = withToJson(raw);
   switch (typeof value) {
     case "undefined":
@@ -150,7 +160,7 @@ function walk(raw: unknown, path: LeafPath, depth: number, out: FlattenedJson): 
   if (Array.isArray(value)) {
     if (value.length === 0) return emit(out, path, "[]");
     if (depth >= MAX_JSON_DEPTH) return emit(out, path, jsonText(value));
-    for (let i = 0; i < value.length && out.json_paths.length < MAX_LEAVES; i++) {
+    for (let i = 0; i < value.length && leaves.length < MAX_LEAVES; i++) {
       // JSON.stringify writes a skipped array element as null; so do we.
       const element: unknown = value[i];
       walk(skipped(element) ? null : element, path.child(String(i)), depth + 1, out);
@@ -167,7 +177,7 @@ function walk(raw: unknown, path: LeafPath, depth: number, out: FlattenedJson): 
       if (depth >= MAX_JSON_DEPTH) return emit(out, path, jsonText(value));
       empty = false;
     }
-    if (out.json_paths.length >= MAX_LEAVES) return;
+    if (leaves.length >= MAX_LEAVES) return;
     walk(child, path.child(key), depth + 1, out);
   }
   if (empty) emit(out, path, "{}");
