@@ -15,22 +15,13 @@ const utf8Write: Utf8Writer =
 /** Bytes of the LEB128 length written ahead of a value of up to `maxBytes` bytes. */
 const lengthBytes = (maxBytes: number): number => (maxBytes < 0x80 ? 1 : maxBytes < 0x4000 ? 2 : maxBytes < 0x20_0000 ? 3 : maxBytes < 0x1000_0000 ? 4 : 5);
 
-/** Bytes of each buffer a writer fills in turn, by default (a value larger than this gets a buffer of its own size). */
-export const ROW_CHUNK_BYTES = 1 << 20;
-
-/**
- * Rows written into buffers of ROW_CHUNK_BYTES filled one after the other, never one buffer
- * grown by copying: a batch of fat rows (hundreds of MB) costs no copies, and no allocation
- * larger than a chunk that would make V8 collect its whole heap early.
- */
 export class RowBinaryWriter {
-  private readonly filled: Buffer[] = [];
   private buffer: Buffer;
   private position = 0;
 
-  /** `initialBytes`: the first buffer's size when the rows are known to be few (capped at a chunk). */
-  constructor(initialBytes = ROW_CHUNK_BYTES, private readonly chunkBytes = ROW_CHUNK_BYTES) {
-    this.buffer = Buffer.allocUnsafe(Math.min(initialBytes, chunkBytes));
+  /** `initialBytes`: a guess of the total, so that the buffer rarely grows. */
+  constructor(initialBytes = 64 * 1024) {
+    this.buffer = Buffer.allocUnsafe(initialBytes);
   }
 
   string(value: string): this {
@@ -121,15 +112,9 @@ export class RowBinaryWriter {
     return this;
   }
 
-  /** The rows written so far, in one buffer (a view when they fit one chunk: valid until the next write). */
+  /** The rows written so far (a view: valid until the next write). */
   bytes(): Buffer {
-    const last = this.buffer.subarray(0, this.position);
-    return this.filled.length === 0 ? last : Buffer.concat([...this.filled, last]);
-  }
-
-  /** The rows written so far, as the chunks they were written in. */
-  chunks(): Buffer[] {
-    return this.position === 0 ? [...this.filled] : [...this.filled, this.buffer.subarray(0, this.position)];
+    return this.buffer.subarray(0, this.position);
   }
 
   /** Copies a short ASCII string byte by byte (cheaper than a native call); null if not ASCII. */
@@ -169,9 +154,9 @@ export class RowBinaryWriter {
 
   private reserve(bytes: number): void {
     if (this.position + bytes <= this.buffer.length) return;
-    if (this.position > 0) this.filled.push(this.buffer.subarray(0, this.position));
-    this.buffer = Buffer.allocUnsafe(Math.max(this.chunkBytes, bytes));
-    this.position = 0;
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.position + bytes));
+    this.buffer.copy(grown, 0, 0, this.position);
+    this.buffer = grown;
   }
 }
 

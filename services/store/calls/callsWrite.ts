@@ -33,6 +33,8 @@ const CALL_COLUMNS = [
   "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
+const ROW_BYTES_GUESS = 2048;
+
 /** Appends one `calls` row, fields in CALL_COLUMNS order. */
 function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
   const attributes = JSON.stringify(snapshot.attributes);
@@ -120,16 +122,16 @@ export class CallsWriteRepository {
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
     if (snapshots.length === 0) return;
-    const out = new RowBinaryWriter();
+    const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
     for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
-    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.chunks(), snapshots.length);
+    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes(), snapshots.length);
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
     if (snapshots.length === 0) return;
     const out = new RowBinaryWriter();
     for (const s of snapshots) writeIndexRow(out, s);
-    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.chunks(), snapshots.length);
+    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes(), snapshots.length);
   }
 
   async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {
