@@ -61,13 +61,16 @@ export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
 }
 
 export function flattenCallRow(parts: CallJsonParts): FlattenedRow {
-  const out: FlattenedRow = { columns: { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] }, pathBytes: [] };
+  const row: FlattenedRow = { columns: { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] }, pathBytes: [] };
   for (const part of PART_ORDER) {
-    if (out.columns.json_paths.length >= MAX_LEAVES) break;
-    walk(parts[part], PART_PATHS[part], 0, out);
+    if (row.columns.json_paths.length >= MAX_LEAVES) break;
+    walk(parts[part], PART_PATHS[part], 0, row);
   }
-  return out;
+  return row;
 }
+
+export const MAX_KEPT_PATHS = 20_000;
+let keptPaths = 0;
 
 /**
  * A path and the paths below it. Calls of one kind share their paths, so each path is made
@@ -77,7 +80,6 @@ export function flattenCallRow(parts: CallJsonParts): FlattenedRow {
  * made for the call at hand and dropped with it.
  */
 class LeafPath {
-  private static kept = 0;
   private children: Map<string, LeafPath> | null = null;
   private encoded: Buffer | null = null;
   constructor(readonly text: string) {}
@@ -90,14 +92,13 @@ class LeafPath {
     const found = this.children?.get(key);
     if (found) return found;
     const made = new LeafPath(`${this.text}.${key}`);
-    if (LeafPath.kept >= MAX_KEPT_PATHS) return made;
-    LeafPath.kept++;
+    if (keptPaths >= MAX_KEPT_PATHS) return made;
+    keptPaths++;
     (this.children ??= new Map()).set(key, made);
     return made;
   }
 }
 
-export const MAX_KEPT_PATHS = 20_000;
 const PART_PATHS: Record<JsonPart, LeafPath> = {
   attributes: new LeafPath("attributes"),
   inputs: new LeafPath("inputs"),
@@ -123,23 +124,23 @@ export function cutLeaf(text: string): string {
 }
 
 function emit(row: FlattenedRow, leafPath: LeafPath, value: string): void {
-  const out = row.columns;
+  const columns = row.columns;
   const path = leafPath.text;
-  out.json_paths.push(path);
+  columns.json_paths.push(path);
   row.pathBytes.push(leafPath.utf8);
   if (fitsLeaf(value)) {
-    out.json_values.push(value);
+    columns.json_values.push(value);
     return;
   }
-  out.json_values.push(cutLeaf(value));
-  out.json_long_paths.push(path);
-  out.json_long_hashes.push(leafHash(value));
+  columns.json_values.push(cutLeaf(value));
+  columns.json_long_paths.push(path);
+  columns.json_long_hashes.push(leafHash(value));
 }
 
 const skipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol";
 
-function walk(raw: unknown, path: LeafPath, depth: number, out: FlattenedRow): void {
-  const leaves = out.columns.json_paths;
+function walk(raw: unknown, path: LeafPath, depth: number, row: FlattenedRow): void {
+  const leaves = row.columns.json_paths;
   if (leaves.length >= MAX_LEAVES) return;
   const value = withToJson(raw);
   switch (typeof value) {
@@ -148,22 +149,22 @@ function walk(raw: unknown, path: LeafPath, depth: number, out: FlattenedRow): v
     case "symbol":
       return;
     case "string":
-      return emit(out, path, value);
+      return emit(row, path, value);
     case "number":
-      return emit(out, path, Number.isFinite(value) ? String(value) : "null");
+      return emit(row, path, Number.isFinite(value) ? String(value) : "null");
     case "bigint":
-      return emit(out, path, value.toString());
+      return emit(row, path, value.toString());
     case "boolean":
-      return emit(out, path, value ? "true" : "false");
+      return emit(row, path, value ? "true" : "false");
   }
-  if (value === null) return emit(out, path, "null");
+  if (value === null) return emit(row, path, "null");
   if (Array.isArray(value)) {
-    if (value.length === 0) return emit(out, path, "[]");
-    if (depth >= MAX_JSON_DEPTH) return emit(out, path, jsonText(value));
+    if (value.length === 0) return emit(row, path, "[]");
+    if (depth >= MAX_JSON_DEPTH) return emit(row, path, jsonText(value));
     for (let i = 0; i < value.length && leaves.length < MAX_LEAVES; i++) {
       // JSON.stringify writes a skipped array element as null; so do we.
       const element: unknown = value[i];
-      walk(skipped(element) ? null : element, path.child(String(i)), depth + 1, out);
+      walk(skipped(element) ? null : element, path.child(String(i)), depth + 1, row);
     }
     return;
   }
@@ -174,13 +175,13 @@ function walk(raw: unknown, path: LeafPath, depth: number, out: FlattenedRow): v
     const child = object[key];
     if (skipped(child)) continue;
     if (empty) {
-      if (depth >= MAX_JSON_DEPTH) return emit(out, path, jsonText(value));
+      if (depth >= MAX_JSON_DEPTH) return emit(row, path, jsonText(value));
       empty = false;
     }
     if (leaves.length >= MAX_LEAVES) return;
-    walk(child, path.child(key), depth + 1, out);
+    walk(child, path.child(key), depth + 1, row);
   }
-  if (empty) emit(out, path, "{}");
+  if (empty) emit(row, path, "{}");
 }
 
 /** Objects that define toJSON (Date) are written as JSON.stringify would write them. */
