@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
 import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
 import type { InputOf, Operation, ReachedProject } from "../contract/operation.js";
+import { closeAfterAnswer } from "./lingeringClose.js";
 import type { Handler, RequestContext } from "./operation.js";
 import { ignoredFields, toValidationError } from "./validation.js";
 import { RETRY_ID_HEADER, RetryAnswers, retryKey, type RecordedAnswers } from "./retries.js";
@@ -93,7 +94,7 @@ export class HttpApi {
    */
   private refuseWhileDraining(res: Response): void {
     if (!this.draining) return;
-    res.setHeader("Connection", "close");
+    closeAfterAnswer(res);
     throw new RetryableError("shutting down, retry later", 1);
   }
 

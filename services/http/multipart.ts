@@ -2,6 +2,7 @@ import busboy from "busboy";
 import type { Request, Response } from "express";
 import type { Readable } from "node:stream";
 import { ClientError, ValidationError } from "../errors.js";
+import { closeAfterAnswer } from "./lingeringClose.js";
 
 /** The one file part of a form, as its bytes arrive. */
 export interface FilePart {
@@ -47,7 +48,7 @@ export async function readSingleFileForm<T>(req: Request, res: Response, form: S
       // Ends a file still being read (its reader then fails and drops what it stored).
       part.stream?.destroy();
       if (req.complete) return;
-      if (!res.headersSent) res.setHeader("Connection", "close");
+      if (!res.headersSent) closeAfterAnswer(res);
       req.resume();
     };
     const refuse = (name: string, msg: string) => fail(ValidationError.at(["body", name], msg));

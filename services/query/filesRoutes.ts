@@ -4,6 +4,7 @@ import type { ReachedProject } from "../contract/operation.js";
 import { objectDigest } from "../digests.js";
 import { ClientError, NotFoundError, ValidationError } from "../errors.js";
 import type { HttpApi } from "../http/app.js";
+import { closeAfterAnswer } from "../http/lingeringClose.js";
 import { readSingleFileForm } from "../http/multipart.js";
 import type { RequestContext } from "../http/operation.js";
 import { fromPlainJson, type PlainJson } from "../losslessJson.js";
@@ -112,7 +113,7 @@ function projectIdField(value: string): string {
 function refuseDeclaredOversize(ctx: RequestContext, maxBytes: number): void {
   const declared = Number(ctx.req.headers["content-length"] ?? Number.NaN);
   if (declared > maxBytes + FORM_OVERHEAD_BYTES) {
-    ctx.res.setHeader("Connection", "close");
+    closeAfterAnswer(ctx.res);
     throw new ClientError(413, `the file is larger than the limit of ${maxBytes} bytes`);
   }
 }

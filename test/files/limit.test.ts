@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { fileDigest } from "../../services/digests.js";
 import { CHUNK_BYTES } from "../../services/store/files/fileRows.js";
 import { client, serviceForFile } from "../support/service.js";
-import { contentPiece, generatedContent, postForm, readContent, storedFor, streamUpload, tinyPng } from "./support.js";
+import { contentPiece, generatedContent, postForm, readContent, sendWholeThenRead, storedFor, streamUpload, tinyPng } from "./support.js";
 
 /** Above one insert of chunks (8 MiB), so that a refused upload has chunks to drop. */
 const LIMIT = 10 * CHUNK_BYTES + 3;
@@ -44,6 +44,13 @@ describe("FILE_MAX_BYTES", () => {
     expect(res).toEqual({ status: 413, body: TOO_LARGE });
     console.log(`413 after the client produced ${(pulled / CHUNK_BYTES).toFixed(1)} MiB of a 200 MiB upload`);
     expect(pulled).toBeLessThan(100 * CHUNK_BYTES);
+    expect(await stored(project)).toEqual({ files: 0, liveChunks: 0 });
+  });
+
+  it.each(["length", "chunked"] as const)("answers 413 to a client that writes its whole over-limit body before reading (%s)", async (framing) => {
+    const project = `acme/limit-write-first-${framing}`;
+    const content = contentPiece(0, LIMIT + 6 * CHUNK_BYTES, randomBytes(4096));
+    expect(await sendWholeThenRead(service.url, project, content, framing)).toEqual({ status: 413, connection: "close", body: TOO_LARGE });
     expect(await stored(project)).toEqual({ files: 0, liveChunks: 0 });
   });
 

@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { connect } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { crc32, deflateSync } from "node:zlib";
@@ -109,15 +110,10 @@ const BOUNDARY = "tracehouse-test-boundary-7f3a";
  * answer is what counts and the failed rest of the write is ignored.
  */
 export function streamUpload(baseUrl: string, project: string, content: AsyncIterable<Uint8Array>): Promise<{ status: number; body: unknown }> {
-  const head = Buffer.from(
-    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="project_id"\r\n\r\n${project}\r\n` +
-      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-  );
-  const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
   async function* body(): AsyncGenerator<Uint8Array> {
-    yield head;
+    yield formHead(project);
     yield* content;
-    yield tail;
+    yield FORM_TAIL;
   }
   return new Promise((resolve, reject) => {
     const req = request(`${baseUrl}/file/create`, {
@@ -135,6 +131,51 @@ export function streamUpload(baseUrl: string, project: string, content: AsyncIte
     });
     pipeline(Readable.from(body()), req).catch((err: unknown) => answered || reject(err));
   });
+}
+
+const formHead = (project: string) =>
+  Buffer.from(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="project_id"\r\n\r\n${project}\r\n` +
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
+const FORM_TAIL = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
+
+/**
+ * Uploads `content` as a client that writes its whole request before it reads anything
+ * (as Python's `requests` does), over a raw socket; the body is framed by Content-Length or
+ * sent in one chunk. Answers the status line, the Connection header and the parsed body, or
+ * the socket error that ended the exchange first.
+ */
+export function sendWholeThenRead(
+  baseUrl: string,
+  project: string,
+  content: Buffer,
+  framing: "length" | "chunked",
+): Promise<{ status: number; connection: string | undefined; body: unknown } | { error: string }> {
+  const body = Buffer.concat([formHead(project), content, FORM_TAIL]);
+  const url = new URL(baseUrl);
+  const head =
+    `POST /file/create HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${basic(KEY_ACME)}\r\n` +
+    `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\n` +
+    (framing === "length" ? `Content-Length: ${body.length}\r\n\r\n` : `Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`);
+  const request = Buffer.concat([Buffer.from(head), body, Buffer.from(framing === "chunked" ? "\r\n0\r\n\r\n" : "")]);
+  return new Promise((resolve) => {
+    const socket = connect(Number(url.port), url.hostname);
+    const received: Buffer[] = [];
+    socket.on("error", (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+    socket.write(request, (err) => {
+      if (err) return;
+      socket.on("data", (piece: Buffer) => received.push(piece));
+      socket.on("end", () => resolve(parseResponse(Buffer.concat(received).toString("utf8"))));
+    });
+  });
+}
+
+function parseResponse(text: string): { status: number; connection: string | undefined; body: unknown } {
+  const [head = "", body = ""] = text.split("\r\n\r\n", 2);
+  const [statusLine = "", ...headers] = head.split("\r\n");
+  const connection = headers.find((h) => /^connection:/i.test(h))?.split(":")[1]?.trim();
+  return { status: Number(statusLine.split(" ")[1]), connection, body: JSON.parse(body) as unknown };
 }
 
 /** `total` bytes of deterministic content, in pieces of `pieceBytes`, made as they are read. */
