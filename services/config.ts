@@ -19,6 +19,7 @@ export const DEFAULTS = {
   FILE_MAX_BYTES: 1024 * 1024 * 1024,
   BATCH_MAX_EVENTS: 50_000,
   BATCH_MAX_BYTES: 16 * 1024 * 1024,
+  LOG_BATCHES_IN_FLIGHT: 1,
   BATCH_MAX_WAIT_MS: 1_000,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
   QUEUE_MAX_PENDING_BYTES: 64 * 1024 * 1024,
@@ -100,6 +101,8 @@ const EnvVariables = z.object({
   /** Embedded log: log bytes per worker batch at most (a bound for fat events; 10,000 OTLP spans are ~30 MB). */
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_BYTES),
   BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
+  /** Embedded log: batches its worker handles at once (the next is merged while the store writes one). */
+  LOG_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(DEFAULTS.LOG_BATCHES_IN_FLIGHT),
   WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),
   PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES),
   /** Which of the PROCESSES this one is (its log directory); set by the cluster's primary, not by users. */

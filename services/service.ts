@@ -94,6 +94,7 @@ async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger
     maxBatchEvents: config.BATCH_MAX_EVENTS,
     maxBatchBytes: config.BATCH_MAX_BYTES,
     maxWaitMs: config.BATCH_MAX_WAIT_MS,
+    batchesInFlight: config.LOG_BATCHES_IN_FLIGHT,
     log,
   });
   if (config.PROCESS_INDEX === 0) {

@@ -268,6 +268,49 @@ describe("the durable log queue", () => {
     await (await open(dir)).shutdown();
   });
 
+  it("with two batches in flight, stores the next while one is held, takes no third, and commits positions only in order", async () => {
+    const queue = await open(freshDir(), { batchesInFlight: 2, maxBatchEvents: 1 });
+    const commits = vi.spyOn(DurableLogQueue.prototype, "commitStored");
+    let releaseFirst: () => void = () => {};
+    const firstHeld = new Promise<void>((r) => (releaseFirst = r));
+    const stored: string[] = [];
+    await queue.start(async (events) => {
+      if (ids(events)[0] === "a") await firstHeld;
+      stored.push(...ids(events));
+    });
+    for (const id of ["a", "b", "c"]) await queue.publish([update(id)]);
+    await until(() => stored.includes("b"));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(stored).toEqual(["b"]);
+    expect(commits).not.toHaveBeenCalled();
+    releaseFirst();
+    await until(() => commits.mock.calls.length === 3);
+    expect(stored).toEqual(["b", "a", "c"]);
+    const positions = commits.mock.calls.map(([position]) => position);
+    expect(positions).toEqual([...positions].sort((x, y) => x - y));
+    expect(new Set(positions).size).toBe(3);
+    commits.mockRestore();
+    await queue.shutdown();
+  });
+
+  it("with two batches in flight, keeps a batch stored past one that is not, and hands both over again after a restart", async () => {
+    const dir = freshDir();
+    const first = await open(dir, { batchesInFlight: 2, maxBatchEvents: 1, shutdownDrainMs: 50 });
+    const s1 = store();
+    s1.failWith((events) => (ids(events).includes("a") ? new StoreUnavailableError("down") : null));
+    await first.start(s1.handler);
+    await first.publish([update("a")]);
+    await first.publish([update("b")]);
+    await until(() => s1.stored().includes("b"));
+    await first.shutdown();
+    const second = await open(dir);
+    const s2 = store();
+    await second.start(s2.handler);
+    await until(() => s2.stored().length >= 2);
+    await second.shutdown();
+    expect(s2.stored()).toEqual(["a", "b"]);
+  });
+
   it("after a SIGKILL mid-load, hands over every acknowledged message exactly once, and each writer's messages as a prefix of what it sent", async () => {
     const dir = freshDir();
     const child = spawn(process.execPath, ["--import", "tsx", "test/queue/support/logWriter.ts", dir], { stdio: ["ignore", "pipe", "inherit"] });

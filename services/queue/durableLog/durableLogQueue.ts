@@ -44,6 +44,8 @@ export interface DurableLogOptions {
   /** Log bytes per batch at most (DEFAULT_BATCH_BYTES when absent). */
   readonly maxBatchBytes?: number;
   readonly maxWaitMs: number;
+  /** Batches the consumer hands to the handler at once (1 when absent). */
+  readonly batchesInFlight?: number;
   readonly log: Logger;
   readonly segmentBytes?: number;
   readonly maxCachedEvents?: number;
@@ -194,6 +196,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       maxBatchEvents: this.options.maxBatchEvents,
       maxBatchBytes: this.options.maxBatchBytes ?? DEFAULT_BATCH_BYTES,
       maxWaitMs: this.options.maxWaitMs,
+      batchesInFlight: this.options.batchesInFlight ?? 1,
       maxCachedEvents: this.options.maxCachedEvents ?? 2 * this.options.maxBatchEvents,
       maxCachedBytes: this.options.maxCachedBytes ?? this.options.maxPendingBytes,
     };

@@ -22,6 +22,8 @@ export interface LogConsumerOptions {
   /** Log bytes a batch holds at most (a single bigger record still goes, alone). */
   readonly maxBatchBytes: number;
   readonly maxWaitMs: number;
+  /** Batches handed to the handler at once (1: each is stored before the next is taken). */
+  readonly batchesInFlight: number;
   readonly maxCachedEvents: number;
   readonly maxCachedBytes: number;
   readonly log: Logger;
@@ -29,6 +31,12 @@ export interface LogConsumerOptions {
 
 const READ_BYTES = 4 * 1024 * 1024;
 const DEAD_LETTERS = "dead-letter.jsonl";
+
+/** Whether every one of these deliveries ended with its batch stored and committed. */
+async function settled(deliveries: readonly Promise<boolean>[]): Promise<boolean> {
+  const results = await Promise.all(deliveries);
+  return results.every(Boolean);
+}
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -114,13 +122,21 @@ export class LogConsumer<T> {
     return this.recent.startOr(this.durableEnd);
   }
 
+  /**
+   * Takes batches in order and hands up to `batchesInFlight` of them to the handler at once
+   * (one is decoded and merged while the store writes the one before). Positions are
+   * committed in order: a batch's end only once every batch before it was stored.
+   */
   private async consume(handler: BatchHandler<T>): Promise<void> {
+    const inFlight: Promise<boolean>[] = [];
     for (let failures = 0; await this.batchReady(); ) {
       let batch: DecodedRecord<T>[];
       try {
         batch = await this.takeBatch();
       } catch (err) {
-        // Reading the log failed: start again from the committed position, from disk.
+        // Reading the log failed: start again from the committed position, from disk, once
+        // the batches already handed over are through.
+        if (!(await settled(inFlight.splice(0)))) return;
         if (this.draining) throw err;
         this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not read the log, retrying");
         this.next = this.committed;
@@ -131,9 +147,18 @@ export class LogConsumer<T> {
       }
       failures = 0;
       if (batch.length === 0) continue;
-      if (!(await this.deliver(handler, batch))) return;
-      await this.commit(batch[batch.length - 1]!.end);
+      inFlight.push(this.storeThenCommit(handler, batch, inFlight[inFlight.length - 1]));
+      if (inFlight.length >= this.options.batchesInFlight && !(await inFlight.shift()!)) return;
     }
+    await settled(inFlight);
+  }
+
+  /** Stores the batch, then commits its end once the batch before it (`previous`) is committed; false when stopping first. */
+  private async storeThenCommit(handler: BatchHandler<T>, batch: readonly DecodedRecord<T>[], previous: Promise<boolean> | undefined): Promise<boolean> {
+    const stored = await this.deliver(handler, batch);
+    if (!(await (previous ?? true)) || !stored) return false;
+    await this.commit(batch[batch.length - 1]!.end);
+    return true;
   }
 
   /** Waits until a batch should go out; false once the consumer is to stop. */
