@@ -3,10 +3,12 @@
 install:
 	@bash scripts/install.sh
 
-## Runs ingest, worker and query in one process (a local ClickHouse under DATA_DIR unless CLICKHOUSE_URL is set).
+## Runs ingest, worker and query in one process (a local ClickHouse under DATA_DIR unless CLICKHOUSE_URL is set),
+## compiled to JavaScript as the image runs it (scripts/build-service.sh; tsx would add a loader thread per thread).
 ## MALLOC_ARENA_MAX=2: glibc's per-thread heaps would keep ~30 MB more of freed memory (README, "Memory").
 start: install
-	MALLOC_ARENA_MAX=2 npx tsx services/main.ts
+	bash scripts/build-service.sh
+	MALLOC_ARENA_MAX=2 node build/services/main.js
 
 ## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,
 ## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts).

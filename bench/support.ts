@@ -22,12 +22,24 @@ export const BENCH_PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
  * The service as its own process, with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>:
  * it writes a V8 CPU profile there when it stops.
  */
+let compiled = false;
+
+/** The service compiled as `make start` runs it (built once per bench run, when its sources changed). */
+function compiledService(): string {
+  if (!compiled) {
+    const build = spawnSync("bash", ["scripts/build-service.sh"], { stdio: "inherit" });
+    if (build.status !== 0) throw new Error("scripts/build-service.sh failed");
+    compiled = true;
+  }
+  return "build/services/main.js";
+}
+
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   // BENCH_NODE_FLAGS: extra flags for the service's node (experiments, e.g. --max-semi-space-size=32).
   const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
-  const entry = process.env.BENCH_SERVICE_JS ? ["build/services/main.js"] : ["--import", "tsx", "services/main.ts"];
+  const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [compiledService()];
   const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, ...entry], {
     env: {
       ...process.env,

@@ -104,7 +104,8 @@ describe("deploy/Dockerfile", () => {
     expect(existsSync(join(ROOT, cmd[1]!.replace(/\.js$/, ".ts")))).toBe(true);
     // The files the service reads beside its modules are copied next to the compiled ones.
     expect(existsSync(join(ROOT, "services/queue/durableLog/threadBoot.mjs"))).toBe(true);
-    expect(text).toContain("find . -type f ! -name '*.ts'");
+    expect(text).toContain("RUN bash scripts/build-service.sh");
+    expect(read("scripts/build-service.sh")).toContain("find . -type f ! -name '*.ts'");
   });
 
   it("has a build context without node_modules, data or generated files", () => {
