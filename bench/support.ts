@@ -18,10 +18,6 @@ export interface ServiceProcess {
 /** BENCH_PROCESSES: the service's PROCESSES (1 by default, as `make start`). */
 export const BENCH_PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
 
-/**
- * The service as its own process, with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>:
- * it writes a V8 CPU profile there when it stops.
- */
 let compiled = false;
 
 /** The service compiled as `make start` runs it (built once per bench run, when its sources changed). */
@@ -34,6 +30,10 @@ function compiledService(): string {
   return "build/services/main.js";
 }
 
+/**
+ * The service as its own process, with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>:
+ * it writes a V8 CPU profile there when it stops.
+ */
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
