@@ -7,10 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+source scripts/upToDate.sh
 stamp=build/services/main.js
-if [ -f "$stamp" ] && [ -z "$(find services deploy/tsconfig.build.json tsconfig.json package-lock.json -newer "$stamp" -print -quit)" ]; then
-  exit 0
-fi
+up_to_date "$stamp" services deploy/tsconfig.build.json tsconfig.json package-lock.json && exit 0
 echo "compiling the service into build/"
 rm -rf build/services
 npx tsc -p deploy/tsconfig.build.json

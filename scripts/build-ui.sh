@@ -4,10 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stamp=ui/dist/index.html
-if [ -f "$stamp" ] && [ -z "$(find ui/src ui/index.html ui/vite.config.mjs package-lock.json -newer "$stamp" -print -quit)" ]; then
-  exit 0
-fi
+source scripts/upToDate.sh
+up_to_date ui/dist/index.html ui/src ui/index.html ui/vite.config.mjs package-lock.json && exit 0
 echo "building the web UI"
 npx tsc --noEmit -p ui
 # Always React's production build: under vitest NODE_ENV is "test", which would select its development build.
