@@ -8,6 +8,8 @@ import { defineConfig } from "vitest/config";
 const NOT_ON_CHDB = [
   // Spawns services/main.ts and kills it, kills a cluster process, and restarts the local ClickHouse server.
   "test/durability/crash.test.ts",
+  // Starts and stops a ClickHouse 18.16 server of its own.
+  "test/store/localServer.test.ts",
   // The faults suite: stops and restarts its own ClickHouse, broker and service processes.
   "test/faults/**",
   // The web UI in a browser: a client of the HTTP API, whose SQL the other files prove on 26.7.

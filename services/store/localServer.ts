@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { get } from "node:http";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 
@@ -12,8 +13,16 @@ export interface LocalClickHouse {
   readonly url: string;
   readonly httpPort: number;
   readonly tcpPort: number;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL if the server has not exited STOP_GRACE_MS later; resolves with how it ended. */
+  stop(): Promise<ServerExit>;
 }
+
+export interface ServerExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+const STOP_GRACE_MS = 10_000;
 
 export const CLICKHOUSE_SERVER_BIN = "/usr/sbin/clickhouse-server";
 
@@ -74,15 +83,24 @@ async function waitForPing(url: string, child: ChildProcess, timeoutMs: number):
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`clickhouse-server exited with code ${child.exitCode}`);
-    try {
-      const res = await fetch(`${url}/ping`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
+    if (await pings(url)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`clickhouse-server did not answer at ${url} within ${timeoutMs} ms`);
+}
+
+/**
+ * One `/ping` on a connection of its own, closed after the answer: a connection kept alive
+ * (as `fetch` keeps them) would hold up the server's stop by its whole shutdown wait.
+ */
+function pings(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get(`${url}/ping`, { agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode === 200));
+    });
+    req.on("error", () => resolve(false)); // not listening yet
+  });
 }
 
 export async function startLocalClickHouse(dataDir: string, ports?: { http?: number; tcp?: number }): Promise<LocalClickHouse> {
@@ -112,11 +130,11 @@ export async function startLocalClickHouse(dataDir: string, ports?: { http?: num
     httpPort,
     tcpPort,
     stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null) return done();
-        child.once("exit", () => done());
+      new Promise<ServerExit>((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done({ code: child.exitCode, signal: child.signalCode });
+        child.once("exit", (code, signal) => done({ code, signal }));
         child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
+        setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS).unref();
       }),
   };
 }
