@@ -2,9 +2,9 @@ import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
 /** The longest a refused request's connection stays open after its answer. */
-export const LINGER_MS = 2000;
+const LINGER_MS = 2000;
 /** The most of a refused body read (and dropped) after the answer, for clients that send it all before reading. */
-export const LINGER_MAX_BYTES = 32 * 1024 * 1024;
+const LINGER_MAX_BYTES = 32 * 1024 * 1024;
 const CHECK_EVERY_MS = 20;
 
 const lingering = new WeakSet<Socket>();
