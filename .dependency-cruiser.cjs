@@ -5,6 +5,9 @@
  *     ← contract ← queue ← store (reads the event types) ; auth ← http, worker ← ingest, query,
  *     training, inference ← wiring (main, service, cluster, roles)
  *
+ *   otlp (OTLP export bodies: decoding, and the mapping of spans to call events) sits on the
+ *   queue's event types: ingest checks an export with it, the worker maps the spans it stores.
+ *
  *   lm (the built-in language model: tokenizer, transformer, sampling, training steps) is a
  *   library beside contract: it imports only ground, and the worker and services above use it.
  *
@@ -23,12 +26,13 @@ module.exports = {
   forbidden: [
     { name: "no-circular", severity: "error", comment: "files that import each other in a circle", from: { path: "^services/" }, to: { circular: true } },
     forbid("ground-imports-nothing-above", GROUND, `${WIRING}|^services/[^/]+/`),
-    forbid("contract-imports-only-ground", layer("contract"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue|auth|lm)`)}`),
-    forbid("lm-imports-only-ground", layer("lm"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue|auth|contract)`)}`),
-    forbid("queue-below-http-worker", layer("queue"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store)`)}`),
-    forbid("store-below-http-worker", layer("store"), `${WIRING}|${layer(`(http|${SERVICES}|worker)`)}`),
-    forbid("auth-below-http", layer("auth"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue)`)}`),
-    forbid("http-knows-no-storage", layer("http"), `${WIRING}|${layer(`(${SERVICES}|worker|store)`)}`),
+    forbid("contract-imports-only-ground", layer("contract"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue|auth|lm|otlp)`)}`),
+    forbid("lm-imports-only-ground", layer("lm"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue|auth|contract|otlp)`)}`),
+    forbid("queue-below-http-worker", layer("queue"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|otlp)`)}`),
+    forbid("otlp-below-ingest-worker", layer("otlp"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|auth)`)}`),
+    forbid("store-below-http-worker", layer("store"), `${WIRING}|${layer(`(http|${SERVICES}|worker|otlp)`)}`),
+    forbid("auth-below-http", layer("auth"), `${WIRING}|${layer(`(http|${SERVICES}|worker|store|queue|otlp)`)}`),
+    forbid("http-knows-no-storage", layer("http"), `${WIRING}|${layer(`(${SERVICES}|worker|store|otlp)`)}`),
     forbid("worker-below-services", layer("worker"), `${WIRING}|${layer(`(http|${SERVICES})`)}`),
     forbid("services-below-wiring", layer(`(${SERVICES})`), WIRING),
   ],

@@ -24,8 +24,8 @@ import { DEFAULTS } from "../services/config.js";
 import { printTable } from "./support.js";
 import { batchBody, PARTS_PER_REQUEST } from "./callBodies.js";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
-import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
+import { decodeProtobufRequest } from "../services/otlp/decode.js";
+import { mapSpans } from "../services/otlp/mapSpan.js";
 import { protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
 
 const REQUESTS = Number(process.env.BENCH_HOTPATH_REQUESTS ?? 200);

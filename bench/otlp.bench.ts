@@ -15,8 +15,8 @@
 import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { decodeJsonRequest, decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
-import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
+import { decodeJsonRequest, decodeProtobufRequest } from "../services/otlp/decode.js";
+import { mapSpans } from "../services/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
 import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
 

@@ -3,7 +3,7 @@
  * failing tool), 512 per export request, every request with its own trace and span ids;
  * encoded as protobuf or OTLP/JSON. Shared by otlp.bench.ts and rowBytes.bench.ts.
  */
-import { ExportTraceServiceRequest } from "../services/ingest/otlp/protobuf.js";
+import { ExportTraceServiceRequest } from "../services/otlp/protobuf.js";
 
 export const SPANS_PER_REQUEST = 512;
 const T0_NS = BigInt(Date.UTC(2026, 0, 5)) * 1_000_000n;

@@ -7,8 +7,8 @@
  * system.parts_columns the compressed and uncompressed bytes per row of every column of
  * `calls`, for each. `npx tsx bench/run.ts rowBytes`.
  */
-import { decodeProtobufRequest } from "../services/ingest/otlp/decode.js";
-import { mapSpans } from "../services/ingest/otlp/mapSpan.js";
+import { decodeProtobufRequest } from "../services/otlp/decode.js";
+import { mapSpans } from "../services/otlp/mapSpan.js";
 import type { CallPartEvent } from "../services/queue/events.js";
 import { MIGRATIONS } from "../services/roles.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";

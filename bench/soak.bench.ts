@@ -19,7 +19,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { ExportTraceServiceRequest } from "../services/ingest/otlp/protobuf.js";
+import { ExportTraceServiceRequest } from "../services/otlp/protobuf.js";
 import { lineChart } from "./png.js";
 import { BENCH_AUTH, childPids, printTable, spawnService, startBenchClickHouse, stats } from "./support.js";
 

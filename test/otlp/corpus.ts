@@ -4,8 +4,8 @@
  * what the mapping reads (dotted keys that collide, JSON-looking strings, every value type,
  * the mapped attribute families, events, links, invalid ids, unknown enums).
  */
-import { ExportTraceServiceRequest } from "../../services/ingest/otlp/protobuf.js";
-import { FAMILY_KEYS, INPUT_KEYS, OUTPUT_KEYS, THREAD_ID_KEYS, USAGE_KEYS } from "../../services/ingest/otlp/attributes.js";
+import { ExportTraceServiceRequest } from "../../services/otlp/protobuf.js";
+import { FAMILY_KEYS, INPUT_KEYS, OUTPUT_KEYS, THREAD_ID_KEYS, USAGE_KEYS } from "../../services/otlp/attributes.js";
 import { protobufRequest, requestSpans } from "../../bench/otlpSpans.js";
 import { seededRandom } from "../support/seededRandom.js";
 

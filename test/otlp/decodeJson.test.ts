@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
-import { decodeJsonRequest, OtlpDecodeError, type OtlpSpan } from "../../services/ingest/otlp/decode.js";
-import { MAX_VALUE_DEPTH } from "../../services/ingest/otlp/json.js";
+import { decodeJsonRequest, OtlpDecodeError, type OtlpSpan } from "../../services/otlp/decode.js";
+import { MAX_VALUE_DEPTH } from "../../services/otlp/json.js";
 import { PARENT_ID, SPAN_ID, TRACE_ID } from "./support.js";
 
 function requestWith(span: Record<string, unknown>): string {

@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
 import { ClientError } from "../../services/errors.js";
-import { decodeProtobufRequest, OtlpDecodeError, type OtlpSpanBatch } from "../../services/ingest/otlp/decode.js";
-import { ExportTraceServiceRequest } from "../../services/ingest/otlp/protobuf.js";
+import { decodeProtobufRequest, OtlpDecodeError, type OtlpSpanBatch } from "../../services/otlp/decode.js";
+import { ExportTraceServiceRequest } from "../../services/otlp/protobuf.js";
 import { PARENT_ID, SPAN_ID, TRACE_ID } from "./support.js";
 
 function encode(request: Record<string, unknown>): Buffer {

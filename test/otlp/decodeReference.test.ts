@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeProtobufRequest, OtlpDecodeError } from "../../services/ingest/otlp/decode.js";
+import { decodeProtobufRequest, OtlpDecodeError } from "../../services/otlp/decode.js";
 import { corpusBodies } from "./corpus.js";
 import { referenceBatchFromProtobuf } from "./protobufReference.js";
 

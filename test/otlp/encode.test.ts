@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
 import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { encodeExportResponse, encodeStatus } from "../../services/ingest/otlp/decode.js";
-import { RpcStatus } from "../../services/ingest/otlp/protobuf.js";
+import { encodeExportResponse, encodeStatus } from "../../services/otlp/decode.js";
+import { RpcStatus } from "../../services/otlp/protobuf.js";
 
 describe("encodeExportResponse", () => {
   it("answers a full success with an empty response", () => {

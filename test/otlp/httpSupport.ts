@@ -5,8 +5,8 @@
  */
 import { gzipSync } from "node:zlib";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "../../services/ingest/otlp/protobuf.js";
-import { fullOtelDump } from "../../services/ingest/otlp/otelDump.js";
+import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "../../services/otlp/protobuf.js";
+import { fullOtelDump } from "../../services/otlp/otelDump.js";
 import type { JsonObject } from "../../services/json.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { storeOn } from "../support/database.js";

@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { mapSpans } from "../../services/ingest/otlp/mapSpan.js";
+import { mapSpans } from "../../services/otlp/mapSpan.js";
 import { batchOf, CTX, makeSpan, mapAttributes } from "./support.js";
 
 const SCOPE = { name: "openinference.instrumentation.openai", version: "0.1.2" };

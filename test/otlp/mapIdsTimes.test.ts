@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { mapSpans } from "../../services/ingest/otlp/mapSpan.js";
+import { mapSpans } from "../../services/otlp/mapSpan.js";
 import { batchOf, CTX, makeSpan, mapAttributes, mapOne, PARENT_ID, SPAN_ID, START_NS, TRACE_ID } from "./support.js";
 
 describe("mapSpans: ids, times and the fixed fields", () => {

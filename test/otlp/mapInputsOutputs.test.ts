@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { MAX_PARSED_DEPTH } from "../../services/ingest/otlp/attributes.js";
+import { MAX_PARSED_DEPTH } from "../../services/otlp/attributes.js";
 import { mapAttributes } from "./support.js";
 
 /** The spec's lists, in priority order (tracing-api.md, "OpenTelemetry export"). */

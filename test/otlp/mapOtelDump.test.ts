@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, it, expect } from "vitest";
-import { mapSpans } from "../../services/ingest/otlp/mapSpan.js";
-import { IN_CALL_ATTRIBUTES, IN_CALL_RESOURCE, fullOtelDump } from "../../services/ingest/otlp/otelDump.js";
+import { mapSpans } from "../../services/otlp/mapSpan.js";
+import { IN_CALL_ATTRIBUTES, IN_CALL_RESOURCE, fullOtelDump } from "../../services/otlp/otelDump.js";
 import type { JsonObject } from "../../services/json.js";
 import { CTX, makeSpan, mapAttributes, mapOne, PARENT_ID, SPAN_ID, TRACE_ID } from "./support.js";
 

@@ -6,10 +6,10 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_PARSED_DEPTH, parseJsonLooking } from "../../services/ingest/otlp/attributes.js";
+import { MAX_PARSED_DEPTH, parseJsonLooking } from "../../services/otlp/attributes.js";
 import type { JsonValue } from "../../services/json.js";
-import { decodeProtobufRequest } from "../../services/ingest/otlp/decode.js";
-import { mapSpans, spanBytes } from "../../services/ingest/otlp/mapSpan.js";
+import { decodeProtobufRequest } from "../../services/otlp/decode.js";
+import { mapSpans, spanBytes } from "../../services/otlp/mapSpan.js";
 import { batchOf, makeSpan } from "./support.js";
 import { corpusBodies } from "./corpus.js";
 

@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
-import { decodeJsonRequest } from "../../services/ingest/otlp/decode.js";
-import { MAX_REJECTION_REASONS, mapSpans, spanBytes } from "../../services/ingest/otlp/mapSpan.js";
-import type { OtlpSpan } from "../../services/ingest/otlp/decode.js";
+import { decodeJsonRequest } from "../../services/otlp/decode.js";
+import { MAX_REJECTION_REASONS, mapSpans, spanBytes } from "../../services/otlp/mapSpan.js";
+import type { OtlpSpan } from "../../services/otlp/decode.js";
 import { batchOf, CTX, END_NS, makeSpan, SPAN_ID, START_NS } from "./support.js";
 
 function rejectionOf(span: OtlpSpan): string[] {

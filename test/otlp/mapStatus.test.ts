@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
-import { decodeJsonRequest } from "../../services/ingest/otlp/decode.js";
-import { mapSpans } from "../../services/ingest/otlp/mapSpan.js";
+import { decodeJsonRequest } from "../../services/otlp/decode.js";
+import { mapSpans } from "../../services/otlp/mapSpan.js";
 import { CTX, makeSpan, mapOne, SPAN_ID, TRACE_ID } from "./support.js";
 
 describe("mapSpans: status", () => {

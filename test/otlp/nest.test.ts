@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { dottedKey, lookup, MAX_KEY_DEPTH, nestDottedKeys } from "../../services/ingest/otlp/nest.js";
+import { dottedKey, lookup, MAX_KEY_DEPTH, nestDottedKeys } from "../../services/otlp/nest.js";
 
 describe("nestDottedKeys", () => {
   it("nests dotted keys", () => {

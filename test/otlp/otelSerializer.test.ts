@@ -3,7 +3,7 @@ import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { decodeJsonRequest, decodeProtobufRequest, type OtlpSpanBatch } from "../../services/ingest/otlp/decode.js";
+import { decodeJsonRequest, decodeProtobufRequest, type OtlpSpanBatch } from "../../services/otlp/decode.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const ROOT_ID = "00f067aa0ba902b7";

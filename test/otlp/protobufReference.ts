@@ -3,10 +3,10 @@
  * `decode`, then a conversion to the normalized batch), kept as the reference that
  * decodeReference.test.ts compares the service's decoder with.
  */
-import { ExportTraceServiceRequest } from "../../services/ingest/otlp/protobuf.js";
-import { doubleValue, int64Value, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpSpanBatch } from "../../services/ingest/otlp/batch.js";
-import { OtlpDecodeError } from "../../services/ingest/otlp/decodeError.js";
-import { setOwn } from "../../services/ingest/otlp/nest.js";
+import { ExportTraceServiceRequest } from "../../services/otlp/protobuf.js";
+import { doubleValue, int64Value, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpSpanBatch } from "../../services/otlp/batch.js";
+import { OtlpDecodeError } from "../../services/otlp/decodeError.js";
+import { setOwn } from "../../services/otlp/nest.js";
 import type { JsonObject, JsonValue } from "../../services/json.js";
 
 /*

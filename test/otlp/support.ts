@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import type { CallCompleteEvent } from "../../services/queue/events.js";
-import type { OtlpSpan, OtlpSpanBatch } from "../../services/ingest/otlp/decode.js";
-import { mapSpans, type MapSpansContext } from "../../services/ingest/otlp/mapSpan.js";
+import type { OtlpSpan, OtlpSpanBatch } from "../../services/otlp/decode.js";
+import { mapSpans, type MapSpansContext } from "../../services/otlp/mapSpan.js";
 import type { JsonValue } from "../../services/json.js";
 
 export const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";

@@ -9,7 +9,7 @@ import { createGunzip, createInflate, createInflateRaw, type Gunzip, type Inflat
 
 type Inflater = Gunzip | Inflate | InflateRaw;
 import { ClientError } from "../../errors.js";
-import type { OtlpFormat } from "./decode.js";
+import type { OtlpFormat } from "../../otlp/decode.js";
 
 export type OtlpEncoding = "identity" | "gzip" | "deflate";
 

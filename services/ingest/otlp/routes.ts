@@ -14,8 +14,8 @@ import { operation, type RequestHeaders } from "../../contract/operation.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { readBody, requestEncoding, requestFormat } from "./body.js";
-import { decodeJsonRequest, decodeProtobufRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "./decode.js";
-import { mapSpans, type MappedSpans } from "./mapSpan.js";
+import { decodeJsonRequest, decodeProtobufRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
+import { mapSpans, type MappedSpans } from "../../otlp/mapSpan.js";
 
 export interface OtlpLimits {
   /** Limit on the body after decompression (and on the bytes received). */

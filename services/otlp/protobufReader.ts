@@ -16,7 +16,7 @@ import protobuf from "protobufjs";
 import { doubleValue, int64Value, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScope, type OtlpScopeGroup, type OtlpSpan, type OtlpSpanBatch, type OtlpStatus } from "./batch.js";
 import { OtlpDecodeError } from "./decodeError.js";
 import { setOwn } from "./nest.js";
-import type { JsonObject, JsonValue } from "../../json.js";
+import type { JsonObject, JsonValue } from "../json.js";
 
 type Reader = protobuf.Reader;
 

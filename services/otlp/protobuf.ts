@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import protobuf from "protobufjs";
 
-const PROTO_DIR = fileURLToPath(new URL("../../../proto/", import.meta.url));
+const PROTO_DIR = fileURLToPath(new URL("../../proto/", import.meta.url));
 const PROTO_FILES = ["opentelemetry/proto/collector/trace/v1/trace_service.proto", "google/rpc/status.proto"];
 
 function loadSchema(): protobuf.Root {

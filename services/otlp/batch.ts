@@ -1,4 +1,4 @@
-import type { JsonValue } from "../../json.js";
+import type { JsonValue } from "../json.js";
 /**
  * The one normalized form of an OTLP `ExportTraceServiceRequest`, whatever its encoding.
  * Both decoders (protobuf and JSON) produce it; the span mapping consumes it.

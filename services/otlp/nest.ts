@@ -3,8 +3,8 @@
  * (`gen_ai.request.temperature`, `llm.input_messages.0.message.content`) reaches them.
  */
 import type { OtlpAttributes } from "./batch.js";
-import type { JsonObject, JsonValue } from "../../json.js";
-import { isJsonObject } from "../../json.js";
+import type { JsonObject, JsonValue } from "../json.js";
+import { isJsonObject } from "../json.js";
 
 /** Sets an own property, also for the key `__proto__`. */
 export function setOwn(target: JsonObject, key: string, value: JsonValue): void {

@@ -13,7 +13,7 @@
  * leaves them out. `fullOtelDump` gives back the dump as received.
  */
 import { SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpStatus } from "./batch.js";
-import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
 import { hasObjectValue, setOwn } from "./nest.js";
 
 export const IN_CALL_ATTRIBUTES = "$attributes.otel.attributes";

@@ -22,13 +22,13 @@
  * `maxSpanBytes`. The size is counted on the decoded span rather than on the JSON of its
  * events, so that no span is serialized twice (here and by the worker).
  */
-import type { CallCompleteEvent } from "../../queue/events.js";
+import type { CallCompleteEvent } from "../queue/events.js";
 import type { OtlpAttributes, OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
 import { callInputs, callOutput, callUsage, displayName, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
 import { nestDottedKeys } from "./nest.js";
 import { otelDump, rebuildable } from "./otelDump.js";
-import type { JsonObject, JsonValue } from "../../json.js";
+import type { JsonObject, JsonValue } from "../json.js";
 
 export interface MapSpansContext {
   readonly project_id: string;

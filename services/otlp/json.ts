@@ -9,8 +9,8 @@
 import { doubleValue, int64Value, SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpSpanBatch } from "./batch.js";
 import { OtlpDecodeError } from "./decodeError.js";
 import { setOwn } from "./nest.js";
-import type { JsonObject, JsonValue } from "../../json.js";
-import { checkJsonBytes } from "../../jsonBounds.js";
+import type { JsonObject, JsonValue } from "../json.js";
+import { checkJsonBytes } from "../jsonBounds.js";
 
 type JsonRecord = Readonly<Record<string, unknown>>;
 

@@ -6,8 +6,8 @@
  */
 import type { OtlpAttributes } from "./batch.js";
 import { dottedKey, lookup, setOwn, type DottedKey } from "./nest.js";
-import { isJsonObject } from "../../json.js";
-import type { JsonObject, JsonValue } from "../../json.js";
+import { isJsonObject } from "../json.js";
+import type { JsonObject, JsonValue } from "../json.js";
 
 export const INPUT_KEYS = [
   "ai.prompt",

@@ -1,4 +1,4 @@
-import { ClientError } from "../../errors.js";
+import { ClientError } from "../errors.js";
 
 /**
  * The request body cannot be read as an OTLP export request (bad protobuf, bad JSON, or
