@@ -7,13 +7,15 @@
  * (BENCH_HOTPATH_REQUESTS=200 by default). A second table runs the log thread's part on
  * whole batches of BATCH_MAX_EVENTS, with V8's garbage collection time. A third table follows
  * the OTLP bench's protobuf exports (512 spans each) through the same stages, per span:
- * gunzip, decode, map to call events, the log record, then the consumer's decode and its
- * merge + rows on batches of BATCH_MAX_EVENTS spans.
+ * gunzip, decode, the spans' checks, the log record of the export event, then the consumer's
+ * decode of the record, the export decoded again and mapped to call events, and merge + rows,
+ * on batches of BATCH_MAX_EVENTS spans (written in parts, as the worker does).
  */
 import { CallCreateBatchReq } from "../services/contract/calls.js";
 import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
 import { idMaker, toEndEvent, toStartEvent } from "../services/ingest/callEvents.js";
 import { traceEventsTopic, type TraceEvent } from "../services/queue/events.js";
+import { callEventParts, EXPORTED_CALLS_PER_WRITE } from "../services/worker/callWorker.js";
 import { recordCodecOf } from "../services/queue/durableLog/recordCodec.js";
 import type { ClickHouseStore } from "../services/store/clickhouse.js";
 import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
@@ -25,7 +27,8 @@ import { printTable } from "./support.js";
 import { batchBody, PARTS_PER_REQUEST } from "./callBodies.js";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeProtobufRequest } from "../services/otlp/decode.js";
-import { mapSpans } from "../services/otlp/mapSpan.js";
+import { checkSpans } from "../services/otlp/mapSpan.js";
+import { exportedCalls, otlpExportEvent } from "../services/otlp/exportEvent.js";
 import { protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
 
 const REQUESTS = Number(process.env.BENCH_HOTPATH_REQUESTS ?? 200);
@@ -64,6 +67,11 @@ const nullStore = { rows: async () => [], insert: async () => {}, insertRowBinar
 const writer = new CallBatchWriter(new CallsWriteRepository(nullStore));
 const records = recordCodecOf(traceEventsTopic("bench"));
 const texts = Array.from({ length: REQUESTS }, (_, n) => Buffer.from(batchBody("bench/hot", n)));
+/** Writes a batch as the worker does (callWorker.ts). */
+async function writeAll(events: readonly TraceEvent[]): Promise<void> {
+  for (const part of callEventParts(events)) await writer.write(part);
+}
+
 const totals = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
   for (const bytes of texts) {
@@ -74,7 +82,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const made = timed(totals, "request: events", () => events(valid));
     const record = timed(totals, "request: log record", () => records.encode(made));
     const decoded = timed(totals, "consumer: decode record", () => records.decode(record));
-    await timedAsync(totals, "consumer: merge + rows", () => writer.write(decoded.messages));
+    await timedAsync(totals, "consumer: merge + rows", () => writeAll(decoded.messages));
   }
 }
 const parts = REQUESTS * PARTS_PER_REQUEST * ROUNDS;
@@ -106,7 +114,7 @@ const gcMillis = await gcMillisDuring(async () => {
   for (let round = 0; round < ROUNDS; round++) {
     for (let from = 0; from < encoded.length; from += recordsPerBatch) {
       const batch = timed(batchTotals, "decode records", () => encoded.slice(from, from + recordsPerBatch).flatMap((r) => records.decode(r).messages));
-      await timedAsync(batchTotals, "merge + rows", () => writer.write(batch));
+      await timedAsync(batchTotals, "merge + rows", () => writeAll(batch));
     }
   }
 });
@@ -117,7 +125,7 @@ printTable(`Log thread, batches of ${(recordsPerBatch * PARTS_PER_REQUEST).toLoc
 
 const OTLP_REQUESTS = Number(process.env.BENCH_HOTPATH_OTLP_REQUESTS ?? 100);
 const exports = Array.from({ length: OTLP_REQUESTS }, (_, n) => gzipSync(protobufRequest(requestSpans(n))));
-const otlpContext = { project_id: "bench/hot", wb_user_id: "bench", maxSpanBytes: 1 << 20 };
+const otlpSource = { project_id: "bench/hot", wb_user_id: "bench", format: "protobuf", maxSpanBytes: 1 << 20 } as const;
 const exportsPerBatch = Math.max(1, Math.round(batchEvents / SPANS_PER_REQUEST));
 const otlpTotals = new Map<string, number>();
 const otlpGcMillis = await gcMillisDuring(async () => {
@@ -126,11 +134,18 @@ const otlpGcMillis = await gcMillisDuring(async () => {
       const logged = exports.slice(from, from + exportsPerBatch).map((body) => {
         const bytes = timed(otlpTotals, "request: gunzip", () => gunzipSync(body));
         const batch = timed(otlpTotals, "request: decode protobuf", () => decodeProtobufRequest(bytes));
-        const mapped = timed(otlpTotals, "request: map to call events", () => mapSpans(batch, otlpContext));
-        return timed(otlpTotals, "request: log record", () => records.encode(mapped.events));
+        const checked = timed(otlpTotals, "request: check spans", () => checkSpans(batch, otlpSource.maxSpanBytes));
+        const event = timed(otlpTotals, "request: export event (base64)", () => otlpExportEvent({ ...otlpSource, body: bytes }, checked)!);
+        return timed(otlpTotals, "request: log record", () => records.encode([event]));
       });
       const batch = timed(otlpTotals, "consumer: decode records", () => logged.flatMap((r) => records.decode(r).messages));
-      await timedAsync(otlpTotals, "consumer: merge + rows", () => writer.write(batch));
+      const exportsPerWrite = Math.max(1, Math.floor(EXPORTED_CALLS_PER_WRITE / SPANS_PER_REQUEST));
+      for (let at = 0; at < batch.length; at += exportsPerWrite) {
+        const calls = timed(otlpTotals, "consumer: decode + map the exports", () =>
+          batch.slice(at, at + exportsPerWrite).flatMap((event) => (event.kind === "otlp_export" ? exportedCalls(event) : [])),
+        );
+        await timedAsync(otlpTotals, "consumer: merge + rows", () => writer.write(calls));
+      }
     }
   }
 });

@@ -18,6 +18,12 @@ export interface PartialSuccess {
   readonly error_message: string;
 }
 
+/** Decodes a body of either format; an empty body is an empty request. */
+export function decodeRequest(format: OtlpFormat, body: Buffer): OtlpSpanBatch {
+  if (body.length === 0) return { resources: [] };
+  return format === "protobuf" ? decodeProtobufRequest(body) : decodeJsonRequest(body);
+}
+
 /** Decodes an `application/x-protobuf` body; an empty body is an empty request. */
 export function decodeProtobufRequest(body: Buffer): OtlpSpanBatch {
   return batchFromProtobuf(body);

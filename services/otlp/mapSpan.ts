@@ -36,11 +36,20 @@ export interface MapSpansContext {
   readonly maxSpanBytes: number;
 }
 
-export interface MappedSpans {
-  readonly events: CallCompleteEvent[];
+/** Spans rejected: how many, with reasons for the first `MAX_REJECTION_REASONS` (bounded; `rejected` counts all). */
+export interface SpanRejections {
   readonly rejected: number;
-  /** Reasons for the first rejections, at most `MAX_REJECTION_REASONS` (bounded; `rejected` counts all). */
   readonly errors: string[];
+}
+
+export interface MappedSpans extends SpanRejections {
+  readonly events: CallCompleteEvent[];
+}
+
+/** What checking an export's spans found: the rejections, and how many were accepted (the first one's id). */
+export interface CheckedSpans extends SpanRejections {
+  readonly accepted: number;
+  readonly firstAcceptedId: string | null;
 }
 
 export const MAX_REJECTION_REASONS = 10;
@@ -65,37 +74,63 @@ interface ValidSpan extends SpanSource {
   readonly attrs: SpanAttributes;
 }
 
-type SpanResult = { readonly call: CallCompleteEvent } | { readonly reason: string };
+class Rejections implements SpanRejections {
+  rejected = 0;
+  readonly errors: string[] = [];
+
+  add(span: OtlpSpan, reason: string): void {
+    this.rejected += 1;
+    if (this.errors.length < MAX_REJECTION_REASONS) this.errors.push(`span ${spanLabel(span)}: ${reason}`);
+  }
+}
+
+/**
+ * The spans of an export that are kept, without mapping them: what ingest answers and logs
+ * (the worker maps the same spans later with `mapSpans`, which applies the same checks).
+ */
+export function checkSpans(batch: OtlpSpanBatch, maxSpanBytes: number): CheckedSpans {
+  const rejections = new Rejections();
+  let accepted = 0;
+  let firstAcceptedId: string | null = null;
+  for (const resource of batch.resources) {
+    for (const group of resource.scopes) {
+      for (const span of group.spans) {
+        const reason = rejection(span, maxSpanBytes);
+        if (reason !== null) rejections.add(span, reason);
+        else if (accepted++ === 0) firstAcceptedId = span.spanId;
+      }
+    }
+  }
+  return { accepted, firstAcceptedId, rejected: rejections.rejected, errors: rejections.errors };
+}
 
 export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpans {
   const events: CallCompleteEvent[] = [];
-  const errors: string[] = [];
-  let rejected = 0;
+  const rejections = new Rejections();
   for (const resource of batch.resources) {
     const resourceNested = nestDottedKeys(resource.attributes);
     const resourceInCall = rebuildable(resource.attributes);
     for (const group of resource.scopes) {
       for (const span of group.spans) {
-        const result = mapSpan({ resource, resourceNested, resourceInCall, group, span }, ctx);
-        if ("reason" in result) {
-          rejected += 1;
-          if (errors.length < MAX_REJECTION_REASONS) errors.push(`span ${spanLabel(span)}: ${result.reason}`);
-        } else {
-          events.push(result.call);
-        }
+        const reason = rejection(span, ctx.maxSpanBytes);
+        if (reason !== null) rejections.add(span, reason);
+        else events.push(completeEvent(validSpan({ resource, resourceNested, resourceInCall, group, span }), ctx));
       }
     }
   }
-  return { events, rejected, errors };
+  return { events, rejected: rejections.rejected, errors: rejections.errors };
 }
 
-function mapSpan(source: SpanSource, ctx: MapSpansContext): SpanResult {
-  const invalid = invalidReason(source.span);
-  if (invalid) return { reason: invalid };
-  const size = spanBytes(source.span);
-  if (size > ctx.maxSpanBytes) return { reason: `${size} bytes, over the limit of ${ctx.maxSpanBytes}` };
-  const valid: ValidSpan = { ...source, attrs: { flat: source.span.attributes, nested: nestDottedKeys(source.span.attributes) } };
-  return { call: completeEvent(valid, ctx) };
+/** Why the span is not kept, or null. */
+function rejection(span: OtlpSpan, maxSpanBytes: number): string | null {
+  const invalid = invalidReason(span);
+  if (invalid) return invalid;
+  const size = spanBytes(span);
+  return size > maxSpanBytes ? `${size} bytes, over the limit of ${maxSpanBytes}` : null;
+}
+
+function validSpan(source: SpanSource): ValidSpan {
+  return { ...source, attrs: { flat: source.span.attributes, nested: nestDottedKeys(source.span.attributes) } };
 }
 
 /** Bytes counted for a number, boolean or null, and for each id, time and enum of a span. */

@@ -71,8 +71,30 @@ export interface CallsDeleteEvent {
   readonly wb_user_id: string;
 }
 
+/**
+ * An OTLP export as received (its body with the content encoding undone), its spans checked:
+ * the worker decodes it again and maps its spans to call events (services/otlp/), which
+ * keeps the ingest's thread and the queue free of the spans' call JSON.
+ */
+export interface OtlpExportEvent {
+  readonly kind: "otlp_export";
+  readonly project_id: string;
+  /** The first accepted span's id (the partition key, as for that span's call). */
+  readonly id: string;
+  readonly wb_user_id: string;
+  readonly format: "protobuf" | "json";
+  /** The body, base64. */
+  readonly body: string;
+  /** The span size limit the export was checked against: the worker keeps the same spans. */
+  readonly max_span_bytes: number;
+  /** How many of its spans were accepted (become calls). */
+  readonly spans: number;
+}
+
 export type CallPartEvent = CallStartEvent | CallCompleteEvent | CallEndEvent | CallUpdateEvent;
-export type TraceEvent = CallPartEvent | CallsDeleteEvent;
+/** What the worker writes to the calls tables. */
+export type CallEvent = CallPartEvent | CallsDeleteEvent;
+export type TraceEvent = CallEvent | OtlpExportEvent;
 
 /** Partition key: all parts of one call stay in order in one partition. */
 export function eventKey(event: TraceEvent): string {
@@ -140,6 +162,16 @@ export const TraceEventSchema = z.discriminatedUnion("kind", [
     deleted_at: integer,
     wb_user_id: z.string(),
   }),
+  z.object({
+    kind: z.literal("otlp_export"),
+    project_id: z.string(),
+    id: z.string(),
+    wb_user_id: z.string(),
+    format: z.enum(["protobuf", "json"]),
+    body: z.string(),
+    max_span_bytes: integer,
+    spans: integer,
+  }),
 ]) satisfies z.ZodType<TraceEvent>;
 
 type Fields = Record<string, unknown>;
@@ -180,6 +212,13 @@ function isCallsDelete(e: Fields): boolean {
   return isString(e.project_id) && Array.isArray(e.ids) && e.ids.every(isString) && isInteger(e.deleted_at) && isString(e.wb_user_id);
 }
 
+function isOtlpExport(e: Fields): boolean {
+  return (
+    isString(e.project_id) && isString(e.id) && isString(e.wb_user_id) && (e.format === "protobuf" || e.format === "json") &&
+    isString(e.body) && isInteger(e.max_span_bytes) && isInteger(e.spans)
+  );
+}
+
 /** Exactly `TraceEventSchema`'s check, without its cost (see test/queue/traceEventSchema.test.ts). */
 export function isTraceEvent(value: unknown): value is TraceEvent {
   if (!isJsonObject(value)) return false;
@@ -194,6 +233,8 @@ export function isTraceEvent(value: unknown): value is TraceEvent {
       return isCallUpdate(value);
     case "calls_delete":
       return isCallsDelete(value);
+    case "otlp_export":
+      return isOtlpExport(value);
     default:
       return false;
   }

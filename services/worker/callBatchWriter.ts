@@ -1,4 +1,4 @@
-import type { CallPartEvent, CallsDeleteEvent, TraceEvent } from "../queue/events.js";
+import type { CallEvent, CallPartEvent, CallsDeleteEvent } from "../queue/events.js";
 import type { CallSnapshot } from "../store/calls/callRows.js";
 import { callKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
 import { isStartPart, mergeCallParts, snapshotVersion, type OrphanPart } from "./callMerge.js";
@@ -15,7 +15,7 @@ interface Grouped {
   readonly deletes: CallsDeleteEvent[];
 }
 
-function group(events: readonly TraceEvent[]): Grouped {
+function group(events: readonly CallEvent[]): Grouped {
   const parts = new Map<string, CallPartEvent[]>();
   const deletes: CallsDeleteEvent[] = [];
   for (const event of events) {
@@ -60,7 +60,7 @@ export class CallBatchWriter {
     private readonly derived: readonly CallsDerivedWriter[] = [],
   ) {}
 
-  async write(events: readonly TraceEvent[]): Promise<void> {
+  async write(events: readonly CallEvent[]): Promise<void> {
     const { withStart, withoutStart, deletes } = group(events);
     const existing = await this.repo.findSnapshots(withoutStart.map((l) => l[0]!));
     const started = withStart.map((list) => mergeCallParts(null, list).snapshot!);

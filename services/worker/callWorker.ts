@@ -1,5 +1,6 @@
 import type { BatchHandler } from "../queue/queue.js";
-import type { TraceEvent } from "../queue/events.js";
+import type { CallEvent, TraceEvent } from "../queue/events.js";
+import { exportedCalls } from "../otlp/exportEvent.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CallsWriteRepository } from "../store/calls/callsWrite.js";
 import { ProjectsRepository } from "../store/projects/projectsRepository.js";
@@ -29,8 +30,40 @@ export const AFTER_CALL_BATCH: readonly { readonly resource: string; readonly wr
   },
 ];
 
-/** The worker's handler of call event batches: merge and write calls, then each resource's aggregates. */
+/**
+ * Calls of logged OTLP exports written at once at most: a batch of exports can hold ~20,000
+ * spans (12 MiB of log); their call events and rows at once would be ~100 MB.
+ */
+export const EXPORTED_CALLS_PER_WRITE = 8_192;
+
+/**
+ * The worker's handler of call event batches: merge and write calls, then each resource's
+ * aggregates. OTLP exports become their spans' calls here, written in parts of about
+ * `EXPORTED_CALLS_PER_WRITE` (the batch is stored once all its parts are).
+ */
 export function callBatchHandler(parts: WorkerParts): BatchHandler<TraceEvent> {
   const writer = new CallBatchWriter(new CallsWriteRepository(parts.store), AFTER_CALL_BATCH.map((a) => a.writer(parts)));
-  return (events) => writer.write(events);
+  return async (events) => {
+    for (const part of callEventParts(events)) await writer.write(part);
+  };
+}
+
+const hasNoExports = (events: readonly TraceEvent[]): events is readonly CallEvent[] => events.every((e) => e.kind !== "otlp_export");
+
+/** The batch as call events, OTLP exports mapped, in parts (one part when it holds no export). */
+export function* callEventParts(events: readonly TraceEvent[]): Generator<readonly CallEvent[]> {
+  if (hasNoExports(events)) {
+    yield events;
+    return;
+  }
+  let part: CallEvent[] = [];
+  for (const event of events) {
+    if (event.kind !== "otlp_export") part.push(event);
+    else for (const call of exportedCalls(event)) part.push(call);
+    if (part.length >= EXPORTED_CALLS_PER_WRITE) {
+      yield part;
+      part = [];
+    }
+  }
+  if (part.length > 0) yield part;
 }

@@ -13,6 +13,7 @@ import { KeyRing } from "../../services/auth/keys.js";
 import { QueueFullError, RetryableError } from "../../services/errors.js";
 import { HttpApi } from "../../services/http/app.js";
 import { mountOtlpIngest } from "../../services/ingest/otlp/routes.js";
+import { exportedCalls } from "../../services/otlp/exportEvent.js";
 import type { TraceEvent } from "../../services/queue/events.js";
 import type { EventPublisher } from "../../services/queue/queue.js";
 import { StoreUnavailableError } from "../../services/errors.js";
@@ -124,6 +125,10 @@ describe("overload and durability", () => {
     expect(exporter.results).toEqual([{ code: 0 }]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900); // waited for Retry-After: 1
     expect(publisher.published.length).toBe(before + 1);
-    expect(publisher.published.at(-1)!.map((e) => e.kind)).toEqual(["call_complete"]);
+    const [logged, ...more] = publisher.published.at(-1)!;
+    expect(more).toEqual([]);
+    expect(logged).toMatchObject({ kind: "otlp_export", project_id: "acme/otel", wb_user_id: "alice", format: "protobuf", spans: 1 });
+    if (logged?.kind !== "otlp_export") throw new Error("not an export");
+    expect(exportedCalls(logged).map((call) => [call.kind, call.op_name])).toEqual([["call_complete", "retried"]]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallEndEvent, CallStartEvent, CallsDeleteEvent, TraceEvent } from "../../services/queue/events.js";
+import type { CallEndEvent, CallStartEvent, CallsDeleteEvent, CallEvent } from "../../services/queue/events.js";
 import type { CallSnapshot } from "../../services/store/calls/callRows.js";
 import { CallsWriteRepository } from "../../services/store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
@@ -52,7 +52,7 @@ describe("thread aggregates kept by the worker", () => {
   it("counts a turn once across repeated and redelivered parts; a late bare start never hides the end", async () => {
     const P = "acme/redeliver";
     const w = worker();
-    const batch: TraceEvent[] = [start(P, "a", "th", "a", T0), start(P, "a-n", "th", "a", T0 + 5, "a")];
+    const batch: CallEvent[] = [start(P, "a", "th", "a", T0), start(P, "a-n", "th", "a", T0 + 5, "a")];
     await w.write(batch);
     await w.write(batch);
     await w.write([end(P, "a", T0 + 2_500_250), end(P, "a-n", T0 + 10)]);
@@ -116,7 +116,7 @@ describe("thread aggregates kept by the worker", () => {
   it("gives the same figures when a project is rebuilt from its calls", async () => {
     const P = "acme/rebuild";
     const w = worker();
-    const events: TraceEvent[] = [];
+    const events: CallEvent[] = [];
     for (let t = 0; t < 5; t++) {
       for (let j = 0; j < 7; j++) {
         const id = `r${t}-${j}`;

@@ -1,7 +1,9 @@
 /**
  * `POST /otel/v1/traces`: OTLP/HTTP trace export (protobuf or JSON, identity, gzip or
  * deflate). Spans become call parts on the same queue as the Weave calls API; the answer
- * is given only after the queue made them durable. Every answer, errors included, is in
+ * is given only after the queue made them durable. An export of up to
+ * `LOGGED_EXPORT_MAX_BYTES` goes on the queue as it is, one event (services/otlp/exportEvent.ts),
+ * and the worker maps its spans; a larger one is mapped here, one event per span. Every answer, errors included, is in
  * the request's content type: `ExportTraceServiceResponse` on success, `google.rpc.Status`
  * otherwise (never the `detail` shape of the rest of the API).
  */
@@ -14,8 +16,9 @@ import { operation, type RequestHeaders } from "../../contract/operation.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { readBody, requestEncoding, requestFormat } from "./body.js";
-import { decodeJsonRequest, decodeProtobufRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
-import { mapSpans, type MappedSpans } from "../../otlp/mapSpan.js";
+import { decodeRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
+import { otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
+import { checkSpans, mapSpans, type SpanRejections } from "../../otlp/mapSpan.js";
 
 export interface OtlpLimits {
   /** Limit on the body after decompression (and on the bytes received). */
@@ -55,8 +58,14 @@ const GRPC_CODES: Record<number, number> = {
 };
 const GRPC_INTERNAL = 13;
 
+/**
+ * The largest body logged as one event: base64 makes it 4/3 as large, and Kafka brokers
+ * refuse messages over 1 MB by default (`message.max.bytes`).
+ */
+export const LOGGED_EXPORT_MAX_BYTES = 512 * 1024;
+
 /** Shown in a partial success after the listed reasons when more spans were rejected. */
-function partialSuccess(mapped: MappedSpans): PartialSuccess | undefined {
+function partialSuccess(mapped: SpanRejections): PartialSuccess | undefined {
   if (mapped.rejected === 0) return undefined;
   const more = mapped.rejected - mapped.errors.length;
   const reasons = mapped.errors.join("; ") + (more > 0 ? `; and ${more} more` : "");
@@ -88,9 +97,17 @@ function projectHeader(headers: RequestHeaders): string {
   return value;
 }
 
-function decode(format: OtlpFormat, body: Buffer): OtlpSpanBatch {
-  if (body.length === 0) return { resources: [] };
-  return format === "protobuf" ? decodeProtobufRequest(body) : decodeJsonRequest(body);
+/** Publishes the export's accepted spans (durable once it resolves); what was rejected is answered. */
+async function publishExport(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Promise<SpanRejections> {
+  if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
+    const mapped = mapSpans(batch, source);
+    if (mapped.events.length > 0) await publisher.publish(mapped.events, source.body.length);
+    return mapped;
+  }
+  const checked = checkSpans(batch, source.maxSpanBytes);
+  const event = otlpExportEvent(source, checked);
+  if (event) await publisher.publish([event], source.body.length);
+  return checked;
 }
 
 export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
@@ -112,10 +129,10 @@ function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPubl
         throw new ClientError(415, `unsupported content encoding ${JSON.stringify(req.headers["content-encoding"])}: send gzip, deflate or identity`);
       }
       const body = await readBody(req, encoding, limits.maxBodyBytes);
-      const mapped = mapSpans(decode(format, body), { project_id: projectId, wb_user_id: ctx.principal.username, maxSpanBytes: limits.maxSpanBytes });
-      if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
+      const source = { project_id: projectId, wb_user_id: ctx.principal.username, format, body, maxSpanBytes: limits.maxSpanBytes };
+      const rejections = await publishExport(publisher, source, decodeRequest(format, body));
       res.status(200);
-      send(res, format, encodeExportResponse(format, partialSuccess(mapped)));
+      send(res, format, encodeExportResponse(format, partialSuccess(rejections)));
     },
     { renderError: renderStatus },
   );

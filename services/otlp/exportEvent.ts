@@ -1,0 +1,43 @@
+/**
+ * An OTLP export on the queue as one event (`OtlpExportEvent`): ingest checks its spans and
+ * logs the body as received; the worker decodes it again and maps the accepted spans to call
+ * events. Decoding twice costs less than carrying every span's call JSON through the queue.
+ */
+import type { CallCompleteEvent, OtlpExportEvent } from "../queue/events.js";
+import { decodeRequest, type OtlpFormat } from "./decode.js";
+import type { CheckedSpans } from "./mapSpan.js";
+import { mapSpans } from "./mapSpan.js";
+
+export interface ExportSource {
+  readonly project_id: string;
+  readonly wb_user_id: string;
+  readonly format: OtlpFormat;
+  /** The body with its content encoding undone. */
+  readonly body: Buffer;
+  readonly maxSpanBytes: number;
+}
+
+/** The event of an export whose spans were checked; null when none was accepted (nothing to store). */
+export function otlpExportEvent(source: ExportSource, checked: CheckedSpans): OtlpExportEvent | null {
+  if (checked.firstAcceptedId === null) return null;
+  return {
+    kind: "otlp_export",
+    project_id: source.project_id,
+    id: checked.firstAcceptedId,
+    wb_user_id: source.wb_user_id,
+    format: source.format,
+    body: source.body.toString("base64"),
+    max_span_bytes: source.maxSpanBytes,
+    spans: checked.accepted,
+  };
+}
+
+/** The call events of a logged export: the spans that were accepted when it was checked, mapped. */
+export function exportedCalls(event: OtlpExportEvent): CallCompleteEvent[] {
+  const batch = decodeRequest(event.format, Buffer.from(event.body, "base64"));
+  const mapped = mapSpans(batch, { project_id: event.project_id, wb_user_id: event.wb_user_id, maxSpanBytes: event.max_span_bytes });
+  if (mapped.events.length !== event.spans) {
+    throw new Error(`OTLP export ${event.project_id}/${event.id}: ${mapped.events.length} spans mapped, ${event.spans} were accepted`);
+  }
+  return mapped.events;
+}
