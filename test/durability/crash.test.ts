@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { freePort, startLocalClickHouse } from "../../services/store/localServer.js";
 import { AUTH_KEYS, basic, client, iso, KEY_ACME, startTestService } from "../support/service.js";
+import { gzip, postOtlp, protobufBody } from "../otlp/httpSupport.js";
 
 /**
  * The real entry point as its own process, so it can be killed with SIGKILL. `asTerminal`:
@@ -74,6 +75,35 @@ function loadUntilKilled(url: string, project: string, clients: number) {
   return { acked, stop: async () => { running = false; await Promise.all(loops); } };
 }
 
+/**
+ * Sends OTLP exports (protobuf, gzip, 50 spans each, their attributes mapped to inputs and
+ * usage) from several clients until stopped; returns the acknowledged span ids.
+ */
+function exportUntilKilled(url: string, project: string, clients: number) {
+  const acked: string[] = [];
+  let running = true;
+  const T0 = BigInt(Date.UTC(2026, 10, 3)) * 1_000_000n;
+  const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
+  const loops = Array.from({ length: clients }, async (_, c) => {
+    for (let n = 0; running; n++) {
+      const traceId = `${hex(c + 1, 8)}${hex(n, 8)}${"e".repeat(16)}`;
+      const spans = Array.from({ length: 50 }, (_, i) => ({
+        traceId, spanId: `${hex(c + 1, 4)}${hex(n, 8)}${hex(i, 4)}`, name: "chat", start: T0 + BigInt(n * 50 + i) * 1000n, end: T0 + BigInt(n * 50 + i + 1) * 1000n,
+        attributes: { "gen_ai.request.model": "m", "gen_ai.usage.input_tokens": i, "gen_ai.input.messages": JSON.stringify([{ role: "user", content: `q${i}` }]) },
+      }));
+      try {
+        const res = await postOtlp(url, gzip(protobufBody({ spans })), { project, encoding: "gzip" });
+        if (res.status === 200) acked.push(...spans.map((s) => s.spanId));
+      } catch {
+        return; // the process died mid-request: not acknowledged
+      }
+    }
+  });
+  return { acked, stop: async () => { running = false; await Promise.all(loops); } };
+}
+
+type Load = (url: string, project: string, clients: number) => { acked: string[]; stop: () => Promise<void> };
+
 async function allIds(url: string, project: string): Promise<string[]> {
   return (await client(url).lines<{ id: string }>("/calls/stream_query", { project_id: project, columns: ["id"] })).map((c) => c.id);
 }
@@ -93,12 +123,12 @@ async function expectEachOnce(url: string, project: string, acknowledged: readon
   expect([...acked].filter((id) => !seen.has(id))).toEqual([]);
 }
 
-async function crashAndRecover(extraEnv: Record<string, string>, signal: NodeJS.Signals = "SIGKILL") {
+async function crashAndRecover(extraEnv: Record<string, string>, signal: NodeJS.Signals = "SIGKILL", loadWith: Load = loadUntilKilled) {
   const database = `crash_${randomBytes(4).toString("hex")}`;
   const env = { CLICKHOUSE_URL: inject("clickhouseUrl"), CLICKHOUSE_DATABASE: database, DATA_DIR: mkdtempSync(join(tmpdir(), "crash-")), ...extraEnv };
   const port = await freePort();
   const first = await spawnService(env, port);
-  const load = loadUntilKilled(`http://127.0.0.1:${port}`, "acme/crash", 6);
+  const load = loadWith(`http://127.0.0.1:${port}`, "acme/crash", 6);
   await new Promise((r) => setTimeout(r, 1500));
   const exited = new Promise<number | null>((done) => first.once("exit", (code) => done(code)));
   const clusterProcesses = childrenOf(first.pid!);
@@ -119,6 +149,10 @@ async function crashAndRecover(extraEnv: Record<string, string>, signal: NodeJS.
 describe("durability", () => {
   it("keeps every acknowledged call exactly once across a SIGKILL (embedded mode: the durable log)", async () => {
     await crashAndRecover({});
+  });
+
+  it("keeps every acknowledged OTLP span exactly once across a SIGKILL (embedded mode: exports in the durable log)", async () => {
+    await crashAndRecover({}, "SIGKILL", exportUntilKilled);
   });
 
   it("keeps every acknowledged call exactly once across a SIGKILL (embedded mode, EMBEDDED_QUEUE=memory)", async () => {
@@ -162,6 +196,11 @@ describe("durability", () => {
   it("keeps every acknowledged call exactly once across a SIGKILL (Kafka mode)", async () => {
     const suffix = randomBytes(4).toString("hex");
     await crashAndRecover({ KAFKA_BROKERS: inject("kafkaBrokers"), KAFKA_TOPIC: `crash-${suffix}`, KAFKA_GROUP_ID: `crash-${suffix}`, BATCH_MAX_WAIT_MS: "100" });
+  }, 150_000);
+
+  it("keeps every acknowledged OTLP span exactly once across a SIGKILL (Kafka mode)", async () => {
+    const suffix = randomBytes(4).toString("hex");
+    await crashAndRecover({ KAFKA_BROKERS: inject("kafkaBrokers"), KAFKA_TOPIC: `crash-${suffix}`, KAFKA_GROUP_ID: `crash-${suffix}`, BATCH_MAX_WAIT_MS: "100" }, "SIGKILL", exportUntilKilled);
   }, 150_000);
 
   it("a cluster of two processes drains both on SIGTERM, exits 0 and keeps every acknowledged call", async () => {

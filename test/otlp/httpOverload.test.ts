@@ -12,7 +12,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-tra
 import { KeyRing } from "../../services/auth/keys.js";
 import { QueueFullError, RetryableError } from "../../services/errors.js";
 import { HttpApi } from "../../services/http/app.js";
-import { mountOtlpIngest } from "../../services/ingest/otlp/routes.js";
+import { LOGGED_EXPORT_MAX_BYTES, mountOtlpIngest } from "../../services/ingest/otlp/routes.js";
 import { exportedCalls } from "../../services/otlp/exportEvent.js";
 import type { TraceEvent } from "../../services/queue/events.js";
 import type { EventPublisher } from "../../services/queue/queue.js";
@@ -109,6 +109,19 @@ describe("overload and durability", () => {
     const res = await postOtlp(url, protobufBody({ spans: [{ traceId: "0".repeat(32), spanId: id.span(), name: "bad", start: 1n, end: 2n }] }));
     expect(res.status).toBe(200);
     expect(publisher.published.length).toBe(before);
+  });
+
+  it("publishes an export up to LOGGED_EXPORT_MAX_BYTES as one event, a larger one as one call event per span", async () => {
+    const big = (count: number) => ({ spans: Array.from({ length: count }, (_, i) => ({ ...spec().spans[0]!, name: `big${i}`, attributes: { "input.value": "x".repeat(30_000) } })) });
+    const small = protobufBody(big(10));
+    const large = protobufBody(big(20));
+    expect([small.length <= LOGGED_EXPORT_MAX_BYTES, large.length > LOGGED_EXPORT_MAX_BYTES]).toEqual([true, true]);
+    const before = publisher.published.length;
+    expect((await postOtlp(url, small)).status).toBe(200);
+    expect((await postOtlp(url, large)).status).toBe(200);
+    const [asExport, asCalls] = publisher.published.slice(before);
+    expect(asExport!.map((e) => [e.kind, e.kind === "otlp_export" ? e.spans : null])).toEqual([["otlp_export", 10]]);
+    expect(asCalls!.map((e) => [e.kind, e.kind === "call_complete" ? e.op_name : null])).toEqual(Array.from({ length: 20 }, (_, i) => ["call_complete", `big${i}`]));
   });
 
   it("lets the real exporter retry after a 429, and succeed", async () => {

@@ -1,12 +1,14 @@
 import { describe, it, expect } from "vitest";
 import { decodeJsonRequest } from "../../services/otlp/decode.js";
-import { MAX_REJECTION_REASONS, mapSpans, spanBytes } from "../../services/otlp/mapSpan.js";
+import { checkSpans, MAX_REJECTION_REASONS, mapSpans, spanBytes } from "../../services/otlp/mapSpan.js";
 import type { OtlpSpan } from "../../services/otlp/decode.js";
 import { batchOf, CTX, END_NS, makeSpan, SPAN_ID, START_NS } from "./support.js";
 
+/** The reasons for the span's rejection; checking it without mapping (what ingest does) finds the same. */
 function rejectionOf(span: OtlpSpan): string[] {
   const result = mapSpans(batchOf([span]), CTX);
   expect([result.events.length, result.rejected]).toEqual([0, 1]);
+  expect(checkSpans(batchOf([span]), CTX.maxSpanBytes)).toEqual({ accepted: 0, firstAcceptedId: null, rejected: 1, errors: result.errors });
   return result.errors;
 }
 
@@ -72,6 +74,8 @@ describe("mapSpans: rejected spans", () => {
       'span "chat gpt-4o" (2222222222222222): invalid trace id',
       'span "chat gpt-4o" (4444444444444444): ends before it starts',
     ]);
+    expect(checkSpans(batchOf(spans), CTX.maxSpanBytes)).toEqual({ accepted: 2, firstAcceptedId: "1111111111111111", rejected: 2, errors: result.errors });
+    expect(checkSpans(batchOf(spans.slice(1)), CTX.maxSpanBytes)).toMatchObject({ accepted: 1, firstAcceptedId: "3333333333333333" });
   });
 
   it(`keeps at most ${MAX_REJECTION_REASONS} reasons but counts every rejection`, () => {
