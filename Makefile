@@ -5,10 +5,11 @@ install:
 
 ## Runs ingest, worker and query in one process (a local ClickHouse under DATA_DIR unless CLICKHOUSE_URL is set),
 ## compiled to JavaScript as the image runs it (scripts/build-service.sh; tsx would add a loader thread per thread).
-## MALLOC_ARENA_MAX=2: glibc's per-thread heaps would keep ~30 MB more of freed memory (README, "Memory").
+## MALLOC_ARENA_MAX=2: glibc's per-thread heaps would keep ~30 MB more of freed memory; --max-semi-space-size=2:
+## the request thread's young generation stays small, its garbage is short-lived (README, "Memory").
 start: install
 	bash scripts/build-service.sh
-	MALLOC_ARENA_MAX=2 node build/services/main.js
+	MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 build/services/main.js
 
 ## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,
 ## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts).

@@ -14,6 +14,8 @@ const NOT_ON_CHDB = [
   "test/faults/**",
   // The web UI in a browser: a client of the HTTP API, whose SQL the other files prove on 26.7.
   "test/ui/**",
+  // Worker threads alone, without SQL.
+  "test/worker/writerThreads.test.ts",
   // The language model alone (services/lm): no SQL in these files, and their training is the slowest CPU work of the suite.
   "test/lm/**",
 ];

@@ -37,8 +37,8 @@ function compiledService(): string {
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  // BENCH_NODE_FLAGS: extra flags for the service's node (experiments, e.g. --max-semi-space-size=32).
-  const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+  // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
+  const flags = ["--max-semi-space-size=2", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
   const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [compiledService()];
   const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, ...entry], {
     env: {

@@ -20,6 +20,7 @@ export const DEFAULTS = {
   BATCH_MAX_EVENTS: 50_000,
   BATCH_MAX_BYTES: 12 * 1024 * 1024,
   LOG_BATCHES_IN_FLIGHT: 2,
+  LOG_EXPORT_WRITERS: 1,
   BATCH_MAX_WAIT_MS: 200,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
   QUEUE_MAX_PENDING_BYTES: 64 * 1024 * 1024,
@@ -103,6 +104,7 @@ const EnvVariables = z.object({
   BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
   /** Embedded log: batches its worker handles at once (the next is merged while the store writes one). */
   LOG_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(DEFAULTS.LOG_BATCHES_IN_FLIGHT),
+  LOG_EXPORT_WRITERS: z.coerce.number().int().min(0).max(8).default(DEFAULTS.LOG_EXPORT_WRITERS),
   WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),
   PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES),
   /** Which of the PROCESSES this one is (its log directory); set by the cluster's primary, not by users. */

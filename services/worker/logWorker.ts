@@ -1,11 +1,12 @@
 import pino from "pino";
 import type { Config } from "../config.js";
-import { traceEventsTopic } from "../queue/events.js";
+import { traceEventsTopic, type TraceEvent } from "../queue/events.js";
 import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { setUpMetrics } from "../metrics.js";
 import { measuredBatches } from "../queue/queue.js";
 import { callBatchHandler } from "./callWorker.js";
+import { startWriterThreads, withWriterThreads } from "./writerThreads.js";
 
 /** What the service gives the log's consumer thread (service.ts). */
 export interface LogWorkerData {
@@ -18,10 +19,19 @@ export interface LogWorkerData {
  * The worker thread of the embedded mode on the durable log: reads the log, stores the call
  * events (merge, RowBinary inserts, each resource's afterCallBatch) through a store client
  * of its own, and tells the service's thread what it stored (queue/durableLog/logThread.ts).
+ * Batches made only of OTLP exports go to its LOG_EXPORT_WRITERS writer threads when one is
+ * idle (exportWriter.ts): mapping spans and writing their rows is the costliest work per event.
  */
 const { config, clickhouseUrl } = logThreadData() as LogWorkerData;
 const log = pino({ level: config.LOG_LEVEL }).child({ thread: "log-consumer" });
 const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE, { cluster: config.CLICKHOUSE_CLUSTER });
 setUpMetrics(config.ROLE, { processMetrics: false });
 const topic = traceEventsTopic(config.KAFKA_TOPIC);
-runLogThread(topic, measuredBatches(topic.name, callBatchHandler({ store })), log, () => store.close());
+const WRITER_ENTRY = new URL(`./exportWriter${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+const writers = startWriterThreads<TraceEvent>(config.LOG_EXPORT_WRITERS, WRITER_ENTRY, { config, clickhouseUrl } satisfies LogWorkerData, log);
+const onlyExports = (events: readonly TraceEvent[]) => events.every((e) => e.kind === "otlp_export");
+const handler = withWriterThreads(callBatchHandler({ store }), writers.threads, onlyExports);
+runLogThread(topic, measuredBatches(topic.name, handler), log, async () => {
+  await writers.close();
+  await store.close();
+});

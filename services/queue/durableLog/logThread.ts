@@ -1,4 +1,4 @@
-import { parentPort, Worker, workerData } from "node:worker_threads";
+import { parentPort, Worker, workerData, type ResourceLimits } from "node:worker_threads";
 import type { Logger } from "pino";
 import { addMetricsSource, metricsSnapshot, type MetricsSnapshot } from "../../metrics.js";
 import type { BatchHandler } from "../queue.js";
@@ -43,6 +43,13 @@ type FromThread =
   | { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
 
 const BOOT = new URL("./threadBoot.mjs", import.meta.url);
+/**
+ * The V8 limits of the threads that consume the log. A small young generation (8 MB; V8's
+ * default grows to 48 MB): a batch's events and rows outlive a scavenge anyway, so more of
+ * the young generation only holds garbage longer. Measured with the OTLP bench: the service's
+ * peak RSS 475–496 MB against 526–574 at 16 MB and the default, with the same throughput.
+ */
+export const CONSUMER_THREAD_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
 const RESTART_MS = 1_000;
 /** How long past its drain time a thread may take to end before it is terminated. */
 const END_GRACE_MS = 10_000;
@@ -70,7 +77,7 @@ export class LogThread<T> {
   ) {}
 
   run(): void {
-    const worker = new Worker(BOOT, { workerData: { ...this.start(), entry: this.entry.href, data: this.data } satisfies ThreadStart });
+    const worker = new Worker(BOOT, { workerData: { ...this.start(), entry: this.entry.href, data: this.data } satisfies ThreadStart, resourceLimits: CONSUMER_THREAD_LIMITS });
     this.worker = worker;
     worker.on("message", (message: FromThread) => {
       if (message.type === "stored") void this.commitStored(message.position).catch(() => {});

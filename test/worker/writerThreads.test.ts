@@ -1,0 +1,64 @@
+/**
+ * Writer threads of the log's consumer: a batch handed over is stored in the thread and
+ * answered; an outage comes back as a RetryableError (the consumer retries the batch), a
+ * refusal as a plain error (the consumer narrows it down to dead letters); a thread that dies
+ * fails its batch as retryable and is started again.
+ */
+import pino from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { RetryableError } from "../../services/errors.js";
+import { startWriterThreads, withWriterThreads } from "../../services/worker/writerThreads.js";
+import type { Scripted } from "./support/scriptedWriter.js";
+
+const ENTRY = new URL("./support/scriptedWriter.ts", import.meta.url);
+const writers = startWriterThreads<Scripted>(1, ENTRY, null, pino({ level: "silent" }));
+const thread = writers.threads[0]!;
+afterAll(() => writers.close());
+
+async function untilIdle(): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!thread.idle && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  expect(thread.idle).toBe(true);
+}
+
+describe("writer threads", () => {
+  it("stores a batch in the thread, and is busy until it answered", async () => {
+    await untilIdle();
+    const writing = thread.write([{ do: "store" }, { do: "hold" }]);
+    expect(thread.idle).toBe(false);
+    await expect(thread.write([{ do: "store" }])).rejects.toBeInstanceOf(RetryableError);
+    await writing;
+    expect(thread.idle).toBe(true);
+  });
+
+  it("answers an outage as retryable, with its Retry-After, and a refusal as a plain error", async () => {
+    await untilIdle();
+    const outage = await thread.write([{ do: "outage" }]).catch((err: unknown) => err);
+    expect(outage).toBeInstanceOf(RetryableError);
+    expect(outage).toMatchObject({ message: "store unavailable", retryAfterSeconds: 4 });
+    const refusal = await thread.write([{ do: "refuse" }]).catch((err: unknown) => err);
+    expect(refusal).toBeInstanceOf(Error);
+    expect(refusal).not.toBeInstanceOf(RetryableError);
+    expect(refusal).toMatchObject({ message: "refused by the store" });
+  });
+
+  it("fails the batch of a thread that died as retryable, and starts the thread again", async () => {
+    await untilIdle();
+    const died = await thread.write([{ do: "die" }]).catch((err: unknown) => err);
+    expect(died).toBeInstanceOf(RetryableError);
+    expect(thread.idle).toBe(false);
+    await untilIdle();
+    await expect(thread.write([{ do: "store" }])).resolves.toBeUndefined();
+  });
+
+  it("hands over only the batches it is told to, and only to an idle thread; the rest are stored here", async () => {
+    await untilIdle();
+    const local: Scripted[][] = [];
+    const handler = withWriterThreads(async (batch: readonly Scripted[]) => void local.push([...batch]), writers.threads, (batch) => batch.every((m) => m.do === "hold"));
+    const inThread = handler([{ do: "hold" }]);
+    await handler([{ do: "hold" }]); // the thread is busy: stored here
+    await handler([{ do: "store" }]); // not to be handed over
+    await inThread;
+    expect(local).toEqual([[{ do: "hold" }], [{ do: "store" }]]);
+  });
+});
