@@ -101,7 +101,9 @@ describe("deploy/Dockerfile", () => {
     expect(text).toContain("COPY --from=build /app/build/services services");
     const cmd = JSON.parse(runtime.find((l) => l.startsWith("CMD "))!.slice(4)) as string[];
     expect(cmd[0]).toBe("node");
-    expect(existsSync(join(ROOT, cmd[1]!.replace(/\.js$/, ".ts")))).toBe(true);
+    // node's flags as `make start` gives them, then the module.
+    expect(cmd.slice(1, -1)).toEqual(read("Makefile").match(/node ((?:--\S+ )*)build\/services\/main\.js/)![1]!.trim().split(" "));
+    expect(existsSync(join(ROOT, cmd.at(-1)!.replace(/\.js$/, ".ts")))).toBe(true);
     // The files the service reads beside its modules are copied next to the compiled ones.
     expect(existsSync(join(ROOT, "services/queue/durableLog/threadBoot.mjs"))).toBe(true);
     expect(text).toContain("RUN bash scripts/build-service.sh");

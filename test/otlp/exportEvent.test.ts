@@ -55,14 +55,15 @@ describe("an OTLP export logged as one event", () => {
 
 describe("the worker's parts of a batch with exports", () => {
   it("holds every call in order, in parts of at least EXPORTED_CALLS_PER_WRITE calls but the last", () => {
-    const perExport = 3_000;
+    const perExport = Math.ceil(EXPORTED_CALLS_PER_WRITE * 0.75);
     const update: CallUpdateEvent = { kind: "call_update", project_id: "acme/otel", id: "x", display_name: "renamed", updated_at: 1 };
     const exports = Array.from({ length: 5 }, () => logged(spans(perExport)).event);
     const batch: TraceEvent[] = [exports[0]!, update, exports[1]!, exports[2]!, exports[3]!, exports[4]!];
     const parts = [...callEventParts(batch)];
     const expected = [...exportedCalls(exports[0]!).map((c) => c.id), "x", ...exports.slice(1).flatMap((e) => exportedCalls(e).map((c) => c.id))];
     expect(parts.flat().map((e) => ("id" in e ? e.id : null))).toEqual(expected);
-    expect(parts.map((p) => p.length)).toEqual([9_001, 6_000]);
+    // Two exports and the update reach the bound, then two exports, then the last one.
+    expect(parts.map((p) => p.length)).toEqual([2 * perExport + 1, 2 * perExport, perExport]);
     for (const part of parts.slice(0, -1)) expect(part.length).toBeGreaterThanOrEqual(EXPORTED_CALLS_PER_WRITE);
   });
 

@@ -2,10 +2,10 @@
  * `POST /otel/v1/traces`: OTLP/HTTP trace export (protobuf or JSON, identity, gzip or
  * deflate). Spans become call parts on the same queue as the Weave calls API; the answer
  * is given only after the queue made them durable. An export of up to
- * `LOGGED_EXPORT_MAX_BYTES` goes on the queue as it is, one event (services/otlp/exportEvent.ts),
- * and the worker maps its spans; a larger one is mapped here, one event per span. Every answer, errors included, is in
- * the request's content type: `ExportTraceServiceResponse` on success, `google.rpc.Status`
- * otherwise (never the `detail` shape of the rest of the API).
+ * `LOGGED_EXPORT_MAX_BYTES` goes on the queue as it is, one event (otlp/exportEvent.ts), and
+ * the worker maps its spans; a larger one is mapped here, one event per span. Every answer,
+ * errors included, is in the request's content type: `ExportTraceServiceResponse` on
+ * success, `google.rpc.Status` otherwise (never the `detail` shape of the rest of the API).
  */
 import type { Request, Response } from "express";
 import { ExportTraceServiceResponse } from "../../contract/otlp.js";
