@@ -31,8 +31,8 @@ export const AFTER_CALL_BATCH: readonly { readonly resource: string; readonly wr
 ];
 
 /**
- * Calls of logged OTLP exports written at once at most: a batch of exports can hold ~20,000
- * spans (12 MiB of log); their call events and rows at once would be ~100 MB. Smaller inserts
+ * Calls of logged OTLP exports written at once at most: a batch of exports can hold ~13,000
+ * spans (8 MiB of log); their call events and rows at once would be ~100 MB. Smaller inserts
  * cost ClickHouse more (OTLP bench: ~26 µs per span at 4,096, 40 at 2,048, 58 at 1,024);
  * 8,192 and more raise the service's peak RSS past 512 MB with writer threads.
  */
