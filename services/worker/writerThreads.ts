@@ -11,8 +11,10 @@ import type { BatchHandler } from "../queue/queue.js";
  * exports (`withWriterThreads`). The consumer thread still takes every batch in order and
  * commits positions in order; a thread only stores.
  *
- * A thread that fails is started again after RESTART_MS; the batch it held is answered
- * with a RetryableError, and the consumer hands it over again.
+ * A thread that ends is started again after RESTART_MS; the batch it held is answered with
+ * a RetryableError, and the consumer hands it over again. After MAX_RESTARTS ends in a row
+ * with no batch stored in between (a thread that cannot start, a batch that kills it), it
+ * stays down, and the consumer thread stores every batch itself.
  */
 
 type ToWriter = { readonly id: number; readonly messages: readonly unknown[] };
@@ -21,6 +23,7 @@ type FromWriter = { readonly id: number; readonly error?: { readonly message: st
 /** The first module of a worker thread (it loads the entry, through tsx for TypeScript). */
 const BOOT = new URL("../queue/durableLog/threadBoot.mjs", import.meta.url);
 const RESTART_MS = 1_000;
+const MAX_RESTARTS = 3;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -29,6 +32,8 @@ export class WriterThread<T> {
   private pending: { readonly id: number; readonly resolve: () => void; readonly reject: (err: Error) => void } | null = null;
   private nextId = 0;
   private closed = false;
+  /** Ends since the last batch stored. */
+  private failures = 0;
 
   constructor(
     private readonly entry: URL,
@@ -58,6 +63,7 @@ export class WriterThread<T> {
   }
 
   private run(): void {
+    if (this.closed) return;
     const worker = new Worker(BOOT, { workerData: { entry: this.entry.href, data: this.data }, resourceLimits: CONSUMER_THREAD_LIMITS });
     this.worker = worker;
     worker.on("message", (answer: FromWriter) => this.answered(answer));
@@ -66,6 +72,10 @@ export class WriterThread<T> {
       this.worker = null;
       this.settle(new RetryableError(`writer thread ended (${code})`));
       if (this.closed) return;
+      if (++this.failures > MAX_RESTARTS) {
+        this.log.error({ code }, "writer thread ended again without storing a batch: not started again, the log's worker thread stores every batch");
+        return;
+      }
       this.log.error({ code }, "writer thread ended: starting it again");
       setTimeout(() => this.run(), RESTART_MS).unref();
     });
@@ -74,6 +84,7 @@ export class WriterThread<T> {
   private answered(answer: FromWriter): void {
     if (answer.id !== this.pending?.id) return;
     const { error } = answer;
+    this.failures = 0;
     if (!error) return this.settle(null);
     this.settle(error.retryAfterSeconds === null ? new Error(error.message) : new RetryableError(error.message, error.retryAfterSeconds));
   }

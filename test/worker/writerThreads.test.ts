@@ -2,7 +2,7 @@
  * Writer threads of the log's consumer: a batch handed over is stored in the thread and
  * answered; an outage comes back as a RetryableError (the consumer retries the batch), a
  * refusal as a plain error (the consumer narrows it down to dead letters); a thread that dies
- * fails its batch as retryable and is started again.
+ * fails its batch as retryable and is started again, unless it keeps dying.
  */
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
@@ -60,5 +60,19 @@ describe("writer threads", () => {
     await handler([{ do: "store" }]); // not to be handed over
     await inThread;
     expect(local).toEqual([[{ do: "hold" }], [{ do: "store" }]]);
+  });
+
+  // Last: it leaves the thread down.
+  it("stays down after ending again and again with no batch stored; the batches are then stored here", async () => {
+    for (let end = 0; end < 4; end++) {
+      await untilIdle();
+      await expect(thread.write([{ do: "die" }])).rejects.toBeInstanceOf(RetryableError);
+    }
+    await new Promise((r) => setTimeout(r, 1_500)); // past the restart delay
+    expect(thread.idle).toBe(false);
+    const local: Scripted[][] = [];
+    const handler = withWriterThreads(async (batch: readonly Scripted[]) => void local.push([...batch]), writers.threads, () => true);
+    await handler([{ do: "store" }]);
+    expect(local).toEqual([[{ do: "store" }]]);
   });
 });
