@@ -36,8 +36,21 @@ export function addMetricsSource(source: MetricsSource): () => void {
   return () => void sources.delete(source);
 }
 
-/** This thread's metrics as values another thread can add up (sent to `addMetricsSource`). */
-export const metricsSnapshot = (): Promise<MetricsSnapshot> => register.getMetricsAsJSON();
+/** Every source's metrics; a source that fails or is gone counts for nothing. */
+async function sourcesSnapshots(): Promise<MetricsSnapshot[]> {
+  const others = await Promise.all([...sources].map((source) => source().catch(() => null)));
+  return others.filter((s): s is MetricsSnapshot => s !== null);
+}
+
+/**
+ * This thread's metrics, with its own sources' added (a thread that starts threads of its own
+ * passes theirs on), as values another thread can add up (sent to `addMetricsSource`).
+ */
+export async function metricsSnapshot(): Promise<MetricsSnapshot> {
+  const own = await register.getMetricsAsJSON();
+  if (sources.size === 0) return own;
+  return AggregatorRegistry.aggregate([own, ...(await sourcesSnapshots())]).getMetricsAsJSON();
+}
 
 let processMetrics = false;
 
@@ -53,9 +66,7 @@ export function setUpMetrics(role: string, options: { processMetrics: boolean })
 /** The `/metrics` answer: this thread's metrics plus every source's, summed by name and labels. */
 export async function metricsText(): Promise<{ contentType: string; text: string }> {
   if (sources.size === 0) return { contentType: register.contentType, text: await register.metrics() };
-  const others = await Promise.all([...sources].map((source) => source().catch(() => null)));
-  const snapshots = [await register.getMetricsAsJSON(), ...others.filter((s): s is MetricsSnapshot => s !== null)];
-  const merged = AggregatorRegistry.aggregate(snapshots);
+  const merged = AggregatorRegistry.aggregate([await register.getMetricsAsJSON(), ...(await sourcesSnapshots())]);
   return { contentType: merged.contentType, text: await merged.metrics() };
 }
 

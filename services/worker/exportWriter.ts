@@ -1,3 +1,4 @@
+import { setUpMetrics } from "../metrics.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { callBatchHandler } from "./callWorker.js";
 import type { LogWorkerData } from "./logWorker.js";
@@ -9,4 +10,5 @@ import { runWriterThread, writerThreadData } from "./writerThreads.js";
  */
 const { config, clickhouseUrl } = writerThreadData() as LogWorkerData;
 const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE, { cluster: config.CLICKHOUSE_CLUSTER });
+setUpMetrics(config.ROLE, { processMetrics: false });
 runWriterThread(callBatchHandler({ store }));

@@ -2,6 +2,7 @@ import { parentPort, Worker, workerData } from "node:worker_threads";
 import type { Logger } from "pino";
 import { RetryableError } from "../errors.js";
 import { CONSUMER_THREAD_LIMITS } from "../queue/durableLog/logThread.js";
+import { addMetricsSource, metricsSnapshot, type MetricsSnapshot } from "../metrics.js";
 import type { BatchHandler } from "../queue/queue.js";
 
 /**
@@ -15,15 +16,22 @@ import type { BatchHandler } from "../queue/queue.js";
  * a RetryableError, and the consumer hands it over again. After MAX_RESTARTS ends in a row
  * with no batch stored in between (a thread that cannot start, a batch that kills it), it
  * stays down, and the consumer thread stores every batch itself.
+ *
+ * Each thread's metrics (its own prom-client registry: its ClickHouse queries and rows) are
+ * a metrics source of the consumer thread, which passes them on to `/metrics`.
  */
 
-type ToWriter = { readonly id: number; readonly messages: readonly unknown[] };
-type FromWriter = { readonly id: number; readonly error?: { readonly message: string; readonly retryAfterSeconds: number | null } };
+type ToWriter = { readonly type: "store"; readonly id: number; readonly messages: readonly unknown[] } | { readonly type: "metrics"; readonly id: number };
+type FromWriter =
+  | { readonly type: "stored"; readonly id: number; readonly error?: { readonly message: string; readonly retryAfterSeconds: number | null } }
+  | { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
 
 /** The first module of a worker thread (it loads the entry, through tsx for TypeScript). */
 const BOOT = new URL("../queue/durableLog/threadBoot.mjs", import.meta.url);
 const RESTART_MS = 1_000;
 const MAX_RESTARTS = 3;
+/** How long the metrics of a thread are waited for (a thread busy with a batch answers between its awaits). */
+const METRICS_WAIT_MS = 2_000;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -34,6 +42,7 @@ export class WriterThread<T> {
   private closed = false;
   /** Ends since the last batch stored. */
   private failures = 0;
+  private readonly metricsAnswers = new Map<number, (snapshot: MetricsSnapshot) => void>();
 
   constructor(
     private readonly entry: URL,
@@ -53,7 +62,24 @@ export class WriterThread<T> {
     const id = ++this.nextId;
     return new Promise<void>((resolve, reject) => {
       this.pending = { id, resolve, reject };
-      worker.postMessage({ id, messages } satisfies ToWriter);
+      worker.postMessage({ type: "store", id, messages } satisfies ToWriter);
+    });
+  }
+
+  /** The thread's metrics; none while it is down or past METRICS_WAIT_MS. */
+  metrics(): Promise<MetricsSnapshot> {
+    const worker = this.worker;
+    if (!worker) return Promise.resolve([]);
+    const id = ++this.nextId;
+    return new Promise<MetricsSnapshot>((resolve) => {
+      const answer = (snapshot: MetricsSnapshot) => {
+        clearTimeout(timer);
+        this.metricsAnswers.delete(id);
+        resolve(snapshot);
+      };
+      const timer = setTimeout(() => answer([]), METRICS_WAIT_MS);
+      this.metricsAnswers.set(id, answer);
+      worker.postMessage({ type: "metrics", id } satisfies ToWriter);
     });
   }
 
@@ -82,6 +108,7 @@ export class WriterThread<T> {
   }
 
   private answered(answer: FromWriter): void {
+    if (answer.type === "metrics") return this.metricsAnswers.get(answer.id)?.(answer.snapshot);
     if (answer.id !== this.pending?.id) return;
     const { error } = answer;
     this.failures = 0;
@@ -109,7 +136,12 @@ export function withWriterThreads<T>(local: BatchHandler<T>, threads: readonly W
 /** Starts `count` writer threads running `entry` (a module that calls runWriterThread), each given `data`. */
 export function startWriterThreads<T>(count: number, entry: URL, data: unknown, log: Logger): { threads: WriterThread<T>[]; close: () => Promise<void> } {
   const threads = Array.from({ length: count }, () => new WriterThread<T>(entry, data, log));
-  return { threads, close: async () => void (await Promise.all(threads.map((t) => t.close()))) };
+  const removeSources = threads.map((t) => addMetricsSource(() => t.metrics()));
+  const close = async () => {
+    for (const remove of removeSources) remove();
+    await Promise.all(threads.map((t) => t.close()));
+  };
+  return { threads, close };
 }
 
 /** What the thread's entry module was given (`data` of startWriterThreads). */
@@ -119,12 +151,18 @@ export const writerThreadData = (): unknown => (workerData as { data: unknown })
 export function runWriterThread<T>(handler: BatchHandler<T>): void {
   const port = parentPort;
   if (!port) throw new Error("runWriterThread runs in a worker thread");
-  port.on("message", ({ id, messages }: ToWriter) => {
-    handler(messages as readonly T[]).then(
-      () => port.postMessage({ id } satisfies FromWriter),
+  const tell = (message: FromWriter) => port.postMessage(message);
+  port.on("message", (message: ToWriter) => {
+    const { id } = message;
+    if (message.type === "metrics") {
+      void metricsSnapshot().then((snapshot) => tell({ type: "metrics", id, snapshot }));
+      return;
+    }
+    handler(message.messages as readonly T[]).then(
+      () => tell({ type: "stored", id }),
       (err: unknown) => {
         const retryAfterSeconds = err instanceof RetryableError ? err.retryAfterSeconds : null;
-        port.postMessage({ id, error: { message: errorText(err), retryAfterSeconds } } satisfies FromWriter);
+        tell({ type: "stored", id, error: { message: errorText(err), retryAfterSeconds } });
       },
     );
   });

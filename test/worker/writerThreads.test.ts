@@ -7,6 +7,7 @@
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { RetryableError } from "../../services/errors.js";
+import { metricsSnapshot, metricsText, type MetricsSnapshot } from "../../services/metrics.js";
 import { startWriterThreads, withWriterThreads } from "../../services/worker/writerThreads.js";
 import type { Scripted } from "./support/scriptedWriter.js";
 
@@ -49,6 +50,21 @@ describe("writer threads", () => {
     expect(thread.idle).toBe(false);
     await untilIdle();
     await expect(thread.write([{ do: "store" }])).resolves.toBeUndefined();
+  });
+
+  it("passes its metrics on: the thread's own, added to this thread's snapshot and to /metrics", async () => {
+    await untilIdle();
+    const count = (text: string) => Number(/^worker_batch_events_count\{topic="scripted"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    const before = count((await metricsText()).text);
+    await thread.write([{ do: "store" }, { do: "store" }]);
+    await thread.write([{ do: "store" }]);
+    expect(count((await metricsText()).text) - before).toBe(2);
+    // The snapshot this thread would pass on (as the log's consumer thread does) holds the writer's counts.
+    const scripted = (snapshot: MetricsSnapshot) =>
+      snapshot.find((m) => m.name === "worker_batch_events")?.values.find((v) => "metricName" in v && v.metricName === "worker_batch_events_count" && v.labels.topic === "scripted")?.value;
+    const inThread = scripted(await thread.metrics());
+    expect(inThread).toBeGreaterThanOrEqual(2);
+    expect(scripted(await metricsSnapshot())).toBe(inThread);
   });
 
   it("hands over only the batches it is told to, and only to an idle thread; the rest are stored here", async () => {
