@@ -36,6 +36,36 @@ export function addMetricsSource(source: MetricsSource): () => void {
   return () => void sources.delete(source);
 }
 
+/**
+ * Asks for another thread's metrics (a message carrying an id, answered with the same id);
+ * what is not answered within `waitMs` counts as nothing (a thread busy with a long batch
+ * answers late, a dead one never).
+ */
+export class ThreadMetricsRequests {
+  private asked = 0;
+  private readonly answers = new Map<number, (snapshot: MetricsSnapshot) => void>();
+
+  constructor(private readonly waitMs: number) {}
+
+  ask(post: (id: number) => void): Promise<MetricsSnapshot> {
+    const id = ++this.asked;
+    return new Promise<MetricsSnapshot>((resolve) => {
+      const answer = (snapshot: MetricsSnapshot) => {
+        clearTimeout(timer);
+        this.answers.delete(id);
+        resolve(snapshot);
+      };
+      const timer = setTimeout(() => answer([]), this.waitMs);
+      this.answers.set(id, answer);
+      post(id);
+    });
+  }
+
+  answered(id: number, snapshot: MetricsSnapshot): void {
+    this.answers.get(id)?.(snapshot);
+  }
+}
+
 /** Every source's metrics; a source that fails or is gone counts for nothing. */
 async function sourcesSnapshots(): Promise<MetricsSnapshot[]> {
   const others = await Promise.all([...sources].map((source) => source().catch(() => null)));

@@ -2,7 +2,7 @@ import { parentPort, Worker, workerData } from "node:worker_threads";
 import type { Logger } from "pino";
 import { RetryableError } from "../errors.js";
 import { CONSUMER_THREAD_LIMITS } from "../queue/durableLog/logThread.js";
-import { addMetricsSource, metricsSnapshot, type MetricsSnapshot } from "../metrics.js";
+import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "../metrics.js";
 import type { BatchHandler } from "../queue/queue.js";
 
 /**
@@ -42,7 +42,7 @@ export class WriterThread<T> {
   private closed = false;
   /** Ends since the last batch stored. */
   private failures = 0;
-  private readonly metricsAnswers = new Map<number, (snapshot: MetricsSnapshot) => void>();
+  private readonly metricsRequests = new ThreadMetricsRequests(METRICS_WAIT_MS);
 
   constructor(
     private readonly entry: URL,
@@ -70,17 +70,7 @@ export class WriterThread<T> {
   metrics(): Promise<MetricsSnapshot> {
     const worker = this.worker;
     if (!worker) return Promise.resolve([]);
-    const id = ++this.nextId;
-    return new Promise<MetricsSnapshot>((resolve) => {
-      const answer = (snapshot: MetricsSnapshot) => {
-        clearTimeout(timer);
-        this.metricsAnswers.delete(id);
-        resolve(snapshot);
-      };
-      const timer = setTimeout(() => answer([]), METRICS_WAIT_MS);
-      this.metricsAnswers.set(id, answer);
-      worker.postMessage({ type: "metrics", id } satisfies ToWriter);
-    });
+    return this.metricsRequests.ask((id) => worker.postMessage({ type: "metrics", id } satisfies ToWriter));
   }
 
   async close(): Promise<void> {
@@ -108,7 +98,7 @@ export class WriterThread<T> {
   }
 
   private answered(answer: FromWriter): void {
-    if (answer.type === "metrics") return this.metricsAnswers.get(answer.id)?.(answer.snapshot);
+    if (answer.type === "metrics") return this.metricsRequests.answered(answer.id, answer.snapshot);
     if (answer.id !== this.pending?.id) return;
     const { error } = answer;
     this.failures = 0;

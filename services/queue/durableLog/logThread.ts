@@ -1,6 +1,6 @@
 import { parentPort, Worker, workerData, type ResourceLimits } from "node:worker_threads";
 import type { Logger } from "pino";
-import { addMetricsSource, metricsSnapshot, type MetricsSnapshot } from "../../metrics.js";
+import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "../../metrics.js";
 import type { BatchHandler } from "../queue.js";
 import type { Topic } from "../topic.js";
 import { LogConsumer, type LogConsumerOptions } from "./logConsumer.js";
@@ -65,8 +65,7 @@ export class LogThread<T> {
   private exited: Promise<void> = Promise.resolve();
   private draining = false;
   private restartTimer: NodeJS.Timeout | null = null;
-  private metricsAsked = 0;
-  private readonly metricsAnswers = new Map<number, (snapshot: MetricsSnapshot) => void>();
+  private readonly metricsRequests = new ThreadMetricsRequests(METRICS_WAIT_MS);
   private removeMetricsSource: (() => void) | null = null;
 
   constructor(
@@ -82,7 +81,7 @@ export class LogThread<T> {
     this.worker = worker;
     worker.on("message", (message: FromThread) => {
       if (message.type === "stored") void this.commitStored(message.position).catch(() => {});
-      else if (message.type === "metrics") this.metricsAnswers.get(message.id)?.(message.snapshot);
+      else if (message.type === "metrics") this.metricsRequests.answered(message.id, message.snapshot);
     });
     this.removeMetricsSource ??= addMetricsSource(() => this.threadMetrics());
     worker.on("error", (err) => this.log.error({ err: errorText(err) }, "log consumer thread failed"));
@@ -118,17 +117,7 @@ export class LogThread<T> {
   /** The thread's metrics (its own prom-client registry), for `/metrics`; none while it is down or past the wait. */
   private threadMetrics(): Promise<MetricsSnapshot> {
     if (!this.worker) return Promise.resolve([]);
-    const id = ++this.metricsAsked;
-    return new Promise<MetricsSnapshot>((resolve) => {
-      const timer = setTimeout(() => answer([]), METRICS_WAIT_MS);
-      const answer = (snapshot: MetricsSnapshot) => {
-        clearTimeout(timer);
-        this.metricsAnswers.delete(id);
-        resolve(snapshot);
-      };
-      this.metricsAnswers.set(id, answer);
-      this.post({ type: "metrics", id });
-    });
+    return this.metricsRequests.ask((id) => this.post({ type: "metrics", id }));
   }
 
   private post(message: ToThread): void {
