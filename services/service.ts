@@ -11,6 +11,7 @@ import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
 import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/layout.js";
+import { moduleBeside } from "./queue/durableLog/logThread.js";
 import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import { measuredBatches, type EventConsumer, type EventPublisher } from "./queue/queue.js";
@@ -107,7 +108,7 @@ async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger
 
 const SHUTDOWN_GRACE_MS = 15_000;
 /** The log consumer thread's module, beside this one (run through tsx as this one is). */
-const LOG_WORKER = new URL(`./worker/logWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+const LOG_WORKER = moduleBeside(import.meta.url, "./worker/logWorker");
 
 /**
  * Stops intake: no new connections; kept-alive connections are closed as soon as their

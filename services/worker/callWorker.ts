@@ -1,5 +1,5 @@
 import type { BatchHandler } from "../queue/queue.js";
-import type { CallEvent, TraceEvent } from "../queue/events.js";
+import type { CallEvent, OtlpExportEvent, TraceEvent } from "../queue/events.js";
 import { exportedCalls } from "../otlp/exportEvent.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CallsWriteRepository } from "../store/calls/callsWrite.js";
@@ -50,7 +50,8 @@ export function callBatchHandler(parts: WorkerParts): BatchHandler<TraceEvent> {
   };
 }
 
-const hasNoExports = (events: readonly TraceEvent[]): events is readonly CallEvent[] => events.every((e) => e.kind !== "otlp_export");
+export const isOtlpExport = (event: TraceEvent): event is OtlpExportEvent => event.kind === "otlp_export";
+const hasNoExports = (events: readonly TraceEvent[]): events is readonly CallEvent[] => !events.some(isOtlpExport);
 
 /** The batch as call events, OTLP exports mapped, in parts (one part when it holds no export). */
 export function* callEventParts(events: readonly TraceEvent[]): Generator<readonly CallEvent[]> {
@@ -60,7 +61,7 @@ export function* callEventParts(events: readonly TraceEvent[]): Generator<readon
   }
   let part: CallEvent[] = [];
   for (const event of events) {
-    if (event.kind !== "otlp_export") part.push(event);
+    if (!isOtlpExport(event)) part.push(event);
     else for (const call of exportedCalls(event)) part.push(call);
     if (part.length >= EXPORTED_CALLS_PER_WRITE) {
       yield part;

@@ -1,11 +1,11 @@
 import pino from "pino";
 import type { Config } from "../config.js";
 import { traceEventsTopic, type TraceEvent } from "../queue/events.js";
-import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
+import { logThreadData, moduleBeside, runLogThread } from "../queue/durableLog/logThread.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { setUpMetrics } from "../metrics.js";
 import { measuredBatches } from "../queue/queue.js";
-import { callBatchHandler } from "./callWorker.js";
+import { callBatchHandler, isOtlpExport } from "./callWorker.js";
 import { startWriterThreads, withWriterThreads } from "./writerThreads.js";
 
 /** What the service gives the log's consumer thread (service.ts). */
@@ -27,9 +27,9 @@ const log = pino({ level: config.LOG_LEVEL }).child({ thread: "log-consumer" });
 const store = new ClickHouseStore(clickhouseUrl, config.CLICKHOUSE_DATABASE, { cluster: config.CLICKHOUSE_CLUSTER });
 setUpMetrics(config.ROLE, { processMetrics: false });
 const topic = traceEventsTopic(config.KAFKA_TOPIC);
-const WRITER_ENTRY = new URL(`./exportWriter${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+const WRITER_ENTRY = moduleBeside(import.meta.url, "./exportWriter");
 const writers = startWriterThreads<TraceEvent>(config.LOG_EXPORT_WRITERS, WRITER_ENTRY, { config, clickhouseUrl } satisfies LogWorkerData, log);
-const onlyExports = (events: readonly TraceEvent[]) => events.every((e) => e.kind === "otlp_export");
+const onlyExports = (events: readonly TraceEvent[]) => events.every(isOtlpExport);
 const handler = withWriterThreads(callBatchHandler({ store }), writers.threads, onlyExports);
 runLogThread(topic, measuredBatches(topic.name, handler), log, async () => {
   await writers.close();

@@ -1,7 +1,7 @@
-import { parentPort, Worker, workerData } from "node:worker_threads";
+import { parentPort, workerData, type Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { RetryableError } from "../errors.js";
-import { CONSUMER_THREAD_LIMITS } from "../queue/durableLog/logThread.js";
+import { startConsumerThread } from "../queue/durableLog/logThread.js";
 import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "../metrics.js";
 import type { BatchHandler } from "../queue/queue.js";
 
@@ -26,8 +26,6 @@ type FromWriter =
   | { readonly type: "stored"; readonly id: number; readonly error?: { readonly message: string; readonly retryAfterSeconds: number | null } }
   | { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
 
-/** The first module of a worker thread (it loads the entry, through tsx for TypeScript). */
-const BOOT = new URL("../queue/durableLog/threadBoot.mjs", import.meta.url);
 const RESTART_MS = 1_000;
 const MAX_RESTARTS = 3;
 /** How long the metrics of a thread are waited for (a thread busy with a batch answers between its awaits). */
@@ -80,7 +78,7 @@ export class WriterThread<T> {
 
   private run(): void {
     if (this.closed) return;
-    const worker = new Worker(BOOT, { workerData: { entry: this.entry.href, data: this.data }, resourceLimits: CONSUMER_THREAD_LIMITS });
+    const worker = startConsumerThread(this.entry, { data: this.data });
     this.worker = worker;
     worker.on("message", (answer: FromWriter) => this.answered(answer));
     worker.on("error", (err) => this.log.error({ err: errorText(err) }, "writer thread failed"));

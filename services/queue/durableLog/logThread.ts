@@ -50,7 +50,17 @@ const BOOT = new URL("./threadBoot.mjs", import.meta.url);
  * thread, 12 MiB batches, the request thread's semi-spaces at 2 MB), the service's peak RSS:
  * 475–501 MB at 8 MB, 491–503 at 4; 594–673 MB with V8's defaults; the same throughput.
  */
-export const CONSUMER_THREAD_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
+const CONSUMER_THREAD_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
+
+/** A module beside `base` (an `import.meta.url`), with base's extension: TypeScript through tsx, or the compiled JavaScript. */
+export function moduleBeside(base: string, name: string): URL {
+  return new URL(`${name}${base.endsWith(".ts") ? ".ts" : ".js"}`, base);
+}
+
+/** A worker thread of the log's consumer: runs `entry` (through threadBoot.mjs) with `workerData`, under CONSUMER_THREAD_LIMITS. */
+export function startConsumerThread(entry: URL, workerData: object): Worker {
+  return new Worker(BOOT, { workerData: { ...workerData, entry: entry.href }, resourceLimits: CONSUMER_THREAD_LIMITS });
+}
 const RESTART_MS = 1_000;
 /** How long past its drain time a thread may take to end before it is terminated. */
 const END_GRACE_MS = 10_000;
@@ -77,7 +87,7 @@ export class LogThread<T> {
   ) {}
 
   run(): void {
-    const worker = new Worker(BOOT, { workerData: { ...this.start(), entry: this.entry.href, data: this.data } satisfies ThreadStart, resourceLimits: CONSUMER_THREAD_LIMITS });
+    const worker = startConsumerThread(this.entry, { ...this.start(), data: this.data } satisfies Omit<ThreadStart, "entry">);
     this.worker = worker;
     worker.on("message", (message: FromThread) => {
       if (message.type === "stored") void this.commitStored(message.position).catch(() => {});
