@@ -24,7 +24,6 @@ export const DEFAULTS = {
   BATCH_MAX_WAIT_MS: 200,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
   QUEUE_MAX_PENDING_BYTES: 64 * 1024 * 1024,
-  WORKER_LANES: 1,
   LOG_MAX_BYTES: 1024 ** 3,
   PROCESSES: 1,
   JOBS_CONCURRENCY: 2,
@@ -105,14 +104,10 @@ const EnvVariables = z.object({
   /** Embedded log: batches its worker handles at once (the next is merged while the store writes one). */
   LOG_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(DEFAULTS.LOG_BATCHES_IN_FLIGHT),
   LOG_EXPORT_WRITERS: z.coerce.number().int().min(0).max(8).default(DEFAULTS.LOG_EXPORT_WRITERS),
-  WORKER_LANES: z.coerce.number().int().min(1).max(64).default(DEFAULTS.WORKER_LANES),
   PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES),
   /** Which of the PROCESSES this one is (its log directory); set by the cluster's primary, not by users. */
   PROCESS_INDEX: z.coerce.number().int().min(0).max(255).default(0),
-  EMBEDDED_QUEUE: z.enum(["log", "memory"]).default("log"),
   LOG_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.LOG_MAX_BYTES),
-  /** Where the log's consumer runs: a worker thread of its own, or the thread that answers requests. */
-  LOG_CONSUMER: z.enum(["thread", "inline"]).default("thread"),
   QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
   QUEUE_MAX_PENDING_BYTES: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_BYTES),
   TRUSTED_PROXIES: list.default([]),
@@ -144,8 +139,17 @@ export type Config = z.infer<typeof EnvSchema>;
 
 export class ConfigError extends Error {}
 
+/** Variables earlier versions read, and why setting one now stops the start rather than being ignored. */
+const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
+  EMBEDDED_QUEUE: "the embedded queue is always the durable log (the in-memory queue acknowledged writes it could lose)",
+  LOG_CONSUMER: "the log's consumer always runs in a worker thread of its own",
+  WORKER_LANES: "it belonged to the in-memory queue",
+};
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const removed = Object.keys(present).filter((name) => name in REMOVED_VARIABLES);
+  if (removed.length > 0) throw new ConfigError(`invalid configuration: ${removed.map((name) => `${name} is no longer read: ${REMOVED_VARIABLES[name]}; unset it`).join("; ")}`);
   const parsed = EnvSchema.safeParse(present);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "environment"}: ${i.message}`);

@@ -12,9 +12,9 @@ import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/layout.js";
 import { moduleBeside } from "./queue/durableLog/logThread.js";
-import { InProcessQueue } from "./queue/inProcessQueue.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import { measuredBatches, type EventConsumer, type EventPublisher } from "./queue/queue.js";
+import { deliverWith } from "./worker/delivery.js";
 import type { Topic } from "./queue/topic.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
@@ -81,12 +81,10 @@ export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; print
 
 /**
  * The queue between ingest and worker in one process: the durable log under DATA_DIR (this
- * process's own directory; process 0 first takes over the logs of processes beyond
- * PROCESSES), or with EMBEDDED_QUEUE=memory the in-process group commit.
+ * process's own directory; process 0 first takes over the logs of processes beyond PROCESSES).
  */
-async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger): Promise<InProcessQueue<T> | DurableLogQueue<T>> {
+async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger): Promise<DurableLogQueue<T>> {
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
-  if (config.EMBEDDED_QUEUE === "memory") return new InProcessQueue(topic, { ...limits, maxBatchEvents: config.BATCH_MAX_EVENTS, lanes: config.WORKER_LANES });
   const dataDir = resolve(config.DATA_DIR);
   const queue = await DurableLogQueue.open(topic, {
     ...limits,
@@ -150,9 +148,9 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     throw err;
   });
 
-  // The log's consumer in a thread of its own needs a ClickHouse it can reach by URL (not an injected one).
-  const logThreadOf = (queue: typeof embedded): DurableLogQueue<TraceEvent> | null =>
-    queue instanceof DurableLogQueue && config.LOG_CONSUMER === "thread" && !deps.clickhouse ? queue : null;
+  // The log's consumer runs in a thread of its own, with a store client of its own: an injected
+  // ClickHouse (a test engine in this process) cannot be reached from there, so it is consumed here.
+  const consumesInThread = embedded !== null && !deps.clickhouse;
   const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config, log), limits)) : null;
   const jobs = new JobsRepository(store);
   const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config, log), limits) : embeddedJobs;
@@ -164,14 +162,14 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
-    if (!logThreadOf(embedded)) await consumer.start(measuredBatches(eventsTopic.name, callBatchHandler(parts)));
+    if (!consumesInThread) await consumer.start(deliverWith(measuredBatches(eventsTopic.name, callBatchHandler(parts)), log, eventsTopic.name));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
   if (roles.has("worker")) {
     const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
     for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
     jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config, log), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
-    await jobConsumer.start(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())));
+    await jobConsumer.start(deliverWith(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())), log, jobsTopicOf.name));
     jobRunner.start();
     runner = jobRunner;
   }
@@ -186,7 +184,8 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   if (port !== undefined) {
     const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES, maxJsonDepth: config.JSON_MAX_DEPTH, recordedAnswers: new RetriesRepository(store) });
     api = http;
-    mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)) }, config.TRUSTED_PROXIES);
+    const queueStored = publisher?.stored?.bind(publisher);
+    mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)), ...(queueStored ? { queueStored } : {}) }, config.TRUSTED_PROXIES);
     if (servesApi) mountRoutes(api, roles, parts);
     mountDocs(api);
     api.installErrorHandler();
@@ -196,10 +195,10 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     server.keepAliveTimeout = 65_000;
     const address = server.address();
     url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
-    log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : config.EMBEDDED_QUEUE }, "listening");
+    log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : "log" }, "listening");
   }
   // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
-  if (roles.has("worker")) logThreadOf(embedded)?.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
+  if (roles.has("worker") && consumesInThread) embedded.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
 
   return {
     url,

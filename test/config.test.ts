@@ -4,7 +4,7 @@ import { ConfigError, DEFAULTS, loadConfig } from "../services/config.js";
 describe("configuration", () => {
   it("fills every default from named constants", () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ ROLE: "all", PORT: DEFAULTS.PORT, DATA_DIR: "./data", BATCH_MAX_EVENTS: DEFAULTS.BATCH_MAX_EVENTS, WORKER_LANES: 1 });
+    expect(config).toMatchObject({ ROLE: "all", PORT: DEFAULTS.PORT, DATA_DIR: "./data", BATCH_MAX_EVENTS: DEFAULTS.BATCH_MAX_EVENTS });
     expect(config.CLICKHOUSE_URL).toBeUndefined();
     expect(config.KAFKA_BROKERS).toBeUndefined();
   });
@@ -36,11 +36,15 @@ describe("configuration", () => {
     expect(loadConfig({ KAFKA_TOPIC: "calls", KAFKA_JOBS_TOPIC: "work" }).KAFKA_JOBS_TOPIC).toBe("work");
   });
 
-  it("puts the embedded queue in the durable log unless EMBEDDED_QUEUE=memory, bounded by LOG_MAX_BYTES", () => {
-    expect(loadConfig({})).toMatchObject({ EMBEDDED_QUEUE: "log", LOG_MAX_BYTES: 1024 ** 3, PROCESS_INDEX: 0 });
-    expect(loadConfig({ EMBEDDED_QUEUE: "memory", LOG_MAX_BYTES: "1000" })).toMatchObject({ EMBEDDED_QUEUE: "memory", LOG_MAX_BYTES: 1000 });
-    expect(() => loadConfig({ EMBEDDED_QUEUE: "disk" })).toThrow(/EMBEDDED_QUEUE/);
+  it("bounds the durable log by LOG_MAX_BYTES", () => {
+    expect(loadConfig({})).toMatchObject({ LOG_MAX_BYTES: 1024 ** 3, PROCESS_INDEX: 0 });
+    expect(loadConfig({ LOG_MAX_BYTES: "1000" })).toMatchObject({ LOG_MAX_BYTES: 1000 });
     expect(() => loadConfig({ LOG_MAX_BYTES: "0" })).toThrow(/LOG_MAX_BYTES/);
+  });
+
+  it("stops the start on a variable it no longer reads, naming it and why, rather than ignoring it", () => {
+    expect(() => loadConfig({ EMBEDDED_QUEUE: "memory" })).toThrow(/EMBEDDED_QUEUE is no longer read: the embedded queue is always the durable log/);
+    expect(() => loadConfig({ LOG_CONSUMER: "inline", WORKER_LANES: "2" })).toThrow(/LOG_CONSUMER is no longer read.*WORKER_LANES is no longer read/);
   });
 
   it("bounds the job runner's settings", () => {

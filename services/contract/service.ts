@@ -23,3 +23,8 @@ export const GeolocateRes = z
     timezone: z.string().nullable(),
   })
   .openapi("GeolocateRes");
+
+export const QueueStoredQuery = z
+  .object({ timeout_ms: z.coerce.number().int().min(0).max(600_000).default(30_000) })
+  .openapi("QueueStoredQuery");
+export const QueueStoredRes = z.object({ stored: z.literal(true) }).openapi("QueueStoredRes");

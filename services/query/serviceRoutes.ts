@@ -1,6 +1,7 @@
 import type { Request } from "express";
 import { openApiDocument } from "../contract/openapi.js";
-import { GeolocateRes, HealthRes, ProjectsInfoReq, ProjectsInfoRes, ServerInfoRes } from "../contract/service.js";
+import { GeolocateRes, HealthRes, ProjectsInfoReq, ProjectsInfoRes, QueueStoredQuery, QueueStoredRes, ServerInfoRes } from "../contract/service.js";
+import { ClientError } from "../errors.js";
 import { canReach } from "../auth/keys.js";
 import { z } from "../contract/zod.js";
 import type { HttpApi } from "../http/app.js";
@@ -20,9 +21,25 @@ export const serverInfoOp = operation({ id: "server_info", method: "get", path: 
 export const projectsInfoOp = operation({ id: "projects_info", method: "post", path: "/service/projects_info", summary: "Internal ids of projects", tag: TAG, body: ProjectsInfoReq, scope: ANY_KEY, response: ProjectsInfoRes });
 export const geolocateOp = operation({ id: "geolocate", method: "get", path: "/geolocate", summary: "Location of the caller from its IP", tag: TAG, response: GeolocateRes, scope: ANY_KEY });
 
+export const queueStoredOp = operation({
+  id: "queue_stored",
+  method: "get",
+  path: "/queue/stored",
+  summary:
+    "Wait until every write this service acknowledged before the request is stored and readable (single-machine mode, the durable log). " +
+    "A write is acknowledged once it is durable and stored a moment later; this is the barrier for a client that must read what it just wrote. " +
+    "503 with Retry-After past timeout_ms; 501 with Kafka, whose workers may run anywhere.",
+  tag: TAG,
+  query: QueueStoredQuery,
+  response: QueueStoredRes,
+  scope: ANY_KEY,
+});
+
 export interface HealthProbe {
   clickhouse(): Promise<boolean>;
   queue(): Promise<boolean>;
+  /** EventPublisher.stored of the queue this process publishes to; absent where it cannot know. */
+  queueStored?: (timeoutMs: number) => Promise<void>;
 }
 
 /**
@@ -56,6 +73,11 @@ export function mountServiceRoutes(api: HttpApi, probe: HealthProbe, trustedProx
     const [clickhouse, queue] = await Promise.all([probe.clickhouse().catch(() => false), probe.queue().catch(() => false)]);
     const healthy = clickhouse && queue;
     ctx.res.status(healthy ? 200 : 503).json({ status: healthy ? "ok" : "degraded", clickhouse, queue });
+  });
+  api.mount(queueStoredOp, async ({ query }) => {
+    if (!probe.queueStored) throw new ClientError(501, "this service publishes to Kafka: it cannot tell when the workers stored a write");
+    await probe.queueStored(query.timeout_ms);
+    return { stored: true as const };
   });
   api.mount(versionOp, async () => SERVICE_VERSION);
   api.mount(serverInfoOp, async () => ({ min_required_weave_python_version: MIN_WEAVE_PYTHON_VERSION, trace_server_version: SERVICE_VERSION }));

@@ -4,7 +4,7 @@ import { DEFAULTS } from "../config.js";
 import { RetryableError } from "../errors.js";
 import { consumerLag } from "../metrics.js";
 import { PendingBound, type PendingLimits } from "./pendingBound.js";
-import type { BatchHandler, EventConsumer, EventPublisher } from "./queue.js";
+import type { Deliver, Delivery, EventConsumer, EventPublisher } from "./queue.js";
 import { deadLetterTopic, messageReader, type Topic } from "./topic.js";
 
 /**
@@ -211,12 +211,10 @@ const CONSUMER_RESTART_MS = 1_000;
 const CONSUMER_RESTART_MAX_MS = 30_000;
 
 /**
- * Consumes in batches and commits a partition's offsets only after the handler stored the
- * whole batch (at-least-once). Every message is checked against the topic's schema first:
- * one that is not JSON or not of the topic's shape goes to the dead-letter topic, logged.
- * A store outage is retried with capped backoff, forever; a batch the store refuses is
- * retried message by message and the messages that still fail go to the dead-letter topic,
- * never silently dropped.
+ * Consumes in batches and commits a partition's offsets only after the worker's delivery
+ * (worker/delivery.ts) stored or set aside the whole batch (at-least-once). Every message is
+ * checked against the topic's schema first: one that is not JSON or not of the topic's shape
+ * goes to the dead-letter topic, logged, as do the messages the delivery sets aside.
  */
 export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private readonly consumer: Consumer;
@@ -245,7 +243,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     this.deadLetters = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
-  async start(handler: BatchHandler<T>): Promise<void> {
+  async start(handler: Deliver<T>): Promise<void> {
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       this.options.log.error({ err: payload.error.message, restart: payload.restart }, "Kafka consumer crashed");
       // KafkaJS gives up on an error it deems not retriable; a worker that consumes nothing
@@ -255,7 +253,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     await this.run(handler);
   }
 
-  private async run(handler: BatchHandler<T>): Promise<void> {
+  private async run(handler: Deliver<T>): Promise<void> {
     await this.consumer.connect();
     await this.deadLetters.connect();
     await this.consumer.subscribe({ topics: [this.topic.name], fromBeginning: true });
@@ -275,7 +273,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     });
   }
 
-  private restartAfter(ms: number, handler: BatchHandler<T>): void {
+  private restartAfter(ms: number, handler: Deliver<T>): void {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       if (this.stopping) return;
@@ -295,13 +293,21 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
    * slices of maxBatchEvents, each committed once stored, with a heartbeat between
    * slices: one long write must not outlive the group session and stall the group.
    */
-  private async writeBatch(handler: BatchHandler<T>, { batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+  private async writeBatch(deliver: Deliver<T>, { batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
     const size = this.options.maxBatchEvents;
+    const delivery: Delivery<T> = {
+      live: () => !this.stopping && isRunning() && !isStale(),
+      pause: async (ms) => {
+        await sleep(ms);
+        await heartbeat();
+      },
+      deadLetter: (messages) => this.toDeadLetter(messages.map((m) => ({ key: this.topic.key(m), value: JSON.stringify(m) }))),
+    };
     for (let from = 0; from < batch.messages.length; from += size) {
-      if (!isRunning() || isStale()) return;
+      if (!delivery.live()) return;
       const slice = batch.messages.slice(from, from + size);
       const { valid, malformed } = this.check(slice);
-      if (valid.length > 0) await this.deliver(handler, valid, heartbeat, () => isRunning() && !isStale());
+      if (!(await deliver(valid, delivery))) return;
       if (malformed.length > 0) await this.setAsideMalformed(malformed, batch.partition);
       const last = slice[slice.length - 1]!;
       resolveOffset(last.offset);
@@ -337,35 +343,6 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
       "malformed messages sent to the dead-letter topic",
     );
     await this.toDeadLetter(messages.map((m) => ({ key: m.key, value: m.value })));
-  }
-
-  private async deliver(handler: BatchHandler<T>, messages: T[], heartbeat: () => Promise<void>, alive: () => boolean) {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await handler(messages);
-        return;
-      } catch (err) {
-        if (!(err instanceof RetryableError)) return this.deliverOneByOne(handler, messages);
-        if (this.stopping || !alive()) throw err;
-        this.options.log.warn({ err: err.message, attempt }, "store unavailable, retrying batch");
-        await sleep(Math.min(200 * 2 ** attempt, 5_000));
-        await heartbeat();
-      }
-    }
-  }
-
-  private async deliverOneByOne(handler: BatchHandler<T>, messages: T[]) {
-    const failed: T[] = [];
-    for (const message of messages) {
-      try {
-        await handler([message]);
-      } catch (err) {
-        if (err instanceof RetryableError) throw err;
-        this.options.log.error({ err: err instanceof Error ? err.message : String(err), key: this.topic.key(message) }, "message refused by the store");
-        failed.push(message);
-      }
-    }
-    if (failed.length > 0) await this.toDeadLetter(failed.map((m) => ({ key: this.topic.key(m), value: JSON.stringify(m) })));
   }
 
   private async toDeadLetter(messages: { key: Buffer | string | null; value: Buffer | string | null }[]) {

@@ -3,30 +3,54 @@ import { batchDuration, batchEvents, timed } from "../metrics.js";
 /**
  * The queue between the stages: ingest → worker for call events (topic `traceEventsTopic`),
  * submitters → job runners for jobs (`jobsTopic`). One interface per side, generic over the
- * message type of a topic (queue/topic.ts).
+ * message type of a topic (queue/topic.ts). Two implementations: the durable local log
+ * (durableLog/, one machine) and Kafka (kafkaQueue.ts, scale-out).
  *
  * `publish` resolves only once the messages are durable: acknowledged by Kafka (acks=all),
- * or, in the embedded queue, handled by the consumer (for call events: written to
- * ClickHouse). It rejects with QueueFullError when bounded buffers are full and
- * RetryableError when the messages could not be made durable. `weightBytes` is the size of
- * the request the messages came from: it counts toward the memory bound.
+ * or synced to the durable log; the worker stores them later. It rejects with
+ * QueueFullError when bounded buffers are full and RetryableError when the messages could
+ * not be made durable. `weightBytes` is the size of the request the messages came from: it
+ * counts toward the memory bound.
  */
 export interface EventPublisher<T> {
   publish(messages: readonly T[], weightBytes?: number): Promise<void>;
   healthy(): Promise<boolean>;
+  /**
+   * Resolves once everything this publisher acknowledged before the call is stored by the
+   * worker (readable), or rejects with RetryableError after `timeoutMs`. Only where the
+   * worker is known to this process (the durable log); absent for Kafka, whose consumers
+   * may run anywhere.
+   */
+  stored?(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Handles one batch; it must throw unless every message of the batch is handled (stored). */
+/** Stores one batch; it must throw unless every message of the batch is stored. */
 export type BatchHandler<T> = (messages: readonly T[]) => Promise<void>;
 
+/** What a consumer gives the worker's delivery of one batch (worker/delivery.ts). */
+export interface Delivery<T> {
+  /** False once the consumer stops (a drain's time is up, a partition lost): a batch not stored by then stays uncommitted. */
+  live(): boolean;
+  /** A backoff between attempts, cut short when the consumer stops (a Kafka consumer keeps its group membership meanwhile). */
+  pause(ms: number): Promise<void>;
+  /** Sets messages aside for a person (the log's dead-letter file, or the `<topic>.dead-letter` topic); never silently dropped. */
+  deadLetter(messages: readonly T[], reason: string): Promise<void>;
+}
+
 /**
- * The consuming side. `start` begins delivering batches to the handler; offsets (or
- * waiting publishers) are released only after the handler resolved. `shutdown` stops
- * intake, lets the in-flight batch finish and commits.
+ * Delivers one batch: resolves true once every message is stored or set aside as a dead
+ * letter, false when the consumer stopped first (nothing of the batch is committed then).
+ */
+export type Deliver<T> = (messages: readonly T[], delivery: Delivery<T>) => Promise<boolean>;
+
+/**
+ * The consuming side. `start` begins handing batches to `deliver`, in order; positions (log)
+ * or offsets (Kafka) move past a batch only after it was delivered, in order. `shutdown`
+ * stops intake, lets the batches in flight finish and commits.
  */
 export interface EventConsumer<T> {
-  start(handler: BatchHandler<T>): Promise<void>;
+  start(deliver: Deliver<T>): Promise<void>;
   shutdown(): Promise<void>;
 }
 

@@ -8,6 +8,7 @@ import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { JobsRepository } from "../../services/store/jobs/jobsRepository.js";
 import type { JobRunner } from "../../services/worker/jobs/runner.js";
 import { JobSubmitter, jobIntake } from "../../services/worker/jobs/submitter.js";
+import { delivering } from "../support/delivery.js";
 import { freshStore } from "../support/database.js";
 import { countingRunner, ended, log, until, type Invocation } from "./support.js";
 
@@ -29,7 +30,7 @@ beforeAll(async () => {
   runner = countingRunner(jobs, "k", invocations);
   publisher = new KafkaEventPublisher(topic, settings, { maxPendingEvents: 100, maxPendingBytes: 1 << 20 });
   consumer = new KafkaEventConsumer(topic, settings, { maxWaitMs: 100, maxBatchEvents: 100, log });
-  await consumer.start(jobIntake(jobs, () => runner.wake()));
+  await consumer.start(delivering(jobIntake(jobs, () => runner.wake())));
   submitter = new JobSubmitter(publisher, jobs, log);
   runner.start();
 });

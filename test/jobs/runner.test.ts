@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobsTopic, type JobMessage } from "../../services/queue/jobs.js";
-import { InProcessQueue } from "../../services/queue/inProcessQueue.js";
+import type { DurableLogQueue } from "../../services/queue/durableLog/durableLogQueue.js";
+import { delivering, temporaryLog } from "../support/delivery.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { JobsRepository } from "../../services/store/jobs/jobsRepository.js";
 import { JobSubmitter, jobIntake } from "../../services/worker/jobs/submitter.js";
@@ -9,7 +10,7 @@ import { countingRunner, ended, log, until, type Invocation } from "./support.js
 
 let store: ClickHouseStore;
 let jobs: JobsRepository;
-let queue: InProcessQueue<JobMessage>;
+let queue: DurableLogQueue<JobMessage>;
 let submitter: JobSubmitter;
 const invocations: Invocation[] = [];
 const gates = new Map<string, Promise<void>>();
@@ -19,8 +20,8 @@ beforeAll(async () => {
   store = await freshStore();
   jobs = new JobsRepository(store);
   runner = countingRunner(jobs, "r1", invocations, {}, gates);
-  queue = new InProcessQueue(jobsTopic("jobs"), { maxPendingEvents: 100, maxBatchEvents: 100 });
-  await queue.start(jobIntake(jobs, () => runner.wake()));
+  queue = await temporaryLog(jobsTopic("jobs"));
+  await queue.start(delivering(jobIntake(jobs, () => runner.wake())));
   submitter = new JobSubmitter(queue, jobs, log);
   runner.start();
 });

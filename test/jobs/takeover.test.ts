@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { JobInterruptedError } from "../../services/errors.js";
-import { InProcessQueue } from "../../services/queue/inProcessQueue.js";
+import { delivering, temporaryLog } from "../support/delivery.js";
 import { jobsTopic, type JobMessage } from "../../services/queue/jobs.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { claimJob } from "../../services/store/jobs/claims.js";
@@ -221,8 +221,8 @@ describe("a runner whose job was taken from it", () => {
 describe("a restart in the embedded mode", () => {
   it("runs the jobs the previous process had accepted and not run", async () => {
     const jobs = await repository();
-    const before = new InProcessQueue(jobsTopic("jobs"), { maxPendingEvents: 10, maxBatchEvents: 10 });
-    await before.start(jobIntake(jobs));
+    const before = await temporaryLog(jobsTopic("jobs"));
+    await before.start(delivering(jobIntake(jobs)));
     const submitter = new JobSubmitter(before, jobs, log);
     const accepted = [await submitter.submit({ type: "count", input: { to: 1 } }), await submitter.submit({ type: "count", input: { to: 2 } })];
     await before.shutdown();

@@ -104,7 +104,7 @@ describe("/metrics (in-process queue: a write is answered once stored)", () => {
 
 describe("/metrics on the durable log (its worker in a thread of its own against a server; inline on an embedded engine)", () => {
   it("adds the worker thread's metrics: batches, inserts and rows written reach /metrics, and the log's backlog", async () => {
-    const service = await startTestService({ EMBEDDED_QUEUE: "log", BATCH_MAX_WAIT_MS: "20", ROLE: "ingest,worker,query" });
+    const service = await startTestService({ BATCH_MAX_WAIT_MS: "20", ROLE: "ingest,worker,query" });
     const api = client(service.url);
     try {
       const before = await metrics(service.url);

@@ -9,6 +9,7 @@ import { DurableLogQueue, type DurableLogOptions } from "../../services/queue/du
 import { LogInUseError } from "../../services/queue/durableLog/lock.js";
 import { SegmentedLog } from "../../services/queue/durableLog/segmentedLog.js";
 import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
+import { delivering } from "../support/delivery.js";
 
 const topic = traceEventsTopic("events");
 const root = mkdtempSync(join(tmpdir(), "log-queue-"));
@@ -26,6 +27,7 @@ function open(dir: string, options: Partial<DurableLogOptions> = {}) {
     maxPendingEvents: 10_000,
     maxPendingBytes: 1 << 20,
     maxBatchEvents: 100,
+    maxBatchBytes: 1 << 20,
     maxWaitMs: 1,
     log: pino({ level: "silent" }),
     ...options,
@@ -62,7 +64,7 @@ describe("the durable log queue", () => {
     const queue = await open(freshDir());
     const s = store();
     s.hold();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     const appends = vi.spyOn(SegmentedLog.prototype, "append");
     await Promise.all(Array.from({ length: 40 }, (_, i) => queue.publish([update(`p${i}`)])));
     expect(s.stored()).toEqual([]);
@@ -78,7 +80,7 @@ describe("the durable log queue", () => {
     const queue = await open(freshDir(), { maxBatchEvents: 5, maxWaitMs: 60_000 });
     const s = store();
     s.hold();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     const sent: string[] = [];
     for (let r = 0; r < 12; r++) {
       const record = Array.from({ length: 1 + (r % 3) }, (_, i) => `r${r}-${i}`);
@@ -99,7 +101,7 @@ describe("the durable log queue", () => {
     const queue = await open(freshDir(), { maxBatchEvents: 1000, maxBatchBytes: 600, maxWaitMs: 60_000 });
     const s = store();
     s.hold();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     const sent: string[] = [];
     for (let r = 0; r < 12; r++) {
       // Records of ~100–1,000 bytes: several fit in a batch, the biggest fits in none.
@@ -121,7 +123,7 @@ describe("the durable log queue", () => {
   it("sends a batch that is not full once its oldest record has waited maxWaitMs", async () => {
     const queue = await open(freshDir(), { maxBatchEvents: 1000, maxWaitMs: 30 });
     const s = store();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     await queue.publish([update("lonely")]);
     await until(() => s.stored().length === 1);
     expect(s.batches).toEqual([["lonely"]]);
@@ -132,7 +134,7 @@ describe("the durable log queue", () => {
     const dir = freshDir();
     const first = await open(dir);
     const s1 = store();
-    await first.start(s1.handler);
+    await first.start(delivering(s1.handler));
     await first.publish([update("stored")]);
     await until(() => s1.stored().length === 1);
     s1.failWith(() => new StoreUnavailableError("down"));
@@ -141,7 +143,7 @@ describe("the durable log queue", () => {
     await first.shutdown(); // the store fails: what is left stays in the log
     const second = await open(dir);
     const s2 = store();
-    await second.start(s2.handler);
+    await second.start(delivering(s2.handler));
     await until(() => s2.stored().length >= 3);
     await second.shutdown();
     expect(s2.stored()).toEqual(["a", "b", "c"]);
@@ -152,7 +154,7 @@ describe("the durable log queue", () => {
     const s = store();
     let failures = 0;
     s.failWith(() => (++failures <= 2 ? new StoreUnavailableError("down") : null));
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     await queue.publish([update("x")]);
     await until(() => s.stored().length === 1);
     await queue.shutdown();
@@ -164,7 +166,7 @@ describe("the durable log queue", () => {
     const queue = await open(freshDir(), { maxLogBytes: 400 });
     const s = store();
     s.hold();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     const big = `big-${"x".repeat(120)}`;
     await queue.publish([update(big, 1), update(big, 2), update(big, 3)]); // alone: admitted whatever its size
     const refused = await queue.publish([update("more")]).catch((err: unknown) => err);
@@ -182,7 +184,7 @@ describe("the durable log queue", () => {
     const s = store();
     s.hold();
     s.failWith((events) => (ids(events).includes("bad") ? new Error("type mismatch") : null));
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     await queue.publish([update("one"), update("bad"), update("two")]);
     await queue.publish([update("three")]);
     s.release();
@@ -200,7 +202,7 @@ describe("the durable log queue", () => {
     await raw.close();
     const queue = await open(dir);
     const s = store();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     await until(() => s.stored().length === 2);
     await queue.shutdown();
     expect(s.stored()).toEqual(["ok1", "ok2"]);
@@ -212,7 +214,7 @@ describe("the durable log queue", () => {
     const queue = await open(freshDir(), { maxCachedEvents: 3, maxBatchEvents: 4 });
     const s = store();
     s.hold();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     const sent = Array.from({ length: 30 }, (_, i) => `m${i}`);
     for (const id of sent) await queue.publish([update(id)]);
     s.release();
@@ -225,7 +227,7 @@ describe("the durable log queue", () => {
     const queue = await open(freshDir(), { maxCachedEvents: 1, maxBatchEvents: 4, maxWaitMs: 60_000 });
     const s = store();
     s.hold();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     await queue.publish([update("a0"), update("a1"), update("a2")]);
     await queue.publish([update("b0"), update("b1"), update("b2")]);
     s.release();
@@ -237,7 +239,7 @@ describe("the durable log queue", () => {
   it("drains on shutdown, then refuses new messages as retryable", async () => {
     const queue = await open(freshDir(), { maxWaitMs: 60_000, maxBatchEvents: 1000 });
     const s = store();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     await queue.publish([update("waiting")]);
     await queue.shutdown();
     expect(s.stored()).toEqual(["waiting"]);
@@ -253,7 +255,7 @@ describe("the durable log queue", () => {
     expect(await queue.adopt(orphan)).toBe(1);
     expect(existsSync(orphan)).toBe(false);
     const s = store();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     await queue.publish([update("own")]);
     await until(() => s.stored().length === 3);
     await queue.shutdown();
@@ -274,10 +276,10 @@ describe("the durable log queue", () => {
     let releaseFirst: () => void = () => {};
     const firstHeld = new Promise<void>((r) => (releaseFirst = r));
     const stored: string[] = [];
-    await queue.start(async (events) => {
+    await queue.start(delivering(async (events) => {
       if (ids(events)[0] === "a") await firstHeld;
       stored.push(...ids(events));
-    });
+    }));
     for (const id of ["a", "b", "c"]) await queue.publish([update(id)]);
     await until(() => stored.includes("b"));
     await new Promise((r) => setTimeout(r, 100));
@@ -298,14 +300,14 @@ describe("the durable log queue", () => {
     const first = await open(dir, { batchesInFlight: 2, maxBatchEvents: 1, shutdownDrainMs: 50 });
     const s1 = store();
     s1.failWith((events) => (ids(events).includes("a") ? new StoreUnavailableError("down") : null));
-    await first.start(s1.handler);
+    await first.start(delivering(s1.handler));
     await first.publish([update("a")]);
     await first.publish([update("b")]);
     await until(() => s1.stored().includes("b"));
     await first.shutdown();
     const second = await open(dir);
     const s2 = store();
-    await second.start(s2.handler);
+    await second.start(delivering(s2.handler));
     await until(() => s2.stored().length >= 2);
     await second.shutdown();
     expect(s2.stored()).toEqual(["a", "b"]);
@@ -326,7 +328,7 @@ describe("the durable log queue", () => {
 
     const queue = await open(dir, { maxBatchEvents: 500 });
     const s = store();
-    await queue.start(s.handler);
+    await queue.start(delivering(s.handler));
     await queue.shutdown();
     const delivered = s.stored();
     expect(new Set(delivered).size).toBe(delivered.length);

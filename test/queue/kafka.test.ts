@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { traceEventsTopic, type CallStartEvent, type TraceEvent } from "../../services/queue/events.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
 import { deadLetterTopic } from "../../services/queue/topic.js";
+import type { BatchHandler } from "../../services/queue/queue.js";
+import { deliverWith } from "../../services/worker/delivery.js";
 import { StoreUnavailableError } from "../../services/errors.js";
 import { client, iso, startTestService } from "../support/service.js";
 
@@ -25,8 +27,11 @@ function startEvent(id: string): CallStartEvent {
 
 const publisherOf = (topic: string, group: string) =>
   new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
-const consumerOf = (topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000, logger = log) =>
-  new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs: 100, maxBatchEvents, log: logger });
+/** A consumer whose `start` takes the store and puts the worker's delivery in front of it, as the service does. */
+function consumerOf(topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000, logger = log) {
+  const consumer = new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs: 100, maxBatchEvents, log: logger });
+  return { start: (store: BatchHandler<TraceEvent>) => consumer.start(deliverWith(store, logger, topic)), shutdown: () => consumer.shutdown() };
+}
 
 async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

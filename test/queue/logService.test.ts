@@ -27,7 +27,7 @@ const callIds = async (api: Client, project: string) => (await api.lines<{ id: s
 
 describe("the service on the durable log", () => {
   it("acknowledges writes once logged and stores them: parts of a call merged in any order", async () => {
-    const service = await startTestService({ EMBEDDED_QUEUE: "log", BATCH_MAX_WAIT_MS: "20" });
+    const service = await startTestService({ BATCH_MAX_WAIT_MS: "20" });
     const api = client(service.url);
     const P = "acme/log";
     try {
@@ -45,7 +45,7 @@ describe("the service on the durable log", () => {
 
   it("answers 429 with Retry-After beyond LOG_MAX_BYTES not yet stored, and stores exactly what it acknowledged", async () => {
     // The worker waits a minute to fill a batch: the first request stays in the log.
-    const service = await startTestService({ EMBEDDED_QUEUE: "log", LOG_MAX_BYTES: "2000", BATCH_MAX_WAIT_MS: "60000", BATCH_MAX_EVENTS: "100000" });
+    const service = await startTestService({ LOG_MAX_BYTES: "2000", BATCH_MAX_WAIT_MS: "60000", BATCH_MAX_EVENTS: "100000" });
     const api = client(service.url);
     const P = "acme/log-full";
     const request = (r: number) => ({ batch: Array.from({ length: 10 }, (_, i) => ({ mode: "start", req: { start: start(P, `r${r}-${i}`, { inputs: { text: "x".repeat(200) } }) } })) });
@@ -68,7 +68,7 @@ describe("the service on the durable log", () => {
     const topic = traceEventsTopic("tracehouse.events");
     const orphanDir = processLogDir(dataDir, topic.name, 1);
     const left = await DurableLogQueue.open(topic, {
-      dir: orphanDir, maxLogBytes: 1 << 20, maxPendingEvents: 100, maxPendingBytes: 1 << 20, maxBatchEvents: 100, maxWaitMs: 1, log: pino({ level: "silent" }),
+      dir: orphanDir, maxLogBytes: 1 << 20, maxPendingEvents: 100, maxPendingBytes: 1 << 20, maxBatchEvents: 100, maxBatchBytes: 1 << 20, maxWaitMs: 1, log: pino({ level: "silent" }),
     });
     const P = "acme/log-adopt";
     const event = (id: string): CallStartEvent => ({
@@ -77,7 +77,7 @@ describe("the service on the durable log", () => {
     });
     await left.publish([event("left-1"), event("left-2")]);
     await left.shutdown(); // its worker never ran: the records stay in its log
-    const service = await startTestService({ EMBEDDED_QUEUE: "log", DATA_DIR: dataDir, BATCH_MAX_WAIT_MS: "20" });
+    const service = await startTestService({ DATA_DIR: dataDir, BATCH_MAX_WAIT_MS: "20" });
     try {
       expect(existsSync(orphanDir)).toBe(false);
       const api = client(service.url);

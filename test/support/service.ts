@@ -23,13 +23,12 @@ export function basic(key: string): string {
 }
 
 /**
- * A whole service (ingest, worker, query) in this process, on its own fresh database.
- * Embedded mode with the in-process queue (EMBEDDED_QUEUE=memory) unless `env` says
- * otherwise: it answers a write once the worker stored it, so a test reads what it just
- * wrote. The durable log (the default outside tests), which answers once its record is
- * synced and stores it a little later, has its own tests (test/queue/durableLog*,
- * test/queue/logService.test.ts, test/durability/). The data directory made here is removed
- * by `stop()`; one passed in `env.DATA_DIR` is the caller's.
+ * A whole service (ingest, worker, query) in this process, on its own fresh database, in the
+ * configuration `make start` gives (the durable log, its consumer in a thread of its own)
+ * unless `env` says otherwise. A write is answered once it is durable and stored a moment
+ * later: `client` waits for the service's barrier (`GET /queue/stored`) after each write, so
+ * a test reads what it just wrote; a test that writes otherwise calls `waitStored`. The data
+ * directory made here is removed by `stop()`; one passed in `env.DATA_DIR` is the caller's.
  */
 export async function startTestService(env: Record<string, string> = {}): Promise<RunningService & { url: string; database: string }> {
   const database = `s_${randomBytes(6).toString("hex")}`;
@@ -43,7 +42,6 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     ...(ownDataDir === null ? {} : { DATA_DIR: ownDataDir }),
     AUTH_KEYS,
     LOG_LEVEL: "silent",
-    EMBEDDED_QUEUE: "memory",
     ...env,
   });
   const service = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }), typeof clickhouse === "string" ? {} : { clickhouse });
@@ -61,13 +59,27 @@ export interface Client {
   get(path: string, headers?: Record<string, string>): Promise<Response>;
 }
 
+/**
+ * Waits until every write the service acknowledged so far is stored (its barrier). A no-op
+ * where the service cannot tell (Kafka: 501).
+ */
+export async function waitStored(baseUrl: string, key: string = KEY_ACME): Promise<void> {
+  const res = await fetch(`${baseUrl}/queue/stored`, { headers: { authorization: basic(key) } });
+  const text = await res.text();
+  if (res.status !== 200 && res.status !== 501) throw new Error(`/queue/stored answered ${res.status}: ${text}`);
+}
+
+/** A client of the API with `key`; after each accepted POST it waits until what was acknowledged is stored (`waitStored`). */
 export function client(baseUrl: string, key: string = KEY_ACME): Client {
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${baseUrl}${path}`, {
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${baseUrl}${path}`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: basic(key), ...headers },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
+    if (res.status < 300) await waitStored(baseUrl, key);
+    return res;
+  };
   return {
     post,
     get: (path, headers = {}) => fetch(`${baseUrl}${path}`, { headers: { authorization: basic(key), ...headers } }),

@@ -4,7 +4,7 @@ import { Gauge } from "prom-client";
 import type { Logger } from "pino";
 import { QueueFullError, RetryableError } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
-import type { BatchHandler, EventConsumer, EventPublisher } from "../queue.js";
+import type { Deliver, EventConsumer, EventPublisher } from "../queue.js";
 import type { Topic } from "../topic.js";
 import { syncDirectory } from "./files.js";
 import { lockDirectory } from "./lock.js";
@@ -41,8 +41,8 @@ export interface DurableLogOptions {
   readonly maxPendingEvents: number;
   readonly maxPendingBytes: number;
   readonly maxBatchEvents: number;
-  /** Log bytes per batch at most (DEFAULT_BATCH_BYTES when absent). */
-  readonly maxBatchBytes?: number;
+  /** Log bytes per batch at most. */
+  readonly maxBatchBytes: number;
   readonly maxWaitMs: number;
   /** Batches the consumer hands to the handler at once (1 when absent). */
   readonly batchesInFlight?: number;
@@ -55,7 +55,6 @@ export interface DurableLogOptions {
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
-const DEFAULT_BATCH_BYTES = 64 * 1024 * 1024;
 const READ_BYTES = 4 * 1024 * 1024;
 
 const backlogGauge = new Gauge({ name: "queue_log_backlog_bytes", help: "Bytes in the embedded log not yet handled by the worker, by topic", labelNames: ["topic"] });
@@ -75,8 +74,15 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
 /** The consumer of a log: told of each synced group of records, and asked to drain at shutdown. */
 export interface LogFollower<T> {
   appended(records: readonly LoggedRecord<T>[], end: number): void;
+  /** Hands over the records before `position` without waiting for a fuller batch. */
+  hurry(position: number): void;
   /** Hands over what is in the log, for at most `ms`; resolves once it stopped. */
   drain(ms: number): Promise<unknown>;
+}
+
+interface StoredWaiter {
+  readonly position: number;
+  readonly resolve: () => void;
 }
 
 export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
@@ -94,6 +100,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private committing: Promise<void> = Promise.resolve();
   private shuttingDown: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
+  private storedWaiters: StoredWaiter[] = [];
 
   private constructor(
     private readonly topic: Topic<T>,
@@ -165,8 +172,23 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return moved;
   }
 
+  /** Everything synced before the call is stored: hurries the consumer and waits for the committed position to pass it. */
+  stored(timeoutMs: number): Promise<void> {
+    const position = this.durableEnd;
+    if (this.log.committed >= position) return Promise.resolve();
+    this.follower?.hurry(position);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.storedWaiters = this.storedWaiters.filter((w) => w !== waiter);
+        reject(new RetryableError(`not stored within ${timeoutMs} ms`, 1));
+      }, timeoutMs);
+      const waiter: StoredWaiter = { position, resolve: () => (clearTimeout(timer), resolve()) };
+      this.storedWaiters.push(waiter);
+    });
+  }
+
   /** Consumes in this thread. */
-  async start(handler: BatchHandler<T>): Promise<void> {
+  async start(deliver: Deliver<T>): Promise<void> {
     if (this.follower) throw new Error("already started");
     const consumer = new LogConsumer(
       this.topic,
@@ -175,7 +197,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       { committed: this.log.committed, end: this.durableEnd },
     );
     this.follower = consumer;
-    consumer.start(handler);
+    consumer.start(deliver);
   }
 
   /**
@@ -194,7 +216,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private get consumerSettings() {
     return {
       maxBatchEvents: this.options.maxBatchEvents,
-      maxBatchBytes: this.options.maxBatchBytes ?? DEFAULT_BATCH_BYTES,
+      maxBatchBytes: this.options.maxBatchBytes,
       maxWaitMs: this.options.maxWaitMs,
       batchesInFlight: this.options.batchesInFlight ?? 1,
       maxCachedEvents: this.options.maxCachedEvents ?? 2 * this.options.maxBatchEvents,
@@ -211,6 +233,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       if (position <= this.log.committed) return;
       await this.log.commit(position);
       this.updateGauge();
+      this.wakeStoredWaiters();
     });
     this.committing = next.catch((err: unknown) => {
       this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not commit the log position");
@@ -241,6 +264,13 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   close(): Promise<void> {
     return this.shutdown();
+  }
+
+  private wakeStoredWaiters(): void {
+    const committed = this.log.committed;
+    const [done, waiting] = [this.storedWaiters.filter((w) => w.position <= committed), this.storedWaiters.filter((w) => w.position > committed)];
+    this.storedWaiters = waiting;
+    for (const w of done) w.resolve();
   }
 
   private get backlogBytes(): number {

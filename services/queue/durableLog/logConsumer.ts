@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { RetryableError } from "../../errors.js";
-import type { BatchHandler } from "../queue.js";
+import type { Deliver, Delivery } from "../queue.js";
 import type { Topic } from "../topic.js";
 import { appendDeadLetters } from "./deadLetters.js";
 import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
@@ -41,19 +40,19 @@ async function settled(deliveries: readonly Promise<boolean>[]): Promise<boolean
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * The consuming side of a durable log (DurableLogQueue), in the publisher's thread or in a
- * thread of its own (logThread.ts). It is told of every synced group of records
- * (`appended`), with their messages or only their places, and hands the records over in
- * order from the committed position, whole, in batches of up to `maxBatchEvents` events and
- * `maxBatchBytes` log bytes (the worker holds a batch and its rows until they are stored); a
- * batch goes out once it is full, once its oldest record has waited `maxWaitMs`, or at once
- * when the records are a backlog (not told of since the start, or dropped from memory).
+ * The consuming side of a durable log (DurableLogQueue), in a thread of its own
+ * (logThread.ts) or, for the jobs topic, in the publisher's thread. It is told of every
+ * synced group of records (`appended`), with their messages or only their places, and hands
+ * the records over in order from the committed position, whole, in batches of up to
+ * `maxBatchEvents` events and `maxBatchBytes` log bytes (the worker holds a batch and its
+ * rows until they are stored); a batch goes out once it is full, once its oldest record has
+ * waited `maxWaitMs`, at once when the records are a backlog (not told of since the start,
+ * or dropped from memory), or at once up to a position someone waits for (`hurry`).
  * Records without their messages in memory are read back from the log and parsed.
  *
- * The committed position moves past a batch only after the handler stored it. A store
- * outage is retried with capped backoff, forever (until a drain's time is up); a batch the
- * store refuses is retried record by record and then message by message, and what is still
- * refused goes to `dead-letter.jsonl`, logged, never silently dropped.
+ * Each batch goes to the worker's delivery (worker/delivery.ts: retries, dead letters); the
+ * committed position moves past a batch only once it was delivered, in order. Records that
+ * are not messages of the topic's shape go to `dead-letter.jsonl` at once.
  */
 export class LogConsumer<T> {
   private durableEnd: number;
@@ -72,6 +71,13 @@ export class LogConsumer<T> {
   private readonly stopping = new Promise<void>((resolve) => (this.signalStop = resolve));
   private consuming: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
+  /** Records before this go out at once, without waiting for a fuller batch. */
+  private hurriedTo = 0;
+  private readonly delivery: Delivery<T> = {
+    live: () => !this.draining && !this.stopped,
+    pause: (ms) => this.pause(ms),
+    deadLetter: (messages, reason) => this.deadLetter(messages, reason),
+  };
 
   constructor(
     private readonly topic: Topic<T>,
@@ -93,9 +99,15 @@ export class LogConsumer<T> {
     this.wakeConsumer();
   }
 
-  start(handler: BatchHandler<T>): void {
+  /** Hands over the records before `position` without waiting for a fuller batch (someone waits for them). */
+  hurry(position: number): void {
+    this.hurriedTo = Math.max(this.hurriedTo, position);
+    this.wakeConsumer();
+  }
+
+  start(deliver: Deliver<T>): void {
     if (this.consuming) throw new Error("already started");
-    this.consuming = this.consume(handler).catch((err: unknown) => {
+    this.consuming = this.consume(deliver).catch((err: unknown) => {
       this.options.log.error({ err: errorText(err), topic: this.topic.name }, "log consumer stopped");
     });
   }
@@ -127,7 +139,7 @@ export class LogConsumer<T> {
    * (one is decoded and merged while the store writes the one before). Positions are
    * committed in order: a batch's end only once every batch before it was stored.
    */
-  private async consume(handler: BatchHandler<T>): Promise<void> {
+  private async consume(deliver: Deliver<T>): Promise<void> {
     const inFlight: Promise<boolean>[] = [];
     for (let failures = 0; await this.batchReady(); ) {
       let batch: DecodedRecord<T>[];
@@ -147,15 +159,16 @@ export class LogConsumer<T> {
       }
       failures = 0;
       if (batch.length === 0) continue;
-      inFlight.push(this.storeThenCommit(handler, batch, inFlight[inFlight.length - 1]));
+      inFlight.push(this.storeThenCommit(deliver, batch, inFlight[inFlight.length - 1]));
       if (inFlight.length >= this.options.batchesInFlight && !(await inFlight.shift()!)) return;
     }
     await settled(inFlight);
   }
 
   /** Stores the batch, then commits its end once the batch before it (`previous`) is committed; false when stopping first. */
-  private async storeThenCommit(handler: BatchHandler<T>, batch: readonly DecodedRecord<T>[], previous: Promise<boolean> | undefined): Promise<boolean> {
-    const stored = await this.deliver(handler, batch);
+  private async storeThenCommit(deliver: Deliver<T>, batch: readonly DecodedRecord<T>[], previous: Promise<boolean> | undefined): Promise<boolean> {
+    const messages = batch.length === 1 ? batch[0]!.messages : batch.flatMap((e) => e.messages);
+    const stored = await deliver(messages, this.delivery);
     if (!(await (previous ?? true)) || !stored) return false;
     await this.commit(batch[batch.length - 1]!.end);
     return true;
@@ -172,7 +185,7 @@ export class LogConsumer<T> {
         await this.sleepUntilWoken(null);
         continue;
       }
-      if (this.draining || this.next < this.recentStart || this.recent.events >= this.options.maxBatchEvents || this.recent.bytes >= this.options.maxBatchBytes) return true;
+      if (this.draining || this.next < this.recentStart || this.next < this.hurriedTo || this.recent.events >= this.options.maxBatchEvents || this.recent.bytes >= this.options.maxBatchBytes) return true;
       const waited = Date.now() - this.recent.first!.appendedAt;
       if (waited >= this.options.maxWaitMs) return true;
       await this.sleepUntilWoken(this.options.maxWaitMs - waited);
@@ -228,7 +241,7 @@ export class LogConsumer<T> {
       if (records.length === 0) this.next = next;
       for (const record of records) {
         const entry = this.decode(record);
-        if (entry.malformed) await this.deadLetter(entry.malformed, new Error("not a message of the topic's shape"));
+        if (entry.malformed) await this.deadLetter(entry.malformed, "not a message of the topic's shape");
         if (!fits(entry)) {
           this.carried = entry;
           this.next = entry.end;
@@ -249,41 +262,10 @@ export class LogConsumer<T> {
     return malformed ? { ...entry, malformed } : entry;
   }
 
-  /** Hands a batch to the handler until it is stored; false when stopping with it not stored. */
-  private async deliver(handler: BatchHandler<T>, batch: readonly DecodedRecord<T>[]): Promise<boolean> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.handle(handler, batch);
-        return true;
-      } catch (err) {
-        if (this.draining || this.stopped) return false;
-        this.options.log.warn({ err: errorText(err), attempt, topic: this.topic.name }, "store unavailable, retrying batch");
-        await this.pause(Math.min(200 * 2 ** attempt, 5_000));
-      }
-    }
-  }
-
-  /**
-   * Stores the batch; a refusal that is not an outage is narrowed down, record by record,
-   * then message by message, and the messages refused alone go to the dead letters.
-   */
-  private async handle(handler: BatchHandler<T>, batch: readonly DecodedRecord<T>[]): Promise<void> {
-    const messages = batch.length === 1 ? batch[0]!.messages : batch.flatMap((e) => e.messages);
-    if (messages.length === 0) return;
-    try {
-      await handler(messages);
-    } catch (err) {
-      if (err instanceof RetryableError) throw err;
-      if (messages.length === 1) return this.deadLetter(messages, err);
-      const parts = batch.length > 1 ? batch.map((e) => [e]) : messages.map((m) => [{ ...batch[0]!, events: 1, messages: [m] }]);
-      for (const part of parts) await this.handle(handler, part);
-    }
-  }
-
-  private async deadLetter(messages: readonly unknown[], err: unknown): Promise<void> {
+  private async deadLetter(messages: readonly unknown[], reason: string): Promise<void> {
     const path = join(this.options.dir, DEAD_LETTERS);
-    await appendDeadLetters(path, messages, errorText(err));
-    this.options.log.error({ err: errorText(err), count: messages.length, path, topic: this.topic.name }, "messages refused by the store set aside as dead letters");
+    await appendDeadLetters(path, messages, reason);
+    this.options.log.error({ err: reason, count: messages.length, path, topic: this.topic.name }, "messages set aside as dead letters");
   }
 
   private async commit(position: number): Promise<void> {

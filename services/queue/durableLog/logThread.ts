@@ -1,7 +1,7 @@
 import { parentPort, Worker, workerData, type ResourceLimits } from "node:worker_threads";
 import type { Logger } from "pino";
 import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "../../metrics.js";
-import type { BatchHandler } from "../queue.js";
+import type { Deliver } from "../queue.js";
 import type { Topic } from "../topic.js";
 import { LogConsumer, type LogConsumerOptions } from "./logConsumer.js";
 import { LogReader } from "./logReader.js";
@@ -35,6 +35,7 @@ type Place = Pick<LoggedRecord<unknown>, "start" | "end" | "events" | "appendedA
 
 type ToThread =
   | { readonly type: "appended"; readonly records: readonly Place[]; readonly end: number }
+  | { readonly type: "hurry"; readonly position: number }
   | { readonly type: "drain"; readonly ms: number }
   | { readonly type: "metrics"; readonly id: number };
 type FromThread =
@@ -111,6 +112,10 @@ export class LogThread<T> {
     this.post({ type: "appended", records: places, end });
   }
 
+  hurry(position: number): void {
+    this.post({ type: "hurry", position });
+  }
+
   async drain(ms: number): Promise<void> {
     this.draining = true;
     this.removeMetricsSource?.();
@@ -136,7 +141,7 @@ export class LogThread<T> {
 }
 
 /** The thread's side: consumes the log named in workerData with `handler`; `close` runs once drained. */
-export function runLogThread<T>(topic: Topic<T>, handler: BatchHandler<T>, log: Logger, close: () => Promise<void>): void {
+export function runLogThread<T>(topic: Topic<T>, deliver: Deliver<T>, log: Logger, close: () => Promise<void>): void {
   const port = parentPort;
   if (!port) throw new Error("runLogThread runs in a worker thread");
   const start = workerData as ThreadStart;
@@ -155,6 +160,10 @@ export function runLogThread<T>(topic: Topic<T>, handler: BatchHandler<T>, log: 
       consumer.appended(message.records.map((r) => ({ ...r, messages: null })), message.end);
       return;
     }
+    if (message.type === "hurry") {
+      consumer.hurry(message.position);
+      return;
+    }
     if (message.type === "metrics") {
       void metricsSnapshot().then((snapshot) => tell({ type: "metrics", id: message.id, snapshot }));
       return;
@@ -170,7 +179,7 @@ export function runLogThread<T>(topic: Topic<T>, handler: BatchHandler<T>, log: 
         setTimeout(() => process.exit(0), 1_000).unref();
       });
   });
-  consumer.start(handler);
+  consumer.start(deliver);
   log.debug({ dir: start.dir, committed: start.committed, end: start.end }, "log consumer thread running");
 }
 

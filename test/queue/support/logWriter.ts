@@ -5,7 +5,6 @@
  * test/queue/durableLogQueue.test.ts, which kills it with SIGKILL mid-load.
  */
 import pino from "pino";
-import { StoreUnavailableError } from "../../../services/errors.js";
 import { DurableLogQueue } from "../../../services/queue/durableLog/durableLogQueue.js";
 import { traceEventsTopic, type CallUpdateEvent } from "../../../services/queue/events.js";
 
@@ -16,13 +15,12 @@ const queue = await DurableLogQueue.open(traceEventsTopic("events"), {
   maxPendingEvents: 100_000,
   maxPendingBytes: 1 << 26,
   maxBatchEvents: 100,
+  maxBatchBytes: 1 << 20,
   maxWaitMs: 5,
   segmentBytes: 4096,
   log: pino({ level: "silent" }),
 });
-await queue.start(async () => {
-  throw new StoreUnavailableError("down");
-});
+await queue.start(async () => false); // the store is "down": nothing is ever delivered
 const update = (id: string): CallUpdateEvent => ({ kind: "call_update", project_id: "acme/crash", id, display_name: "x".repeat(40), updated_at: 1 });
 await Promise.all(
   Array.from({ length: 4 }, async (_, w) => {

@@ -1,0 +1,26 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { DurableLogQueue, type DurableLogOptions } from "../../services/queue/durableLog/durableLogQueue.js";
+import type { BatchHandler, Deliver } from "../../services/queue/queue.js";
+import type { Topic } from "../../services/queue/topic.js";
+import { deliverWith } from "../../services/worker/delivery.js";
+
+/** `handler` behind the worker's delivery (retries, splitting, dead letters), as the service starts its consumers. */
+export const delivering = <T>(handler: BatchHandler<T>): Deliver<T> => deliverWith(handler, pino({ level: "silent" }), "test");
+
+/** A durable log of `topic` in a fresh temporary directory, with small bounds. */
+export function temporaryLog<T>(topic: Topic<T>, options: Partial<DurableLogOptions> = {}): Promise<DurableLogQueue<T>> {
+  return DurableLogQueue.open(topic, {
+    dir: mkdtempSync(join(tmpdir(), "tracehouse-log-")),
+    maxLogBytes: 1 << 24,
+    maxPendingEvents: 10_000,
+    maxPendingBytes: 1 << 24,
+    maxBatchEvents: 100,
+    maxBatchBytes: 1 << 20,
+    maxWaitMs: 5,
+    log: pino({ level: "silent" }),
+    ...options,
+  });
+}
