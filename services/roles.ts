@@ -117,7 +117,7 @@ export const RESOURCES: readonly Resource[] = [
     name: "calls",
     migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION],
     routes: {
-      ingest: (api, parts) => mountCallIngest(api, publisherOf(parts), new CallsReadRepository(parts.store)),
+      ingest: (api, parts) => mountCallIngest(api, publisherOf(parts)),
       query: (api, { store }) =>
         mountCallQueries(api, {
           reads: new CallsReadRepository(store),

@@ -105,6 +105,20 @@ async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger
 }
 
 const SHUTDOWN_GRACE_MS = 15_000;
+/**
+ * Longest an operation on a project waits for that project's queued writes to be stored
+ * before it runs anyway (on what is stored): a worker far behind, or a store that is down,
+ * must not hold reads for long.
+ */
+const READ_YOUR_WRITES_WAIT_MS = 5_000;
+
+/** An operation on projects first waits for their queued writes (http/app.ts `queuedWritesStored`). */
+function readYourWrites(stored: (timeoutMs: number, scopes: readonly string[]) => Promise<void>, log: Logger) {
+  return (projects: readonly string[]) =>
+    stored(READ_YOUR_WRITES_WAIT_MS, projects).catch((err: unknown) => {
+      log.warn({ err: err instanceof Error ? err.message : String(err), projects }, "queued writes not stored in time: answering from what is stored");
+    });
+}
 /** The log consumer thread's module, beside this one (run through tsx as this one is). */
 const LOG_WORKER = moduleBeside(import.meta.url, "./worker/logWorker");
 
@@ -176,15 +190,22 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
 
   let server: Server | null = null;
   let url: string | null = null;
+  const queueStored = publisher?.stored?.bind(publisher);
   const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
   const servesApi = roles.has("ingest") || roles.has("query") || roles.has("inference");
   // A worker-only process answers only /health and /metrics, and only where METRICS_PORT asks it to.
   const port = servesApi ? config.PORT : config.METRICS_PORT;
   if (port !== undefined) {
-    const http = new HttpApi({ keys: ring, log, maxBodyBytes: config.MAX_BODY_BYTES, maxJsonDepth: config.JSON_MAX_DEPTH, recordedAnswers: new RetriesRepository(store) });
+    const http = new HttpApi({
+      keys: ring,
+      log,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      maxJsonDepth: config.JSON_MAX_DEPTH,
+      recordedAnswers: new RetriesRepository(store),
+      ...(queueStored ? { queuedWritesStored: readYourWrites(queueStored, log) } : {}),
+    });
     api = http;
-    const queueStored = publisher?.stored?.bind(publisher);
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)), ...(queueStored ? { queueStored } : {}) }, config.TRUSTED_PROXIES);
     if (servesApi) mountRoutes(api, roles, parts);
     mountDocs(api);

@@ -98,6 +98,12 @@ export interface Operation<
    * `parse` answers, or null, which sends the body to the schema (errors, unknown fields).
    */
   readonly fastBody?: (body: unknown) => (B extends z.ZodType ? z.output<B> : never) | null;
+  /**
+   * The operation's writes go through the queue: answered once durable, stored a moment
+   * later. Every other operation on a project first waits (boundedly) until what was queued
+   * for that project before it is stored, so a client reads what it just wrote.
+   */
+  readonly queued?: true;
 }
 
 export function operation<

@@ -20,6 +20,12 @@ export interface HttpOptions {
   readonly maxJsonDepth?: number;
   /** Where `recorded` operations keep their answers (http/retries.ts); without it they cannot be mounted. */
   readonly recordedAnswers?: RecordedAnswers;
+  /**
+   * Resolves once the writes queued for these projects before the call are stored; run before
+   * every operation on projects that is not itself `queued` (read-your-writes). Absent where
+   * this process cannot know (Kafka).
+   */
+  readonly queuedWritesStored?: (projects: readonly string[]) => Promise<void>;
 }
 
 const ANONYMOUS: Principal = { username: "anonymous", entities: new Set() };
@@ -131,6 +137,7 @@ export class HttpApi {
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
         for (const projectId of projects) checkReach(principal, projectId);
+        if (!op.queued && projects.length > 0) await this.options.queuedWritesStored?.(projects);
         const retryId = op.retries ? retryIdOf(req) : null;
         const ctx: RequestContext = {
           principal,

@@ -9,7 +9,6 @@ import { BODY_PROJECT, operation, PATH_PROJECT } from "../contract/operation.js"
 import { ValidationError } from "../errors.js";
 import { type TraceEvent } from "../queue/events.js";
 import type { EventPublisher } from "../queue/queue.js";
-import type { CallsReadRepository } from "../store/calls/callsRead.js";
 import { idMaker, toCompleteEvent, toEndEvent, toStartEvent } from "./callEvents.js";
 import { nowMicros } from "../times.js";
 
@@ -17,19 +16,19 @@ const TAG = "Calls";
 
 // Every write below is exact on a repeat under one retry id: ids it generates are derived from
 // the retry id (callEvents.ts), and the merge rewrites the same call; the process remembers its
-// answers besides. `/calls/delete` records its answer: a repeat would find nothing left to delete.
-export const callStartOp = operation({ id: "call_start", method: "post", path: "/call/start", summary: "Start a call", tag: TAG, body: CallStartReq, scope: { kind: "projects", of: ({ body }) => [body.start.project_id] }, response: CallStartRes, retries: "remembered", fastBody: checkCallStart });
-export const callEndOp = operation({ id: "call_end", method: "post", path: "/call/end", summary: "End a call", tag: TAG, body: CallEndReq, scope: { kind: "projects", of: ({ body }) => [body.end.project_id] }, response: EmptyResponse, retries: "remembered", fastBody: checkCallEnd });
-export const callUpsertBatchOp = operation({ id: "call_upsert_batch", method: "post", path: "/call/upsert_batch", summary: "Start and end calls in a batch", tag: TAG, body: CallCreateBatchReq, scope: { kind: "projects", of: ({ body }) => body.batch.map((item) => (item.mode === "start" ? item.req.start.project_id : item.req.end.project_id)) }, response: CallCreateBatchRes, retries: "remembered", fastBody: checkCallCreateBatch });
-export const callUpdateOp = operation({ id: "call_update", method: "post", path: "/call/update", summary: "Update a call's display name", tag: TAG, body: CallUpdateReq, scope: BODY_PROJECT, response: EmptyResponse, retries: "remembered" });
-export const callsDeleteOp = operation({ id: "calls_delete", method: "post", path: "/calls/delete", summary: "Delete calls and all their descendants", tag: TAG, body: CallsDeleteReq, scope: BODY_PROJECT, response: CallsDeleteRes, retries: "recorded" });
+// answers besides. `/calls/delete` records its answer too.
+export const callStartOp = operation({ id: "call_start", method: "post", path: "/call/start", summary: "Start a call", tag: TAG, body: CallStartReq, scope: { kind: "projects", of: ({ body }) => [body.start.project_id] }, response: CallStartRes, retries: "remembered", fastBody: checkCallStart, queued: true });
+export const callEndOp = operation({ id: "call_end", method: "post", path: "/call/end", summary: "End a call", tag: TAG, body: CallEndReq, scope: { kind: "projects", of: ({ body }) => [body.end.project_id] }, response: EmptyResponse, retries: "remembered", fastBody: checkCallEnd, queued: true });
+export const callUpsertBatchOp = operation({ id: "call_upsert_batch", method: "post", path: "/call/upsert_batch", summary: "Start and end calls in a batch", tag: TAG, body: CallCreateBatchReq, scope: { kind: "projects", of: ({ body }) => body.batch.map((item) => (item.mode === "start" ? item.req.start.project_id : item.req.end.project_id)) }, response: CallCreateBatchRes, retries: "remembered", fastBody: checkCallCreateBatch, queued: true });
+export const callUpdateOp = operation({ id: "call_update", method: "post", path: "/call/update", summary: "Update a call's display name", tag: TAG, body: CallUpdateReq, scope: BODY_PROJECT, response: EmptyResponse, retries: "remembered", queued: true });
+export const callsDeleteOp = operation({ id: "calls_delete", method: "post", path: "/calls/delete", summary: "Delete calls and all their descendants (also those still being stored, and children that arrive later). num_deleted counts the distinct ids asked for and accepted; descendants are not counted", tag: TAG, body: CallsDeleteReq, scope: BODY_PROJECT, response: CallsDeleteRes, retries: "recorded", queued: true });
 
 // The Weave Python SDK's ingest (calls_complete mode and its eager path). The reference server
 // hides v2 call/start and call/end from its OpenAPI document; they are listed here, since
 // this document is for the people running the service, and no client is generated from it.
-export const callsCompleteOp = operation({ id: "calls_complete", method: "post", path: "/v2/{entity}/{project}/calls/complete", summary: "Write finished calls, each start and end in one record", tag: TAG, params: V2ProjectParams, body: CallsUpsertCompleteReq, scope: PATH_PROJECT, response: EmptyResponse, retries: "remembered" });
-export const callStartV2Op = operation({ id: "call_start_v2", method: "post", path: "/v2/{entity}/{project}/call/start", summary: "Start a call (eager ops, calls still running at shutdown)", tag: TAG, params: V2ProjectParams, body: CallStartV2Req, scope: PATH_PROJECT, response: CallStartRes, retries: "remembered", fastBody: checkCallStart });
-export const callEndV2Op = operation({ id: "call_end_v2", method: "post", path: "/v2/{entity}/{project}/call/end", summary: "End a call; with started_at, shown finished even before its start arrives", tag: TAG, params: V2ProjectParams, body: CallEndV2Req, scope: PATH_PROJECT, response: EmptyResponse, retries: "remembered", fastBody: checkCallEnd });
+export const callsCompleteOp = operation({ id: "calls_complete", method: "post", path: "/v2/{entity}/{project}/calls/complete", summary: "Write finished calls, each start and end in one record", tag: TAG, params: V2ProjectParams, body: CallsUpsertCompleteReq, scope: PATH_PROJECT, response: EmptyResponse, retries: "remembered", queued: true });
+export const callStartV2Op = operation({ id: "call_start_v2", method: "post", path: "/v2/{entity}/{project}/call/start", summary: "Start a call (eager ops, calls still running at shutdown)", tag: TAG, params: V2ProjectParams, body: CallStartV2Req, scope: PATH_PROJECT, response: CallStartRes, retries: "remembered", fastBody: checkCallStart, queued: true });
+export const callEndV2Op = operation({ id: "call_end_v2", method: "post", path: "/v2/{entity}/{project}/call/end", summary: "End a call; with started_at, shown finished even before its start arrives", tag: TAG, params: V2ProjectParams, body: CallEndV2Req, scope: PATH_PROJECT, response: EmptyResponse, retries: "remembered", fastBody: checkCallEnd, queued: true });
 
 /** A v2 request writes only into the project of its path. */
 function checkPathProject(params: { entity: string; project: string }, projectIds: readonly string[], locOf: (i: number) => (string | number)[]): void {
@@ -39,7 +38,7 @@ function checkPathProject(params: { entity: string; project: string }, projectId
 }
 
 /** The write side of calls: validated requests become events on the queue. */
-export function mountCallIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, reads: CallsReadRepository): void {
+export function mountCallIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>): void {
   api.mount(callStartOp, async ({ body: { start } }, ctx) => {
     const event = toStartEvent(start, ctx.principal.username, idMaker(ctx.retryId, callStartOp.id));
     await publisher.publish([event], ctx.bodyBytes);
@@ -78,12 +77,10 @@ export function mountCallIngest(api: HttpApi, publisher: EventPublisher<TraceEve
   });
 
   api.mount(callsDeleteOp, async ({ body: req }, ctx) => {
-    const ids = await reads.withDescendants(req.project_id, req.call_ids);
+    // The worker finds the descendants when it applies the delete (worker/callDeletes.ts).
+    const ids = [...new Set(req.call_ids)];
     if (ids.length > 0) {
-      await publisher.publish(
-        [{ kind: "calls_delete", project_id: req.project_id, ids, deleted_at: nowMicros(), wb_user_id: ctx.principal.username }],
-        ctx.bodyBytes,
-      );
+      await publisher.publish([{ kind: "calls_delete", project_id: req.project_id, ids, deleted_at: nowMicros(), wb_user_id: ctx.principal.username }], ctx.bodyBytes);
     }
     return { num_deleted: ids.length };
   });

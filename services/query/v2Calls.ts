@@ -253,10 +253,9 @@ export class EvalCallsService {
     return out;
   }
 
+  /** The worker's merge deletes their descendants with them (worker/callDeletes.ts). */
   private async deleteWithDescendants(projectId: string, ids: readonly string[], user: string): Promise<void> {
-    if (ids.length === 0) return;
-    const all = await this.reads.withDescendants(projectId, ids);
-    if (all.length > 0) await this.write([{ kind: "calls_delete", project_id: projectId, ids: all, deleted_at: this.clock.nowMicros(), wb_user_id: user }]);
+    if (ids.length > 0) await this.write([{ kind: "calls_delete", project_id: projectId, ids, deleted_at: this.clock.nowMicros(), wb_user_id: user }]);
   }
 }
 

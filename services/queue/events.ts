@@ -62,7 +62,7 @@ export interface CallUpdateEvent {
   readonly updated_at: number;
 }
 
-/** The ids already include every descendant of the calls the client named. */
+/** The calls a client named; the worker deletes their descendants with them (worker/callDeletes.ts). */
 export interface CallsDeleteEvent {
   readonly kind: "calls_delete";
   readonly project_id: string;
@@ -242,5 +242,5 @@ export function isTraceEvent(value: unknown): value is TraceEvent {
 
 /** The call events topic: ingest publishes to it, the worker writes what it reads. */
 export function traceEventsTopic(name: string): Topic<TraceEvent> {
-  return { name, key: eventKey, schema: TraceEventSchema, accepts: isTraceEvent };
+  return { name, key: eventKey, schema: TraceEventSchema, accepts: isTraceEvent, readScope: (event) => event.project_id };
 }

@@ -17,11 +17,12 @@ export interface EventPublisher<T> {
   healthy(): Promise<boolean>;
   /**
    * Resolves once everything this publisher acknowledged before the call is stored by the
-   * worker (readable), or rejects with RetryableError after `timeoutMs`. Only where the
+   * worker (readable), or only what it acknowledged for these scopes (the topic's
+   * `readScope`: projects); rejects with RetryableError after `timeoutMs`. Only where the
    * worker is known to this process (the durable log); absent for Kafka, whose consumers
    * may run anywhere.
    */
-  stored?(timeoutMs: number): Promise<void>;
+  stored?(timeoutMs: number, scopes?: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

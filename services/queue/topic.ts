@@ -17,6 +17,11 @@ export interface Topic<T> {
    * path; tested to agree with the schema.
    */
   readonly accepts?: (value: unknown) => value is T;
+  /**
+   * What a reader waits on (a project): `EventPublisher.stored` for some scopes waits only
+   * for the messages of those scopes (and what precedes them in the queue).
+   */
+  readonly readScope?: (message: T) => string;
 }
 
 export const deadLetterTopic = (topic: string): string => `${topic}.dead-letter`;

@@ -1,12 +1,14 @@
 import type { CallEvent, CallPartEvent, CallsDeleteEvent } from "../queue/events.js";
 import type { CallSnapshot } from "../store/calls/callRows.js";
-import { callKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
+import { callKey, type CallKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
+import { applyDeletes } from "./callDeletes.js";
 import { isStartPart, mergeCallParts, snapshotVersion, type OrphanPart } from "./callMerge.js";
 import { nowMicros } from "../times.js";
 
 /** Something more that the worker maintains from each batch's merged calls (thread aggregates). */
 export interface CallsDerivedWriter {
-  write(calls: readonly CallSnapshot[], deletes: readonly CallsDeleteEvent[]): Promise<void>;
+  /** `deleted`: every call the batch's deletes reached, and the batch's calls deleted before they came. */
+  write(calls: readonly CallSnapshot[], deleted: readonly CallKey[]): Promise<void>;
 }
 
 interface Grouped {
@@ -37,7 +39,7 @@ function group(events: readonly CallEvent[]): Grouped {
 /**
  * Turns one batch of events into storage writes. Parts are grouped per call; calls without
  * their start in the batch are read back from ClickHouse first, and parts of calls that
- * are still unknown are parked.
+ * are still unknown are parked. Deletes are applied once the calls are written (callDeletes.ts).
  *
  * Several writers may run at once (the processes of a cluster each write what they
  * received; a Kafka rebalance can briefly hand a partition to two consumers), so the start
@@ -78,11 +80,12 @@ export class CallBatchWriter {
       this.repo.insertSnapshots([...started, ...continued, ...placeholders].map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, now) }))),
       this.repo.insertIndex([...started, ...placeholders]),
       parkAfterIndex ? undefined : this.repo.insertOrphans(parked.flat(), now),
-      this.repo.insertDeletions(deletes),
     ]);
     if (parkAfterIndex) await this.repo.insertOrphans(parked.flat(), now);
     const [final, adopted] = await Promise.all([this.applyParked(withStart, started), this.adoptParked(parked)]);
-    for (const writer of this.derived) await writer.write([...final, ...continued, ...placeholders, ...adopted], deletes);
+    const calls = [...final, ...continued, ...placeholders, ...adopted];
+    const deleted = await applyDeletes(this.repo, deletes, calls);
+    for (const writer of this.derived) await writer.write(calls, deleted);
   }
 
   /** Calls started in this batch that had parts parked before: written again with them. */

@@ -1,5 +1,5 @@
-import type { CallsDeleteEvent } from "../queue/events.js";
 import type { CallSnapshot } from "../store/calls/callRows.js";
+import { callKey, type CallKey } from "../store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { turnRowFromSnapshot, type TurnRow } from "../store/threads/threadRows.js";
 import { ThreadsWriteRepository } from "../store/threads/threadsWrite.js";
@@ -25,14 +25,15 @@ export class ThreadAggregatesWriter implements CallsDerivedWriter {
     this.repo = new ThreadsWriteRepository(store);
   }
 
-  async write(calls: readonly CallSnapshot[], deletes: readonly CallsDeleteEvent[]): Promise<void> {
+  async write(calls: readonly CallSnapshot[], deleted: readonly CallKey[]): Promise<void> {
     const now = this.clock();
     const rows: TurnRow[] = [];
+    const gone = new Set(deleted.map(callKey));
     for (const call of calls) {
-      const row = turnRowFromSnapshot(call, now);
+      const row = gone.has(callKey(call)) ? null : turnRowFromSnapshot(call, now);
       if (row) rows.push(row);
     }
-    for (const [projectId, ids] of deletedIdsByProject(deletes)) rows.push(...(await this.repo.deletedTurnRows(projectId, ids, now)));
+    for (const [projectId, ids] of idsByProject(deleted)) rows.push(...(await this.repo.deletedTurnRows(projectId, ids, now)));
     if (rows.length === 0) return;
     await this.repo.insertTurns(rows);
 
@@ -43,12 +44,12 @@ export class ThreadAggregatesWriter implements CallsDerivedWriter {
   }
 }
 
-function deletedIdsByProject(deletes: readonly CallsDeleteEvent[]): Map<string, string[]> {
+function idsByProject(keys: readonly CallKey[]): Map<string, string[]> {
   const out = new Map<string, Set<string>>();
-  for (const d of deletes) {
-    const ids = out.get(d.project_id) ?? new Set<string>();
-    for (const id of d.ids) ids.add(id);
-    out.set(d.project_id, ids);
+  for (const k of keys) {
+    const ids = out.get(k.project_id) ?? new Set<string>();
+    ids.add(k.id);
+    out.set(k.project_id, ids);
   }
   return new Map([...out].map(([p, ids]) => [p, [...ids]]));
 }

@@ -26,8 +26,8 @@ export function basic(key: string): string {
  * A whole service (ingest, worker, query) in this process, on its own fresh database, in the
  * configuration `make start` gives (the durable log, its consumer in a thread of its own)
  * unless `env` says otherwise. A write is answered once it is durable and stored a moment
- * later: `client` waits for the service's barrier (`GET /queue/stored`) after each write, so
- * a test reads what it just wrote; a test that writes otherwise calls `waitStored`. The data
+ * later; an operation on a project waits for that project's queued writes (read-your-writes),
+ * and `waitStored` waits for all of them (the service's barrier, `GET /queue/stored`). The data
  * directory made here is removed by `stop()`; one passed in `env.DATA_DIR` is the caller's.
  */
 export async function startTestService(env: Record<string, string> = {}): Promise<RunningService & { url: string; database: string }> {
@@ -69,17 +69,14 @@ export async function waitStored(baseUrl: string, key: string = KEY_ACME): Promi
   if (res.status !== 200 && res.status !== 501) throw new Error(`/queue/stored answered ${res.status}: ${text}`);
 }
 
-/** A client of the API with `key`; after each accepted POST it waits until what was acknowledged is stored (`waitStored`). */
+/** A client of the API with `key`: it sends each request as soon as the last one is answered, as SDKs do. */
 export function client(baseUrl: string, key: string = KEY_ACME): Client {
-  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${baseUrl}${path}`, {
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${baseUrl}${path}`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: basic(key), ...headers },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
-    if (res.status < 300) await waitStored(baseUrl, key);
-    return res;
-  };
   return {
     post,
     get: (path, headers = {}) => fetch(`${baseUrl}${path}`, { headers: { authorization: basic(key), ...headers } }),

@@ -61,6 +61,8 @@ const backlogGauge = new Gauge({ name: "queue_log_backlog_bytes", help: "Bytes i
 
 interface Waiting<T> {
   readonly events: number;
+  /** The read scopes of its messages (Topic.readScope). */
+  readonly scopes: readonly string[];
   /** Kept only for a consumer in this thread (the others read the log): a request's parsed events are garbage once encoded. */
   readonly messages: readonly T[] | null;
   readonly payload: Buffer;
@@ -101,6 +103,8 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private shuttingDown: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
   private storedWaiters: StoredWaiter[] = [];
+  /** Per read scope, the end of its last synced record not yet committed. */
+  private readonly scopeEnds = new Map<string, number>();
 
   private constructor(
     private readonly topic: Topic<T>,
@@ -134,8 +138,9 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       return Promise.reject(err);
     }
     this.unsyncedBytes += framedSize(payload);
+    const scopes = this.scopesOf(messages);
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ events: messages.length, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject });
+      this.waiting.push({ events: messages.length, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject });
       this.kick();
     });
   }
@@ -172,9 +177,12 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return moved;
   }
 
-  /** Everything synced before the call is stored: hurries the consumer and waits for the committed position to pass it. */
-  stored(timeoutMs: number): Promise<void> {
-    const position = this.durableEnd;
+  /**
+   * Everything synced before the call (of these scopes, or all) is stored: hurries the
+   * consumer and waits for the committed position to pass it.
+   */
+  stored(timeoutMs: number, scopes?: readonly string[]): Promise<void> {
+    const position = scopes ? Math.max(0, ...scopes.map((s) => this.scopeEnds.get(s) ?? 0)) : this.durableEnd;
     if (this.log.committed >= position) return Promise.resolve();
     this.follower?.hurry(position);
     return new Promise<void>((resolve, reject) => {
@@ -266,8 +274,16 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return this.shutdown();
   }
 
+  private scopesOf(messages: readonly T[]): readonly string[] {
+    const scopeOf = this.topic.readScope;
+    if (!scopeOf) return [];
+    if (messages.length === 1) return [scopeOf(messages[0]!)];
+    return [...new Set(messages.map(scopeOf))];
+  }
+
   private wakeStoredWaiters(): void {
     const committed = this.log.committed;
+    for (const [scope, end] of this.scopeEnds) if (end <= committed) this.scopeEnds.delete(scope);
     const [done, waiting] = [this.storedWaiters.filter((w) => w.position <= committed), this.storedWaiters.filter((w) => w.position > committed)];
     this.storedWaiters = waiting;
     for (const w of done) w.resolve();
@@ -302,6 +318,9 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       return;
     }
     this.durableEnd = this.log.end;
+    group.forEach((w, i) => {
+      for (const scope of w.scopes) this.scopeEnds.set(scope, ends[i]!);
+    });
     for (const w of group) this.settle(w, w.resolve);
     this.updateGauge();
     if (this.follower) {

@@ -165,35 +165,4 @@ export class CallsReadRepository {
     });
     return new Map(rows.map((r) => [r.trace_id, Number(r.size)]));
   }
-
-  /** The given calls and all their descendants that exist and are not deleted yet. */
-  async withDescendants(projectId: string, ids: readonly string[]): Promise<string[]> {
-    const pb = new ParamBuilder();
-    const project = pb.str(projectId);
-    const rows = await this.store.rows<{ id: string; parent_id: string | null }>("calls_descendants", {
-      sql: `SELECT DISTINCT id, parent_id FROM call_index
-            WHERE project_id = ${project}
-              AND trace_id IN (SELECT trace_id FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})
-              AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
-      params: pb.params,
-    });
-    const children = new Map<string, string[]>();
-    const present = new Set<string>();
-    for (const r of rows) {
-      present.add(r.id);
-      if (r.parent_id === null) continue;
-      const list = children.get(r.parent_id) ?? [];
-      list.push(r.id);
-      children.set(r.parent_id, list);
-    }
-    const found = new Set<string>();
-    const stack = ids.filter((id) => present.has(id));
-    while (stack.length > 0) {
-      const id = stack.pop()!;
-      if (found.has(id)) continue;
-      found.add(id);
-      stack.push(...(children.get(id) ?? []));
-    }
-    return [...found];
-  }
 }

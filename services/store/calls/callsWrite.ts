@@ -1,4 +1,4 @@
-import type { CallEndEvent, CallsDeleteEvent, CallUpdateEvent } from "../../queue/events.js";
+import type { CallEndEvent, CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
@@ -8,6 +8,12 @@ import { flattenCallRow } from "./flatten.js";
 export interface CallKey {
   readonly project_id: string;
   readonly id: string;
+}
+
+/** A `call_deletions` row: the call is hidden from every read. */
+export interface CallDeletion extends CallKey {
+  readonly deleted_at: number;
+  readonly wb_user_id: string;
 }
 
 /** A part kept in `call_orphan_parts` until its call's start is stored. */
@@ -142,11 +148,51 @@ export class CallsWriteRepository {
     );
   }
 
-  async insertDeletions(events: readonly CallsDeleteEvent[]): Promise<void> {
-    await this.store.insert(
-      "worker_insert_deletions",
-      "call_deletions",
-      events.flatMap((e) => e.ids.map((id) => ({ project_id: e.project_id, id, deleted_at: e.deleted_at, wb_user_id: e.wb_user_id }))),
-    );
+  async insertDeletions(deletions: readonly CallDeletion[]): Promise<void> {
+    await this.store.insert("worker_insert_deletions", "call_deletions", deletions);
+  }
+
+  /** Which of these projects have any deletion at all (most have none: their batches skip the lookups). */
+  async projectsWithDeletions(projectIds: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (const chunk of idChunks(projectIds)) {
+      const pb = new ParamBuilder();
+      const rows = await this.store.rows<{ project_id: string }>("worker_projects_with_deletions", {
+        sql: `SELECT DISTINCT project_id FROM call_deletions WHERE project_id IN ${pb.inStrings(chunk)}`,
+        params: pb.params,
+      });
+      for (const row of rows) found.add(row.project_id);
+    }
+    return found;
+  }
+
+  /** The stored deletions of any of these calls, by `callKey`. */
+  async findDeletions(keys: readonly CallKey[]): Promise<Map<string, CallDeletion>> {
+    const found = new Map<string, CallDeletion>();
+    for (const [projectId, ids] of byProject(keys)) {
+      const pb = new ParamBuilder();
+      const rows = await this.store.rows<{ id: string; deleted_at: string | number; wb_user_id: string }>("worker_find_deletions", {
+        sql: `SELECT id, min(deleted_at) AS deleted_at, any(wb_user_id) AS wb_user_id FROM call_deletions
+              WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)} GROUP BY id`,
+        params: pb.params,
+      });
+      for (const row of rows) found.set(callKey({ project_id: projectId, id: row.id }), { project_id: projectId, id: row.id, deleted_at: Number(row.deleted_at), wb_user_id: row.wb_user_id });
+    }
+    return found;
+  }
+
+  /** The stored calls whose parent is one of these calls, as (child, parent) pairs. */
+  async findChildren(keys: readonly CallKey[]): Promise<{ readonly child: CallKey; readonly parentId: string }[]> {
+    const found: { child: CallKey; parentId: string }[] = [];
+    for (const [projectId, ids] of byProject(keys)) {
+      const pb = new ParamBuilder();
+      const rows = await this.store.rows<{ id: string; parent_id: string }>("worker_find_children", {
+        sql: `SELECT DISTINCT id, assumeNotNull(parent_id) AS parent_id FROM call_index
+              WHERE project_id = ${pb.str(projectId)} AND parent_id IN ${pb.inStrings(ids)}`,
+        params: pb.params,
+      });
+      for (const row of rows) found.push({ child: { project_id: projectId, id: row.id }, parentId: row.parent_id });
+    }
+    return found;
   }
 }
