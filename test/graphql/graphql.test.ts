@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { basic, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
+import { basic, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService, waitStored } from "../support/service.js";
 
 /**
  * The GraphQL documents the Weave Python SDK sends at `weave.init`, as graphql-core's
@@ -76,6 +76,8 @@ describe("POST /graphql (the W&B subset the Weave SDK uses)", () => {
       body: JSON.stringify({ start: { project_id: "acme/written", op_name: "op", started_at, attributes: {}, inputs: {} } }),
     });
     expect(res.status).toBe(200);
+    // The worker records the project when it stores the call; GraphQL names it inside the query, so it does not wait by itself.
+    await waitStored(service.url);
     expect((await gql({ query: PROJECT, variables: { entityName: "acme", name: "written" } })).body).toEqual({ data: { project: { name: "written" } } });
   });
 

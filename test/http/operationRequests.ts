@@ -152,6 +152,7 @@ export function formOf(parts: [string, string | Uint8Array][]): FormData {
 export const KEY_ONLY_BODIES: Record<string, unknown> = {
   version: undefined,
   server_info: undefined,
+  queue_stored: undefined,
   geolocate: undefined,
   projects_info: { project_ids: [PROJECT] },
   projects_list: undefined,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowDigest, tableDigest } from "../../services/digests.js";
 import { parseLossless } from "../../services/losslessJson.js";
 import { baseModels, baseModelWeights } from "../../services/lm/index.js";
-import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
+import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService, waitStored } from "../support/service.js";
 import { formOf, KEY_ONLY, KEY_ONLY_BODIES, LOOKED_UP, PROJECT, PROJECT_REQUESTS, PUBLIC, START, STREAMED } from "./operationRequests.js";
 
 /**
@@ -90,6 +90,7 @@ describe("operation scopes", () => {
     const admin = client(service.url, KEY_ADMIN);
     await admin.json("/call/upsert_batch", { batch: [{ mode: "start", req: { start: { ...START, project_id: "acme/listed" } } }] });
     await admin.json("/call/upsert_batch", { batch: [{ mode: "start", req: { start: { ...START, project_id: "other/hidden" } } }] });
+    await waitStored(service.url); // the worker records a project when it stores its calls
     const acme = await (await client(service.url, KEY_ACME).get("/projects")).json();
     // acme/scoped holds no calls, only a file (the training model's weights): listed too.
     expect(acme).toEqual({

@@ -73,13 +73,13 @@ describe("retried writes with ids of their own", () => {
     expect(calls.map((c) => [c.id, c.ended_at])).toEqual([[id, at(6)]]);
   });
 
-  it("calls/delete: the repeat answers the first num_deleted, though nothing is left to delete", async () => {
+  it("calls/delete: the repeat answers the first answer, and the call and its child stay deleted", async () => {
     const root = "019aa4e5-0000-7000-8000-000000000010";
     const child = { project_id: P, id: "019aa4e5-0000-7000-8000-000000000011", trace_id: root, op_name: "op", parent_id: root, started_at: at(8), ended_at: at(9), inputs: "{}", output: "1", summary: "{}" };
     const batch = completeBatchJson([{ ...child, id: root, parent_id: null, started_at: at(7) }, child]);
     expect((await rawPost(a.url, v2Path(P, "calls/complete"), batch, remoteHttpHeaders(newRetryId()))).status).toBe(200);
     const answers = bodies(await thrice("/calls/delete", JSON.stringify({ project_id: P, call_ids: [root] }), newRetryId()));
-    expect(answers).toEqual([0, 1, 2].map(() => ({ status: 200, body: { num_deleted: 2 } })));
+    expect(answers).toEqual([0, 1, 2].map(() => ({ status: 200, body: { num_deleted: 1 } })));
     expect(await count({ call_ids: [root, child.id] })).toEqual({ count: 0 });
   });
 });

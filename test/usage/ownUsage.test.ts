@@ -3,7 +3,7 @@ import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { storeOn } from "../support/database.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { ownUsageSql } from "../../services/store/usage/ownUsage.js";
-import { iso, serviceForFile } from "../support/service.js";
+import { iso, serviceForFile, waitStored } from "../support/service.js";
 
 /**
  * ownUsageSql on the real ClickHouse: calls written through /call/upsert_batch, the own
@@ -37,6 +37,7 @@ async function write(project: string, specs: Spec[]): Promise<void> {
     ...(s.running ? [] : [{ mode: "end", req: { end: { project_id: project, id: s.id, ended_at: iso(T0 + 1000 - i), summary: s.usage ? { usage: s.usage } : {} } } }]),
   ]);
   await api.json("/call/upsert_batch", { batch });
+  await waitStored(service.url); // read below straight from the store, not through the API
 }
 
 type Row = { id: string; model: string; requests: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; started_at?: number };
@@ -132,6 +133,7 @@ describe("ownUsageSql", () => {
     ]);
     expect(await own("acme/own-wanted", (pb) => `id = ${pb.str("p")}`)).toEqual([]);
     await api.json("/calls/delete", { project_id: "acme/own-wanted", call_ids: ["k2"] });
+    await waitStored(service.url);
     const notDeleted = (pb: ParamBuilder) => `id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${pb.str("acme/own-wanted")})`;
     expect(await own("acme/own-wanted", notDeleted)).toEqual([row("k1", "m", 1, 12, 1)]);
   });
@@ -146,6 +148,7 @@ describe("ownUsageSql", () => {
         { mode: "start", req: { start: { project_id: P, id: "k", op_name: "op-k", trace_id: "t", parent_id: "p", started_at: iso(T0 + 10), attributes: weave("js-sdk"), inputs: {} } } },
       ],
     });
+    await waitStored(service.url);
     expect(await own(P)).toEqual([row("k", "m", 2, 25, 1), row("p", "m", 1, 5, 2)]);
   });
 
