@@ -2,8 +2,7 @@
  * Annotation queue benchmark (issue 11, "Tests and speed": item queries on a 100,000-item
  * queue). Run: `npx tsx bench/run.ts annotation` (or `make bench`).
  *
- * Starts its own ClickHouse and a service process (in-process queue, so an ingest answer means
- * stored), logs BENCH_ANNOTATION_ITEMS calls (100,000 by default; 10 op names) through
+ * Starts its own ClickHouse and a service process, logs BENCH_ANNOTATION_ITEMS calls (100,000 by default; 10 op names) through
  * `/call/upsert_batch`, creates a queue and adds every call through
  * `/annotation_queues/{id}/items` in requests of 10,000 ids, then moves BENCH_ANNOTATION_PROGRESS
  * items (500) to `completed` (and as many others to `in_progress`) through the progress route.
@@ -34,6 +33,12 @@ async function post<T>(service: ServiceProcess, path: string, body: unknown): Pr
   const answer = await res.text();
   if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${answer.slice(0, 500)}`);
   return JSON.parse(answer) as T;
+}
+
+/** Waits until every write the service acknowledged is stored (its barrier). */
+async function waitStored(service: ServiceProcess): Promise<void> {
+  const res = await fetch(`${service.url}/queue/stored?timeout_ms=600000`, { headers: { authorization: BENCH_AUTH } });
+  if (res.status !== 200) throw new Error(`/queue/stored answered ${res.status}: ${(await res.text()).slice(0, 500)}`);
 }
 
 /** Runs `work(i)` for i in [0, count) on CLIENTS concurrent workers. */
@@ -96,10 +101,11 @@ async function main(): Promise<void> {
   const bench = await startBenchClickHouse("annotation");
   console.log(`ClickHouse data on: ${bench.filesystem}`);
   await ensureDatabase(bench.ch.url, DATABASE);
-  const service = await spawnService({ CLICKHOUSE_URL: bench.ch.url, CLICKHOUSE_DATABASE: DATABASE, DATA_DIR: bench.dir, EMBEDDED_QUEUE: "memory" });
+  const service = await spawnService({ CLICKHOUSE_URL: bench.ch.url, CLICKHOUSE_DATABASE: DATABASE, DATA_DIR: bench.dir });
   try {
     let t = performance.now();
     await logCalls(service);
+    await waitStored(service); // every call stored before the queue takes them
     const ingestS = (performance.now() - t) / 1000;
     const { id: queueId } = await post<{ id: string }>(service, "/annotation_queues", { project_id: PROJECT, name: "bench", scorer_refs: [] });
     t = performance.now();

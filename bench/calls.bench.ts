@@ -2,8 +2,8 @@
  * Calls pipeline benchmarks (issue: calls pipeline). Prints:
  * - ingest throughput: upsert_batch of 500 parts, 8 concurrent clients, acknowledged and
  *   queryable, with the ratio to clickhouse-client inserting the same rows from a file;
- * - single /call/start at 500 requests/s: p50/p99 acknowledgement latency, embedded (log and
- *   in-process queue) and Kafka;
+ * - single /call/start at 500 requests/s: p50/p99 acknowledgement latency, embedded (the
+ *   durable log) and Kafka;
  * - reads over 1,000,000 calls in one project, with the ratio to the bare SQL;
  * - the service's peak RSS while ingesting.
  */
@@ -18,7 +18,6 @@ const CLIENTS = 8;
 const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
 const QUERY_CALLS = Number(process.env.BENCH_QUERY_CALLS ?? 1_000_000);
 /** BENCH_SECTIONS=ingest,latency,reads (the default): which figures to measure. */
-const EMBEDDED_QUEUE = process.env.EMBEDDED_QUEUE ?? "log";
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "ingest,latency,reads").split(",");
 
 const post = (url: string, path: string, body: string | Uint8Array<ArrayBuffer>) =>
@@ -146,7 +145,7 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
   await embedded.stop();
   const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, "bench/ingest");
   const ourCallsPerSecond = ingestResult.parts / 2 / ingestResult.queryableSeconds;
-  printTable(`Ingest: upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients (embedded mode, EMBEDDED_QUEUE=${EMBEDDED_QUEUE}, PROCESSES=${BENCH_PROCESSES})`, [{
+  printTable(`Ingest: upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients (embedded mode, the durable log, PROCESSES=${BENCH_PROCESSES})`, [{
     parts: ingestResult.parts,
     "acked parts/s": ingestResult.parts / ingestResult.ackSeconds,
     "queryable parts/s": ingestResult.parts / ingestResult.queryableSeconds,
@@ -158,18 +157,14 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
 }
 
 async function latencySection(env: Record<string, string>, brokers: string): Promise<void> {
-  const embedded = await spawnService({ ...env, EMBEDDED_QUEUE: "log" });
+  const embedded = await spawnService(env);
   const embeddedLatency = await startLatency(embedded, "bench/latency", 500, 6);
   await embedded.stop();
-  const inProcess = await spawnService({ ...env, EMBEDDED_QUEUE: "memory" });
-  const inProcessLatency = await startLatency(inProcess, "bench/latency-memory", 500, 6);
-  await inProcess.stop();
   const viaKafka = await spawnService({ ...env, KAFKA_BROKERS: brokers, KAFKA_TOPIC: "bench-latency", BATCH_MAX_WAIT_MS: "200" });
   const kafkaLatency = await startLatency(viaKafka, "bench/latency-kafka", 500, 6);
   await viaKafka.stop();
   printTable("Single /call/start at 500 requests/s for 6 s: acknowledgement latency", [
     { mode: "embedded log (acked = synced to the log)", "p50 ms": embeddedLatency.p50, "p99 ms": embeddedLatency.p99, ok: embeddedLatency.ok, sent: embeddedLatency.total },
-    { mode: "embedded memory (acked = in ClickHouse)", "p50 ms": inProcessLatency.p50, "p99 ms": inProcessLatency.p99, ok: inProcessLatency.ok, sent: inProcessLatency.total },
     { mode: "Kafka (acked = acks=all)", "p50 ms": kafkaLatency.p50, "p99 ms": kafkaLatency.p99, ok: kafkaLatency.ok, sent: kafkaLatency.total },
   ]);
 }
