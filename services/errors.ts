@@ -1,6 +1,6 @@
 /**
  * Every typed error of the service, classified by type only (never by message). Each maps
- * to one HTTP answer in the HTTP layer (http/errorAnswer.ts):
+ * to one HTTP answer in the HTTP layer (`errorAnswer` in http/app.ts):
  *
  * | error                         | answer                     | retried by clients |
  * |-------------------------------|----------------------------|--------------------|

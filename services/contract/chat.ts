@@ -4,7 +4,7 @@ import { operation, type RequestHeaders } from "./operation.js";
 import { z } from "./zod.js";
 
 /**
- * Chat completions in the OpenAI convention (spec/training-api.md, "Chat completions"): what
+ * Chat completions in the OpenAI convention (the interface spec beside this repository, shared/spec/training-api.md, "Chat completions"): what
  * the OpenAI SDKs and OpenPipe ART send and read. Unknown request fields are accepted (and
  * named in `X-Ignored-Fields`); the fields ART adds are declared so they are not reported.
  */

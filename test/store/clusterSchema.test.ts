@@ -92,11 +92,11 @@ describe("schema migrations, cluster form (CLICKHOUSE_CLUSTER; text only: distri
     expect(() => clusterMigrations([{ version: 1, statements: ["SELECT 1"] }], { cluster: "a; DROP", database: "x" })).toThrow(/invalid ClickHouse identifier/);
   });
 
-  it("parses on this server where it can parse without running (EXPLAIN AST, 20.6 on; 18.16 cannot)", async () => {
+  it("parses on this server where it can parse without running (EXPLAIN AST, 20.6 on; reported skipped on 18.16)", async (ctx) => {
     const store = await freshStore();
     try {
       const explainable = await store.rows("t", { sql: "EXPLAIN AST SELECT 1", params: {} }).then(() => true, () => false);
-      if (!explainable) return;
+      if (!explainable) ctx.skip("this server has no EXPLAIN AST (before 20.6)");
       for (const s of statements) await store.rows("t", { sql: `EXPLAIN AST ${s}`, params: {} });
     } finally {
       await store.close();

@@ -40,7 +40,7 @@ export const otlpTracesOp = operation({
   rawBody: "application/x-protobuf or application/json (ExportTraceServiceRequest), optionally gzip or deflate",
 });
 
-/** The path the Weave Python SDK's own OTel exporter posts to (spec/weave-python-sdk.md §6). */
+/** The path the Weave Python SDK's own OTel exporter posts to (the interface spec beside this repository, shared/spec/weave-python-sdk.md §6). */
 export const otlpAgentsAliasOp = operation({ ...otlpTracesOp, id: "otel_export_traces_agents", path: "/agents/otel/v1/traces", alias: true });
 
 const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
