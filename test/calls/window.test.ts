@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { callsCountQuery } from "../../services/store/calls/callsQuery.js";
 import { storeOn } from "../support/database.js";
-import { iso, serviceForFile } from "../support/service.js";
+import { iso, serviceForFile, waitStored } from "../support/service.js";
 
 /**
  * Pages sorted by started_at are read through time windows; they must equal the same
@@ -67,6 +67,7 @@ describe("counts split into started_at slices", () => {
     await api.json("/call/upsert_batch", { batch: starts });
     await api.json("/call/upsert_batch", { batch: starts.slice(0, 200) }); // repeated starts: more versions
     await api.json("/calls/delete", { project_id: "acme/window-count", call_ids: ["c10", "c700", "c1499"] });
+    await waitStored(service.url); // read below straight from the store
     const store = await storeOn(service.database);
     try {
       const spec = { projectId: "acme/window-count" };
