@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
-import type { Topic } from "./topic.js";
+import type { Topic } from "./queue.js";
 
 /**
  * The one event form that ingest publishes and the worker consumes. Times are integer

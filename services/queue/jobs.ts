@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isJsonObject, type JsonObject } from "../json.js";
-import type { Topic } from "./topic.js";
+import type { Topic } from "./queue.js";
 
 /**
  * A job as it travels on the jobs topic (see worker/jobs/runner.ts for the protocol).

@@ -4,8 +4,7 @@ import { DEFAULTS } from "../config.js";
 import { RetryableError } from "../errors.js";
 import { consumerLag } from "../metrics.js";
 import { PendingBound, type PendingLimits } from "./pendingBound.js";
-import type { Deliver, Delivery, EventConsumer, EventPublisher } from "./queue.js";
-import { deadLetterTopic, messageReader, type Topic } from "./topic.js";
+import { deadLetterTopic, messageReader, type Deliver, type Delivery, type EventConsumer, type EventPublisher, type Topic } from "./queue.js";
 
 /**
  * The Kafka side of the queue, the only module that knows KafkaJS (in maintenance mode;

@@ -3,7 +3,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { jobsTopic, type JobMessage } from "../../services/queue/jobs.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
-import { deadLetterTopic } from "../../services/queue/topic.js";
+import { deadLetterTopic } from "../../services/queue/queue.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { JobsRepository } from "../../services/store/jobs/jobsRepository.js";
 import type { JobRunner } from "../../services/worker/jobs/runner.js";

@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { DurableLogQueue, type DurableLogOptions } from "../../services/queue/durableLog/durableLogQueue.js";
-import type { BatchHandler, Deliver } from "../../services/queue/queue.js";
-import type { Topic } from "../../services/queue/topic.js";
+import type { BatchHandler, Deliver, Topic } from "../../services/queue/queue.js";
 import { deliverWith } from "../../services/worker/delivery.js";
 
 /** `handler` behind the worker's delivery (retries, splitting, dead letters), as the service starts its consumers. */

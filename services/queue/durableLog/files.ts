@@ -1,4 +1,4 @@
-import { open, readFile, rename, type FileHandle } from "node:fs/promises";
+import { appendFile, open, readFile, rename, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "./crc32.js";
 
@@ -67,4 +67,20 @@ export async function readCheckpoint(dir: string): Promise<number | "absent" | "
   }
   if (data.length !== 12 || crc32(data.subarray(0, 8)) !== data.readUInt32LE(8)) return "damaged";
   return Number(data.readBigUInt64LE(0));
+}
+
+/**
+ * Appends messages set aside (refused by the store, or not of the topic's shape), one JSON
+ * line each (`at`, `error`, `message`), to a log's dead-letter file, synced: kept for a
+ * person to look at, never silently dropped.
+ */
+export async function appendDeadLetters(path: string, messages: readonly unknown[], error: string): Promise<void> {
+  const at = new Date().toISOString();
+  await appendFile(path, messages.map((message) => `${JSON.stringify({ at, error, message })}\n`).join(""));
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { Deliver, Delivery } from "../queue.js";
-import type { Topic } from "../topic.js";
-import { appendDeadLetters } from "./deadLetters.js";
+import type { Deliver, Delivery, Topic } from "../queue.js";
+import { appendDeadLetters } from "./files.js";
 import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
 import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
 import type { LogRecord } from "./segmentedLog.js";

@@ -1,8 +1,7 @@
 import { parentPort, Worker, workerData, type ResourceLimits } from "node:worker_threads";
 import type { Logger } from "pino";
 import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "../../metrics.js";
-import type { Deliver } from "../queue.js";
-import type { Topic } from "../topic.js";
+import type { Deliver, Topic } from "../queue.js";
 import { LogConsumer, type LogConsumerOptions } from "./logConsumer.js";
 import { LogReader } from "./logReader.js";
 import type { LoggedRecord } from "./recentRecords.js";

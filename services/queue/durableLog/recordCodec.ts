@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Topic } from "../topic.js";
+import type { Topic } from "../queue.js";
 
 /**
  * The payload of one log record: one request's messages, as a JSON array. Encoded in the
