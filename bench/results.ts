@@ -61,14 +61,14 @@ export function formatRun(run: BenchRun): string {
   const gib = (machine.memoryBytes / 1024 ** 3).toFixed(1);
   const lines = [
     "",
-    `## ${run.startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC · ${run.commit}`,
+    `### ${run.startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC · ${run.commit}`,
     "",
     `\`${run.command}\` on ${machine.cores} cores (${machine.cpuModel}), ${gib} GiB of memory, load average ${machine.loadAverage.toFixed(1)} at the start.`,
   ];
   for (const s of run.scripts) {
-    const text = s.stdout.replace(ANSI, "").trimEnd();
+    const text = s.stdout.replace(ANSI, "").replace(/^\s*\n/, "").trimEnd();
     const fence = fenceFor(text);
-    lines.push("", `### bench/${s.script}${s.status === 0 ? "" : ` (exit status ${s.status ?? "killed"})`}`, "", fence + "text", text, fence);
+    lines.push("", `#### bench/${s.script}${s.status === 0 ? "" : ` (exit status ${s.status ?? "killed"})`}`, "", fence + "text", text, fence);
   }
   return `${lines.join("\n")}\n`;
 }
