@@ -1,6 +1,7 @@
 /**
  * Renders docs/configuration.md from services/config.ts: each variable of `EnvVariables` with its
- * default and its `.describe()` text, then the variables no longer read. The description lives
+ * default and its `.describe()` text, then the build and diagnosis variables read elsewhere
+ * (`OTHER_VARIABLES`) and the variables no longer read (`REMOVED_VARIABLES`). The description lives
  * in config.ts only; test/docs/configuration.test.ts fails when the file differs from this rendering.
  *
  *   npx tsx scripts/configDoc.ts          # writes docs/configuration.md
@@ -9,7 +10,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { z } from "zod";
-import { EnvVariables, REMOVED_VARIABLES } from "../services/config.js";
+import { EnvVariables, OTHER_VARIABLES, REMOVED_VARIABLES } from "../services/config.js";
 
 export const CONFIGURATION_DOC = fileURLToPath(new URL("../docs/configuration.md", import.meta.url));
 
@@ -45,6 +46,7 @@ export function renderConfigurationDoc(): string {
     const description = (schema as z.ZodType).description ?? "";
     return `| \`${name}\` | ${cell(formatDefault(name, schema as z.ZodType))} | ${cell(description)} |`;
   });
+  const others = Object.entries(OTHER_VARIABLES).map(([name, what]) => `- \`${name}\`: ${what}`);
   const removed = Object.entries(REMOVED_VARIABLES).map(([name, why]) => `- \`${name}\`: ${why}.`);
   return [
     "# Configuration",
@@ -56,6 +58,12 @@ export function renderConfigurationDoc(): string {
     "| variable | default | meaning |",
     "|---|---|---|",
     ...rows,
+    "",
+    "## Build and diagnosis",
+    "",
+    "Read where they are used, not by the service's configuration:",
+    "",
+    ...others,
     "",
     "## Removed",
     "",

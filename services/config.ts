@@ -135,6 +135,16 @@ export type Config = z.infer<typeof EnvSchema>;
 
 export class ConfigError extends Error {}
 
+/**
+ * Variables read outside this schema, where they are used: settings of the build and of
+ * diagnosis, not of a running service. docs/configuration.md lists them too, and
+ * test/docs/configuration.test.ts fails when services/ reads a variable named in neither place.
+ */
+export const OTHER_VARIABLES: Readonly<Record<string, string>> = {
+  LM_CACHE_DIR: "Where the built-in base models' weights are cached (`services/lm/baseModels.ts`); unset: `.cache/lm` at the repository root. `make base-model` writes them there.",
+  CLICKHOUSE_LOG_QUERIES: "`1`: the private local ClickHouse keeps `system.query_log` and `system.part_log` (`services/store/localServer.ts`), to see what each query, insert and merge cost.",
+};
+
 /** Variables earlier versions read, and why setting one now stops the start rather than being ignored. */
 export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   EMBEDDED_QUEUE: "the embedded queue is always the durable log (the in-memory queue acknowledged writes it could lose)",
