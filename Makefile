@@ -5,8 +5,8 @@ install:
 
 ## Runs ingest, worker and query in one process (a local ClickHouse under DATA_DIR unless CLICKHOUSE_URL is set),
 ## compiled to JavaScript as the image runs it (scripts/build-service.sh; tsx would add a loader thread per thread).
-## MALLOC_ARENA_MAX=2: glibc's per-thread heaps would keep ~30 MB more of freed memory; --max-semi-space-size=2:
-## the request thread's young generation stays small, its garbage is short-lived (README, "Memory").
+## MALLOC_ARENA_MAX=2: glibc's per-thread heaps would keep more of the freed memory; --max-semi-space-size=2:
+## the request thread's young generation stays small, its garbage is short-lived (docs/benchmarks.md, "Memory").
 start: install
 	bash scripts/build-service.sh
 	MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 build/services/main.js

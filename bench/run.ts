@@ -1,13 +1,38 @@
-/** `make bench`: runs every benchmark script in turn; each prints its own figures. */
-import { spawnSync } from "node:child_process";
+/**
+ * `make bench`: runs every benchmark script in turn (`npx tsx bench/run.ts <part of a name>` runs
+ * the matching ones). Each prints its own figures; what it printed is also appended, with the
+ * date, the commit and the machine, to docs/benchmarks.md (bench/results.ts).
+ * BENCH_RECORD=0 only prints.
+ */
+import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
+import { appendRun, BENCH_RESULTS, currentCommit, thisMachine, type ScriptOutput } from "./results.js";
+
+/** Runs a script with its output shown as it comes and kept for the record. */
+function runScript(script: string): Promise<ScriptOutput> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ["--import", "tsx", `bench/${script}`], { stdio: ["inherit", "pipe", "inherit"] });
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      process.stdout.write(chunk);
+    });
+    child.on("close", (status) => done({ script, status, stdout: Buffer.concat(chunks).toString("utf8") }));
+  });
+}
 
 const only = process.argv[2];
 const scripts = readdirSync("bench").filter((f) => f.endsWith(".bench.ts") && (!only || f.includes(only))).sort();
-let failed = 0;
+const startedAt = new Date();
+const machine = thisMachine();
+const commit = currentCommit();
+const outputs: ScriptOutput[] = [];
 for (const script of scripts) {
   console.log(`\n# bench/${script}`);
-  const r = spawnSync(process.execPath, ["--import", "tsx", `bench/${script}`], { stdio: "inherit" });
-  if (r.status !== 0) failed++;
+  outputs.push(await runScript(script));
 }
-process.exit(failed > 0 ? 1 : 0);
+if (process.env.BENCH_RECORD !== "0" && outputs.length > 0) {
+  appendRun({ startedAt, commit, command: only ? `npx tsx bench/run.ts ${only}` : "make bench", machine, scripts: outputs });
+  console.log(`\nrecorded in ${BENCH_RESULTS}`);
+}
+process.exit(outputs.some((o) => o.status !== 0) ? 1 : 0);

@@ -75,60 +75,56 @@ const list = z.string().transform((s) => s.split(",").map((p) => p.trim()).filte
 /** `{"analysis_models": url, "hardware": url, "router_models": url}`, each optional. */
 const CatalogUrls = z.object({ analysis_models: z.string().url(), hardware: z.string().url(), router_models: z.string().url() }).partial().strict();
 
-const EnvVariables = z.object({
-  ROLE: Role.default("all"),
-  PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.PORT),
-  HOST: z.string().default(DEFAULTS.HOST),
-  /** Where a worker-only process serves /health and /metrics (unset: it serves no HTTP); the API roles serve them on PORT. */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  DATA_DIR: z.string().default(DEFAULTS.DATA_DIR),
-  CLICKHOUSE_URL: z.string().url().optional(),
-  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default(DEFAULTS.CLICKHOUSE_DATABASE),
-  /** A ClickHouse cluster (remote_servers) to spread the schema over: Replicated local tables, Distributed tables over them. */
-  CLICKHOUSE_CLUSTER: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
-  KAFKA_BROKERS: list.optional(),
-  KAFKA_TOPIC: z.string().default(DEFAULTS.KAFKA_TOPIC),
-  KAFKA_GROUP_ID: z.string().default(DEFAULTS.KAFKA_GROUP_ID),
-  KAFKA_JOBS_TOPIC: z.string().optional(),
-  KAFKA_SEND_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULTS.KAFKA_SEND_TIMEOUT_MS),
-  AUTH_KEYS: jsonArray(z.array(AuthKey).min(1)).optional(),
-  MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.MAX_BODY_BYTES),
-  OTLP_MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_BODY_BYTES),
-  OTLP_MAX_SPAN_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_SPAN_BYTES),
-  JSON_MAX_DEPTH: z.coerce.number().int().min(1).max(10_000).default(DEFAULTS.JSON_MAX_DEPTH),
-  FILE_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.FILE_MAX_BYTES),
-  BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS),
-  /** Embedded log: log bytes per worker batch at most (a bound for fat events; 10,000 OTLP spans are ~30 MB). */
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_BYTES),
-  BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS),
-  /** Embedded log: batches its worker handles at once (the next is merged while the store writes one). */
-  LOG_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(DEFAULTS.LOG_BATCHES_IN_FLIGHT),
-  LOG_EXPORT_WRITERS: z.coerce.number().int().min(0).max(8).default(DEFAULTS.LOG_EXPORT_WRITERS),
-  PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES),
-  /** Which of the PROCESSES this one is (its log directory); set by the cluster's primary, not by users. */
-  PROCESS_INDEX: z.coerce.number().int().min(0).max(255).default(0),
-  LOG_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.LOG_MAX_BYTES),
-  QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS),
-  QUEUE_MAX_PENDING_BYTES: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_BYTES),
-  TRUSTED_PROXIES: list.default([]),
-  JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(DEFAULTS.JOBS_CONCURRENCY),
-  JOBS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(DEFAULTS.JOBS_MAX_ATTEMPTS),
-  JOBS_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.JOBS_LEASE_MS),
-  /** Who runs training jobs: the built-in CPU trainer, or an external one through the relay (README "External trainer protocol"). */
-  TRAINER: z.enum(["builtin", "external"]).default("builtin"),
-  /** Longest silence of an external trainer on a job it claimed before the job fails. */
-  TRAINER_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.TRAINER_LEASE_MS),
-  CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000).default(DEFAULTS.CHAT_MAX_TOKENS),
-  INFERENCE_MODEL_CACHE_BYTES: z.coerce.number().int().positive().default(DEFAULTS.INFERENCE_MODEL_CACHE_BYTES),
-  INFERENCE_UPSTREAM_URL: z.string().url().optional(),
-  INFERENCE_UPSTREAM_KEY: z.string().optional(),
-  INFERENCE_UPSTREAM_MODELS: list.default([]),
-  /** An OpenAI-compatible base URL for evaluation and scoring jobs' LLM calls; unset = the built-in models in process. */
-  EVAL_LLM_BASE_URL: z.string().url().optional(),
-  EVAL_LLM_API_KEY: z.string().optional(),
-  INFERENCE_CATALOG_URLS: jsonArray(CatalogUrls).default({}),
-  INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+/**
+ * Every variable the service reads. Each one's `.describe()` is its documentation: docs/configuration.md
+ * is rendered from this object and DEFAULTS (scripts/configDoc.ts), and a test fails when they differ.
+ */
+export const EnvVariables = z.object({
+  ROLE: Role.default("all").describe("`all` runs ingest, worker, query and inference in one process; one role or a comma-separated list (`ingest,query`) runs those. Ingest (or inference) without the worker, or the worker without them, needs `KAFKA_BROKERS`."),
+  PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.PORT).describe("HTTP port of the API, the UI, `/health` and `/metrics`."),
+  HOST: z.string().default(DEFAULTS.HOST).describe("HTTP listen address."),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional().describe("Where a worker-only process (`ROLE=worker`) serves `/health` and `/metrics`; unset, it serves no HTTP. The other roles serve both on `PORT`."),
+  DATA_DIR: z.string().default(DEFAULTS.DATA_DIR).describe("The local ClickHouse's data (without `CLICKHOUSE_URL`), the durable log (`log/<topic>/process-<i>/`) and the generated local key (`local-api-key.json`)."),
+  CLICKHOUSE_URL: z.string().url().optional().describe("An external ClickHouse (its HTTP interface); unset = start a private one under `DATA_DIR`."),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default(DEFAULTS.CLICKHOUSE_DATABASE).describe("The database; created and migrated at every start."),
+  CLICKHOUSE_CLUSTER: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional().describe("A cluster of the server's `remote_servers`: the schema is made `ON CLUSTER` as Replicated local tables with Distributed tables of the usual names over them (docs/operations.md). Needs ZooKeeper or ClickHouse Keeper and the `{shard}`/`{replica}` macros."),
+  KAFKA_BROKERS: list.optional().describe("Comma-separated brokers. Set: writes are published to and consumed from Kafka (scale-out); unset: the durable local log under `DATA_DIR`."),
+  KAFKA_TOPIC: z.string().default(DEFAULTS.KAFKA_TOPIC).describe("Topic of call events; dead letters go to `<topic>.dead-letter`."),
+  KAFKA_GROUP_ID: z.string().default(DEFAULTS.KAFKA_GROUP_ID).describe("The workers' consumer group (the job runners use `<group>.jobs`)."),
+  KAFKA_JOBS_TOPIC: z.string().optional().describe("Topic of submitted jobs (evaluations, scoring, training); unset = `<KAFKA_TOPIC>.jobs`."),
+  KAFKA_SEND_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULTS.KAFKA_SEND_TIMEOUT_MS).describe("Longest a write waits for Kafka's acknowledgement, queueing included; then it is answered 503 with `Retry-After`, so a broker gone or hung does not hold requests open. The broker may still take the message: the client's retry rewrites the same call."),
+  AUTH_KEYS: jsonArray(z.array(AuthKey).min(1)).optional().describe("JSON array `[{\"key\": \"...\", \"username\": \"...\", \"entities\": [\"acme\"]}]`, `\"*\"` = every entity; keys of at least 16 characters. Unset: a local key reaching every entity is generated once, kept in `DATA_DIR/local-api-key.json` and printed at start."),
+  MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.MAX_BODY_BYTES).describe("JSON request body limit (413 beyond)."),
+  OTLP_MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_BODY_BYTES).describe("OTLP body limit, applied while decompressing (413 beyond)."),
+  OTLP_MAX_SPAN_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_SPAN_BYTES).describe("One span's size limit; a larger span is rejected in `partial_success`."),
+  JSON_MAX_DEPTH: z.coerce.number().int().min(1).max(10_000).default(DEFAULTS.JSON_MAX_DEPTH).describe("Deepest nesting of objects and arrays in a JSON request body (400 beyond)."),
+  FILE_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.FILE_MAX_BYTES).describe("Largest file `/file/create` and `/image/create` store (413 beyond; nothing of the upload is kept)."),
+  BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS).describe("Most events the worker stores in one batch: ClickHouse's CPU per row falls as inserts grow."),
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_BYTES).describe("Durable log: most log bytes in one worker batch (a single bigger record still goes, alone). The worker holds a batch and its rows until they are stored, so this bounds its memory when events are fat (OTLP exports)."),
+  BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS).describe("Longest the worker waits to fill a batch (sooner once `BATCH_MAX_EVENTS` are waiting, at once for a backlog). It bounds how soon a write is stored after a burst, and how many small inserts a quiet process makes."),
+  LOG_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(DEFAULTS.LOG_BATCHES_IN_FLIGHT).describe("Durable log: batches its worker handles at once, so that one is merged while ClickHouse stores the one before. Positions are committed in order; each batch in flight holds its memory."),
+  LOG_EXPORT_WRITERS: z.coerce.number().int().min(0).max(8).default(DEFAULTS.LOG_EXPORT_WRITERS).describe("Durable log: writer threads beside the log's worker thread; a batch made only of OTLP exports goes to an idle one, which maps the spans and stores their calls (0: the worker thread does it all). Each holds a V8 heap of its own."),
+  PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES).describe("Copies of the service on one port (Node's cluster module), each with its own log and worker; a process that dies is replaced by one that replays its log. For machines with more cores than ClickHouse needs (docs/operations.md)."),
+  PROCESS_INDEX: z.coerce.number().int().min(0).max(255).default(0).describe("Which of the `PROCESSES` this one is (its log directory); set by the cluster's primary, not by users."),
+  LOG_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.LOG_MAX_BYTES).describe("Bytes the durable log may hold that are not yet stored (while ClickHouse is down, say); beyond it ingest answers 429 with `Retry-After`. A lone request is always admitted."),
+  QUEUE_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_EVENTS).describe("Events accepted and not yet durable (waiting for the log's sync, or in flight to Kafka) before ingest answers 429 with `Retry-After`."),
+  QUEUE_MAX_PENDING_BYTES: z.coerce.number().int().positive().default(DEFAULTS.QUEUE_MAX_PENDING_BYTES).describe("The same bound in bytes of the requests those events came from (a span weighs far more than a call end); a lone request is always admitted."),
+  TRUSTED_PROXIES: list.default([]).describe("Comma-separated proxy addresses whose `X-Forwarded-For` `/geolocate` honours."),
+  JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(DEFAULTS.JOBS_CONCURRENCY).describe("Most jobs one runner runs at once (jobs of one serial key, e.g. a model, run one at a time)."),
+  JOBS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(DEFAULTS.JOBS_MAX_ATTEMPTS).describe("Attempts of a job that fails retryably (or whose runner dies) before it is failed."),
+  JOBS_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.JOBS_LEASE_MS).describe("A running job whose runner gave no sign of life for this long is taken over by another runner; machine clocks must agree within half of it."),
+  TRAINER: z.enum(["builtin", "external"]).default("builtin").describe("Who runs training jobs: `builtin`, the CPU trainer in the worker; `external`, a trainer outside that the worker relays each job to over HTTP (docs/training.md, \"External trainer protocol\")."),
+  TRAINER_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.TRAINER_LEASE_MS).describe("`TRAINER=external`: longest silence of a trainer on a job it claimed before the job fails."),
+  CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000).default(DEFAULTS.CHAT_MAX_TOKENS).describe("Most tokens one choice of a chat completion generates (on the built-in models, also in evaluation jobs)."),
+  INFERENCE_MODEL_CACHE_BYTES: z.coerce.number().int().positive().default(DEFAULTS.INFERENCE_MODEL_CACHE_BYTES).describe("Weights of loaded models a process keeps (least recently used go first)."),
+  INFERENCE_UPSTREAM_URL: z.string().url().optional().describe("An OpenAI-compatible base URL (vLLM, Ollama, another tracehouse: `http://host:8000/v1`) that the models of `INFERENCE_UPSTREAM_MODELS` are sent to."),
+  INFERENCE_UPSTREAM_KEY: z.string().optional().describe("The Bearer key of `INFERENCE_UPSTREAM_URL`."),
+  INFERENCE_UPSTREAM_MODELS: list.default([]).describe("Comma-separated model names sent upstream (`prefix*` matches by prefix); the request is forwarded as sent, the answer passed through and recorded like a local one."),
+  EVAL_LLM_BASE_URL: z.string().url().optional().describe("An OpenAI-compatible base URL (`…/v1`) for the LLM calls of evaluation and scoring jobs; unset = the built-in models in the worker's process."),
+  EVAL_LLM_API_KEY: z.string().optional().describe("The Bearer key of `EVAL_LLM_BASE_URL`."),
+  INFERENCE_CATALOG_URLS: jsonArray(CatalogUrls).default({}).describe("JSON `{\"analysis_models\": url, \"hardware\": url, \"router_models\": url}`, each optional: where the inference information catalogs are refreshed from (unset: the shipped ones)."),
+  INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS).describe("How often those catalogs are fetched."),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("pino log level (JSON lines on stdout); at `info` one line per request, `warn` drops those."),
 });
 const EnvSchema = EnvVariables.transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
 
@@ -139,8 +135,18 @@ export type Config = z.infer<typeof EnvSchema>;
 
 export class ConfigError extends Error {}
 
+/**
+ * Variables read outside this schema, where they are used: settings of the build and of
+ * diagnosis, not of a running service. docs/configuration.md lists them too, and
+ * test/docs/configuration.test.ts fails when services/ reads a variable named in neither place.
+ */
+export const OTHER_VARIABLES: Readonly<Record<string, string>> = {
+  LM_CACHE_DIR: "Where the built-in base models' weights are cached (`services/lm/baseModels.ts`); unset: `.cache/lm` at the repository root. `make base-model` writes them there.",
+  CLICKHOUSE_LOG_QUERIES: "`1`: the private local ClickHouse keeps `system.query_log` and `system.part_log` (`services/store/localServer.ts`), to see what each query, insert and merge cost.",
+};
+
 /** Variables earlier versions read, and why setting one now stops the start rather than being ignored. */
-const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
+export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   EMBEDDED_QUEUE: "the embedded queue is always the durable log (the in-memory queue acknowledged writes it could lose)",
   LOG_CONSUMER: "the log's consumer always runs in a worker thread of its own",
   WORKER_LANES: "it belonged to the in-memory queue",

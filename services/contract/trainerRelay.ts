@@ -4,7 +4,7 @@ import { TRAINING_JOB_TYPES } from "./trainingJobs.js";
 import { z } from "./zod.js";
 
 /**
- * The external trainer protocol (`TRAINER=external`; README "External trainer protocol";
+ * The external trainer protocol (`TRAINER=external`; docs/training.md, "External trainer protocol";
  * the relay is worker/jobs/trainerRelay.ts, the routes training/trainerRoutes.ts): a trainer
  * in any language claims a training job's attempt, downloads the starting weights with
  * `/file/content`, sends its events in `seq` order, uploads the new weights with

@@ -4,7 +4,7 @@ import { z } from "./zod.js";
 
 /**
  * The training jobs on the jobs topic (the trainer protocol, worker/jobs/runner.ts and the
- * README's "Training API"): what the training routes submit and a trainer runs. Serial key:
+ * docs/training.md, "Training API"): what the training routes submit and a trainer runs. Serial key:
  * the model id, so that the jobs of one model run one at a time, in order.
  */
 export const RL_JOB = "training.rl";

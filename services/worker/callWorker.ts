@@ -31,10 +31,11 @@ export const AFTER_CALL_BATCH: readonly { readonly resource: string; readonly wr
 ];
 
 /**
- * Calls of logged OTLP exports written at once at most: a batch of exports can hold ~13,000
- * spans (8 MiB of log); their call events and rows at once would be ~100 MB. Smaller inserts
- * cost ClickHouse more (OTLP bench: ~26 µs per span at 4,096, 40 at 2,048, 58 at 1,024);
- * 8,192 and more raise the service's peak RSS past 512 MB with writer threads.
+ * Calls of logged OTLP exports written at once at most: a batch of exports can hold many
+ * thousands of spans, and their call events and rows all at once would hold far more memory
+ * than the log bytes they came from. Smaller inserts cost ClickHouse more CPU per span, larger
+ * ones raise the service's peak RSS (with writer threads, each holds its own); the OTLP bench
+ * (`npx tsx bench/run.ts otlp`) shows both, its figures in docs/benchmarks.md.
  */
 export const EXPORTED_CALLS_PER_WRITE = 4_096;
 

@@ -66,7 +66,7 @@ const BODIES: Record<string, string> = {
  * that reach queries, a few for the others, one for the bulky ones (the suite's time budget).
  */
 const BIG = 1;
-/** One entry over every operation; generous, as the machine is shared (figures in the README). */
+/** One entry over every operation; generous, as the machine is shared (figures in docs/benchmarks.md). */
 const TIMEOUT_MS = 240_000;
 const FEW = 4;
 const EVERY = 12;

@@ -1,5 +1,5 @@
 // An external trainer for the relay test (test/training/externalTrainer.test.ts): a separate
-// process that speaks only the HTTP protocol of the README's "External trainer protocol".
+// process that speaks only the HTTP protocol of docs/training.md, "External trainer protocol".
 // It computes no gradient: it reports made-up steps and uploads the starting weights it
 // downloaded (real model weights) as the new checkpoint. Plain JavaScript on Node's fetch.
 //

@@ -46,9 +46,8 @@ const BOOT = new URL("./threadBoot.mjs", import.meta.url);
 /**
  * The V8 limits of the threads that consume the log. A small young generation (8 MB; V8's
  * default grows to 48 MB): a batch's events and rows outlive a scavenge anyway, so more of
- * the young generation only holds garbage longer. Measured with the OTLP bench (one writer
- * thread, 12 MiB batches, the request thread's semi-spaces at 2 MB), the service's peak RSS:
- * 475–501 MB at 8 MB, 491–503 at 4; 594–673 MB with V8's defaults; the same throughput.
+ * the young generation only holds garbage longer: under the OTLP bench the service's peak RSS
+ * falls well below what V8's defaults give, at the same throughput (docs/benchmarks.md, "Memory").
  */
 const CONSUMER_THREAD_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
 

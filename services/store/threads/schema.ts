@@ -16,9 +16,9 @@ import type { Migration } from "../migrations.js";
  *   computation wins whatever the workers' clocks say (see threadsWrite.ts). A thread whose
  *   turns were all deleted keeps a row with `turn_count = 0`, which reads skip.
  *
- * Small granules (measured on 18.16): a worker's recompute reads only the touched threads'
- * turns (1,024-row granules: 50 threads out of 100,000 in 13 ms instead of 48 ms), and a
- * windowed page reads only its candidate threads (256-row granules, see threadsQuery.ts).
+ * Small granules: a worker's recompute reads only the touched threads' turns (1,024-row
+ * granules, so touching a few threads of many reads a few granules), and a windowed page
+ * reads only its candidate threads (256-row granules, see threadsQuery.ts).
  */
 export const THREADS_MIGRATION: Migration = {
   version: 2,

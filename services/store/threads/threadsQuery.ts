@@ -138,8 +138,8 @@ LIMIT ${pb.count(rank - 1)}, 1`,
  * candidate, and every thread left out sorts after every thread kept (ties at the threshold
  * are all kept, so later sort terms still decide among them). The kept threads are thus the
  * head of the whole order; the caller checks that the page came back full and otherwise
- * reads without the window. Measured on 18.16 (100,000 threads: 30 ms instead of 50;
- * 1,000,000: 150 ms instead of 550).
+ * reads without the window. The window pays more the more threads a project has
+ * (`bench/threads.bench.ts`).
  */
 export function threadsPageQuery(spec: ThreadsQuerySpec, window: ThreadWindow | null = null): BuiltQuery {
   const pb = new ParamBuilder();

@@ -9,7 +9,7 @@ import { objectRefOf } from "../../store/v2/v2Objects.js";
 
 /**
  * The objects an evaluation job runs, read from the project's objects (facts from Weave's
- * classes; what is supported is said in the README's "Evaluation jobs"):
+ * classes; what is supported is said in docs/training.md, "Evaluation jobs"):
  * - `LLMStructuredCompletionModel` {llm_model_id, default_params: {messages_template: [{role,
  *   content}], temperature, top_p, max_tokens, stop, response_format: "json" | "text"}};
  * - `LLMAsAJudgeScorer` {model: an LLMStructuredCompletionModel (inline, or its ref) or a model

@@ -31,7 +31,7 @@
  * relays: claims, heartbeats and the store stay with the runner, the executor only does the
  * work. Training jobs (contract/trainingJobs.ts) have one: with TRAINER=external,
  * trainerRelay.ts offers each attempt to external trainers over HTTP (contract
- * trainerRelay.ts, routes training/trainerRoutes.ts, README "External trainer protocol"):
+ * trainerRelay.ts, routes training/trainerRoutes.ts, docs/training.md, "External trainer protocol"):
  * a trainer claims the attempt, sends `training_started`, `gradient_step`s and heartbeats,
  * uploads the new weights as a file and ends with `training_ended` {weights_digest} or
  * `training_failed`; the relay adds the checkpoint before it returns, and the runner writes

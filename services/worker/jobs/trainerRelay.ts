@@ -11,7 +11,7 @@ import { loadLm, TrainingCheckpoints } from "./trainingCheckpoints.js";
 /**
  * The relay to an external trainer (`TRAINER=external`): the training job handler does not
  * train; it offers the job's attempt to trainers that speak the HTTP protocol of
- * services/training/trainerRoutes.ts (README "External trainer protocol") and turns what the
+ * services/training/trainerRoutes.ts (docs/training.md, "External trainer protocol") and turns what the
  * chosen trainer sends into the job's events, checkpoint and end. Claims, heartbeats and the
  * job's state stay with the job runner that runs this handler; the trainer needs only HTTP.
  *
