@@ -1,7 +1,8 @@
 import pino from "pino";
 import type { Config } from "../config.js";
 import { traceEventsTopic, type TraceEvent } from "../queue/events.js";
-import { logThreadData, moduleBeside, runLogThread } from "../queue/durableLog/logThread.js";
+import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
+import { moduleBeside } from "../threads.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { setUpMetrics } from "../metrics.js";
 import { measuredBatches } from "../queue/queue.js";

@@ -105,7 +105,7 @@ describe("deploy/Dockerfile", () => {
     expect(cmd.slice(1, -1)).toEqual(read("Makefile").match(/node ((?:--\S+ )*)build\/services\/main\.js/)![1]!.trim().split(" "));
     expect(existsSync(join(ROOT, cmd.at(-1)!.replace(/\.js$/, ".ts")))).toBe(true);
     // The files the service reads beside its modules are copied next to the compiled ones.
-    expect(existsSync(join(ROOT, "services/queue/durableLog/threadBoot.mjs"))).toBe(true);
+    expect(existsSync(join(ROOT, "services/threadBoot.mjs"))).toBe(true);
     expect(text).toContain("RUN bash scripts/build-service.sh");
     expect(read("scripts/build-service.sh")).toContain("find . -type f ! -name '*.ts'");
   });

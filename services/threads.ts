@@ -1,0 +1,148 @@
+import { parentPort, Worker, type ResourceLimits } from "node:worker_threads";
+import type { Logger } from "pino";
+import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "./metrics.js";
+
+/**
+ * The one way a stage runs in a worker thread of its own (the log's consumer, the OTLP writer
+ * threads): started under THREAD_LIMITS through threadBoot.mjs, started again when it ends
+ * unasked, and its metrics (its own prom-client registry) passed on to `/metrics` through
+ * this thread's metrics sources. Messages both ways are objects with a `type`; `metrics` is
+ * this module's own (`serveThread` answers it on the thread's side).
+ */
+
+const BOOT = new URL("./threadBoot.mjs", import.meta.url);
+/**
+ * A small young generation (V8's default grows to 48 MB): a batch's events and rows outlive a
+ * scavenge anyway, so more of it only holds garbage longer; the service's peak RSS under the
+ * OTLP bench rises well past 512 MB with V8's default (docs/benchmarks.md), for the same throughput.
+ */
+const THREAD_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
+const RESTART_MS = 1_000;
+/** How long `/metrics` waits for a thread's values (a thread busy with a long batch answers late). */
+const METRICS_WAIT_MS = 2_000;
+
+interface Typed {
+  readonly type: string;
+}
+type MetricsAsk = { readonly type: "metrics"; readonly id: number };
+type MetricsAnswer = { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** A module beside `base` (an `import.meta.url`), with base's extension: TypeScript through tsx, or the compiled JavaScript. */
+export function moduleBeside(base: string, name: string): URL {
+  return new URL(`${name}${base.endsWith(".ts") ? ".ts" : ".js"}`, base);
+}
+
+export interface SupervisedThreadOptions<Out> {
+  /** The module the thread runs (a .ts module is loaded through tsx). */
+  readonly entry: URL;
+  /** The thread's `workerData`, asked again at each start (a restart may start from elsewhere). */
+  readonly data: () => object;
+  /** For the log's lines. */
+  readonly name: string;
+  readonly log: Logger;
+  readonly onMessage: (message: Out) => void;
+  /** The thread ended without being asked to (before it is started again). */
+  readonly onEnded?: (code: number) => void;
+  /** Ends in a row, with no `progressed()` between them, after which it stays down (default: never). */
+  readonly maxRestarts?: number;
+}
+
+export class SupervisedThread<In extends Typed, Out extends Typed> {
+  private worker: Worker | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  private stopping = false;
+  private ends = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private readonly metricsRequests = new ThreadMetricsRequests(METRICS_WAIT_MS);
+  private readonly removeMetricsSource: () => void;
+
+  constructor(private readonly options: SupervisedThreadOptions<Out>) {
+    this.start();
+    this.removeMetricsSource = addMetricsSource(() => this.metrics());
+  }
+
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
+  /** Dropped while the thread is down (it is started again from what `data` then says). */
+  post(message: In): void {
+    this.worker?.postMessage(message);
+  }
+
+  /** The thread did useful work: its ends in a row start counting again. */
+  progressed(): void {
+    this.ends = 0;
+  }
+
+  /** The thread's metrics; none while it is down or past METRICS_WAIT_MS. */
+  metrics(): Promise<MetricsSnapshot> {
+    const worker = this.worker;
+    if (!worker) return Promise.resolve([]);
+    return this.metricsRequests.ask((id) => worker.postMessage({ type: "metrics", id } satisfies MetricsAsk));
+  }
+
+  /**
+   * Stops supervising it. With `ask` (a drain request), the thread is told and given `graceMs`
+   * to end by itself before it is terminated; without, it is terminated at once.
+   */
+  async stop(ask?: { readonly message: In; readonly graceMs: number }): Promise<void> {
+    this.stopping = true;
+    this.removeMetricsSource();
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const worker = this.worker;
+    if (!worker) return;
+    if (!ask) {
+      await worker.terminate();
+      return;
+    }
+    worker.postMessage(ask.message);
+    const cut = setTimeout(() => void worker.terminate(), ask.graceMs);
+    await this.exited;
+    clearTimeout(cut);
+  }
+
+  private start(): void {
+    const { entry, data, name, log } = this.options;
+    const worker = new Worker(BOOT, { workerData: { ...data(), entry: entry.href }, resourceLimits: THREAD_LIMITS });
+    this.worker = worker;
+    worker.on("message", (message: Out | MetricsAnswer) => {
+      if (isMetricsAnswer(message)) this.metricsRequests.answered(message.id, message.snapshot);
+      else this.options.onMessage(message);
+    });
+    worker.on("error", (err) => log.error({ err: errorText(err) }, `${name} thread failed`));
+    this.exited = new Promise<void>((resolve) =>
+      worker.once("exit", (code) => {
+        this.worker = null;
+        resolve();
+        if (this.stopping) return;
+        this.options.onEnded?.(code);
+        if (++this.ends > (this.options.maxRestarts ?? Infinity)) {
+          log.error({ code }, `${name} thread ended again without progress: not started again`);
+          return;
+        }
+        log.error({ code }, `${name} thread ended: starting it again`);
+        this.restartTimer = setTimeout(() => this.start(), RESTART_MS);
+      }),
+    );
+  }
+}
+
+const isMetricsAnswer = (message: Typed): message is MetricsAnswer => message.type === "metrics";
+
+/**
+ * The thread's side: hands each message to `onMessage`, answers metrics requests itself, and
+ * returns how to tell the supervising thread something.
+ */
+export function serveThread<In extends Typed, Out extends Typed>(onMessage: (message: In) => void): { tell(message: Out): void; close(): void } {
+  const port = parentPort;
+  if (!port) throw new Error("serveThread runs in a worker thread");
+  port.on("message", (message: In | MetricsAsk) => {
+    if (message.type !== "metrics") return onMessage(message as In);
+    const { id } = message as MetricsAsk;
+    void metricsSnapshot().then((snapshot) => port.postMessage({ type: "metrics", id, snapshot } satisfies MetricsAnswer));
+  });
+  return { tell: (message) => port.postMessage(message), close: () => port.close() };
+}
