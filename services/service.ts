@@ -10,7 +10,7 @@ import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
 import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
 import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
-import { logDirsBeyond, processLogDir } from "./queue/durableLog/layout.js";
+import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
 import { moduleBeside } from "./threads.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import { measuredBatches, type EventConsumer, type EventPublisher, type Topic } from "./queue/queue.js";
