@@ -4,8 +4,9 @@
  *
  * Call `attributes` layout:
  *   {
- *     model?, provider?, system?, kind?, operation?, agent?,  // mapped families, text
+ *     model?, provider?, system?, kind?, operation?, agent?, trace_name?,  // mapped families, text
  *     model_parameters?,                                       // object
+ *     tags?, metadata?, cost_details?,                         // JSON families (Langfuse)
  *     otel: {
  *       attributes: <all span attributes, dotted keys nested>,   // see nest.ts
  *       resource: <all resource attributes, dotted keys nested>,
