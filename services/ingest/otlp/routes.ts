@@ -11,6 +11,7 @@ import type { Request, Response } from "express";
 import { ExportTraceServiceResponse } from "../../contract/otlp.js";
 import { ProjectId } from "../../contract/common.js";
 import { ClientError } from "../../errors.js";
+import { credentials } from "../../auth/basic.js";
 import type { ErrorAnswer, HttpApi } from "../../http/app.js";
 import { operation, type RequestHeaders } from "../../contract/operation.js";
 import type { TraceEvent } from "../../queue/events.js";
@@ -42,6 +43,21 @@ export const otlpTracesOp = operation({
 
 /** The path the Weave Python SDK's own OTel exporter posts to (spec/weave-python-sdk.md §6). */
 export const otlpAgentsAliasOp = operation({ ...otlpTracesOp, id: "otel_export_traces_agents", path: "/agents/otel/v1/traces", alias: true });
+
+/**
+ * The path Langfuse's exporter posts to (`{LANGFUSE_BASE_URL}/api/public/otel/v1/traces`), with
+ * `Authorization: Basic base64(<public key>:<secret key>)` and no other header we could read a
+ * project from: so the public key names the project (`LANGFUSE_PUBLIC_KEY=<entity>/<project>`)
+ * and the secret key is the API key (`LANGFUSE_SECRET_KEY=<key>`). A `project_id` header, when
+ * sent, still wins. The same scope check as the other paths follows.
+ */
+export const otlpLangfuseOp = operation({
+  ...otlpTracesOp,
+  id: "otel_export_traces_langfuse",
+  path: "/api/public/otel/v1/traces",
+  summary: "OTLP/HTTP trace export at Langfuse's path: the project is the `project_id` header, else the Basic user name (Langfuse's public key)",
+  scope: { kind: "projects", of: (_input, headers) => [langfuseProject(headers)] },
+});
 
 const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
 
@@ -97,6 +113,17 @@ function projectHeader(headers: RequestHeaders): string {
   return value;
 }
 
+function langfuseProject(headers: RequestHeaders): string {
+  if (headers[PROJECT_HEADER] !== undefined) return projectHeader(headers);
+  const raw = headers["authorization"];
+  const user = credentials(Array.isArray(raw) ? raw[0] : raw)?.user;
+  if (!user) throw new ClientError(400, `name the project: the ${PROJECT_HEADER} header, or Basic credentials whose user name (Langfuse's public key) is <entity>/<project>`);
+  if (!ProjectId.safeParse(user).success) {
+    throw new ClientError(400, `the public key (Basic user name) must name the project as <entity>/<project>, got ${JSON.stringify(user.slice(0, 200))}`);
+  }
+  return user;
+}
+
 /** Publishes the export's accepted spans (durable once it resolves); what was rejected is answered. */
 async function publishExport(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Promise<SpanRejections> {
   if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
@@ -111,7 +138,7 @@ async function publishExport(publisher: EventPublisher<TraceEvent>, source: Expo
 }
 
 export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
-  for (const op of [otlpTracesOp, otlpAgentsAliasOp]) mountExport(api, op, publisher, limits);
+  for (const op of [otlpTracesOp, otlpAgentsAliasOp, otlpLangfuseOp]) mountExport(api, op, publisher, limits);
 }
 
 function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
