@@ -7,6 +7,7 @@
 import type { OtlpAttributes } from "./batch.js";
 import { dottedKey, lookup, setOwn, type DottedKey } from "./nest.js";
 import { isJsonObject } from "../json.js";
+import { OPERATION_ATTRIBUTE } from "../genAiOperations.js";
 import type { JsonObject, JsonValue } from "../json.js";
 
 export const INPUT_KEYS = [
@@ -69,7 +70,7 @@ export const FAMILY_KEYS = {
   provider: ["llm.provider", "ai.model.provider"],
   system: ["gen_ai.system", "llm.system"],
   kind: ["weave.span.kind", "traceloop.span.kind", "openinference.span.kind", "langfuse.observation.type"],
-  operation: ["gen_ai.operation.name"],
+  [OPERATION_ATTRIBUTE]: ["gen_ai.operation.name"],
   agent: ["gen_ai.agent.name"],
   trace_name: ["langfuse.trace.name"],
 } as const satisfies Record<string, readonly string[]>;
