@@ -70,7 +70,7 @@ export const FAMILY_KEYS = {
   provider: ["llm.provider", "ai.model.provider"],
   system: ["gen_ai.system", "llm.system"],
   kind: ["weave.span.kind", "traceloop.span.kind", "openinference.span.kind", "langfuse.observation.type"],
-  [OPERATION_ATTRIBUTE]: ["gen_ai.operation.name"],
+  [OPERATION_ATTRIBUTE]: ["gen_ai.operation.name", "ai.operationId"],
   agent: ["gen_ai.agent.name"],
   trace_name: ["langfuse.trace.name"],
 } as const satisfies Record<string, readonly string[]>;

@@ -82,6 +82,10 @@ describe("Langfuse 5 client against /api/public/otel/v1/traces", () => {
       metadata: { tenant: "t-1" },
     });
 
+    const usage = await api.json<{ call_usage: Record<string, unknown> }>("/trace/usage", { project_id: P, filter: { trace_ids: [ids.traceId] } });
+    const once = { "gpt-4o-mini": { requests: 0, prompt_tokens: 31, completion_tokens: 7, total_tokens: 38 } };
+    expect(usage.call_usage).toEqual({ [ids.agentId]: once, [ids.generationId]: once });
+
     const threads = await api.lines<{ thread_id: string; turn_count: number }>("/threads/stream_query", { project_id: P });
     expect(threads.map((t) => [t.thread_id, t.turn_count])).toEqual([["lf-session", 1]]);
   });
