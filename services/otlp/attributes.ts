@@ -7,7 +7,7 @@
 import type { OtlpAttributes } from "./batch.js";
 import { dottedKey, lookup, setOwn, type DottedKey } from "./nest.js";
 import { isJsonObject } from "../json.js";
-import { OPERATION_ATTRIBUTE } from "../genAiOperations.js";
+import { INFERENCE_OPERATIONS, OPERATION_ATTRIBUTE } from "../genAiOperations.js";
 import type { JsonObject, JsonValue } from "../json.js";
 
 export const INPUT_KEYS = [
@@ -108,6 +108,8 @@ const OUTPUT_PATHS = OUTPUT_KEYS.map(dottedKey);
 const USAGE_PATHS = Object.entries(USAGE_KEYS).map(([field, keys]) => [field, keys.map(dottedKey)] as const);
 const FAMILY_PATHS = Object.entries(FAMILY_KEYS).map(([family, keys]) => [family, keys.map(dottedKey)] as const);
 const MODEL_PATHS = FAMILY_KEYS.model.map(dottedKey);
+const OPERATION_PATHS = FAMILY_KEYS[OPERATION_ATTRIBUTE].map(dottedKey);
+const INFERENCE_OPERATION_SET: ReadonlySet<string> = new Set(INFERENCE_OPERATIONS);
 const THREAD_ID_PATHS = THREAD_ID_KEYS.map(dottedKey);
 const REQUEST_PARAMETERS = dottedKey(REQUEST_PARAMETERS_KEY);
 const INVOCATION_PARAMETERS = dottedKey(INVOCATION_PARAMETERS_KEY);
@@ -197,9 +199,31 @@ function depthAtMost(value: JsonValue, limit: number): boolean {
 /** Call inputs are always an object: anything else is wrapped as `{value: <it>}`. */
 export function callInputs(attrs: SpanAttributes): JsonObject {
   const found = firstPresent(attrs, INPUT_PATHS);
-  if (found === undefined) return {};
+  return found === undefined ? {} : inputsOf(found);
+}
+
+function inputsOf(found: JsonValue): JsonObject {
   const value = parseJsonLooking(found);
   return isJsonObject(value) ? value : { value };
+}
+
+/**
+ * Mastra's model call (`chat`, its `model_inference` span) carries no prompt: the prompt is on
+ * the `model_step` span just above it, as this attribute. Mastra's exporter sends a trace's
+ * spans together once its root ends, so the parent is in the same export as the call.
+ */
+export const PARENT_INPUT_KEY = "mastra.model_step.input";
+
+/** The prompt a span hands down to a model call below it that has none (PARENT_INPUT_KEY), if any. */
+export function inputForChildren(attributes: OtlpAttributes): JsonValue | undefined {
+  return Object.hasOwn(attributes, PARENT_INPUT_KEY) ? attributes[PARENT_INPUT_KEY] ?? undefined : undefined;
+}
+
+/** A model call's inputs when its own attributes have none: what its parent handed down (`inputForChildren`). */
+export function inheritedInputs(attrs: SpanAttributes, parentInput: JsonValue | undefined): JsonObject | undefined {
+  if (parentInput === undefined) return undefined;
+  const operation = asText(firstPresent(attrs, OPERATION_PATHS));
+  return operation !== undefined && INFERENCE_OPERATION_SET.has(operation) ? inputsOf(parentInput) : undefined;
 }
 
 export function callOutput(attrs: SpanAttributes): JsonValue {
@@ -301,7 +325,7 @@ function copyInto(target: JsonObject, source: JsonObject, except?: string): void
   for (const key of Object.keys(source)) if (key !== except) setOwn(target, key, source[key] ?? null);
 }
 
-function hasKeys(object: JsonObject): boolean {
+export function hasKeys(object: JsonObject): boolean {
   for (const _key in object) return true;
   return false;
 }

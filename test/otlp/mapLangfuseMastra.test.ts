@@ -4,7 +4,9 @@
  * Langfuse serializes every object to JSON text and flattens metadata to one key per entry.
  */
 import { describe, expect, it } from "vitest";
-import { mapAttributes } from "./support.js";
+import { mapSpans } from "../../services/otlp/mapSpan.js";
+import type { JsonValue } from "../../services/json.js";
+import { batchOf, CTX, makeSpan, mapAttributes } from "./support.js";
 
 const LANGFUSE_GENERATION = {
   "langfuse.observation.type": "generation",
@@ -98,5 +100,29 @@ describe("mapSpans: Mastra", () => {
   it("does not take other mastra.* keys", () => {
     const { call } = mapAttributes({ "mastra.agent_run.max_steps": 5, "mastra.span.type": "agent_run" });
     expect(call.inputs).toEqual({});
+  });
+});
+
+describe("mapSpans: a model call without input takes its Mastra step's", () => {
+  const STEP = "1111111111111111";
+  const PROMPT = '[{"role":"user","content":"hi"}]';
+  const mapped = (child: Record<string, JsonValue>, parentId = STEP) => {
+    const step = makeSpan({ spanId: STEP, name: "agent_step weather", attributes: { "gen_ai.operation.name": "agent_step", "mastra.model_step.input": PROMPT } });
+    const call = makeSpan({ spanId: "2222222222222222", parentSpanId: parentId, name: "chat gpt-4o-mini", attributes: child });
+    // The child first: the step may come anywhere in the export.
+    return mapSpans(batchOf([call, step]), CTX).events.find((e) => e.id === "2222222222222222")!;
+  };
+
+  it("fills a chat span's empty inputs from its parent step in the same export", () => {
+    expect(mapped({ "gen_ai.operation.name": "chat" }).inputs).toEqual({ value: [{ role: "user", content: "hi" }] });
+  });
+
+  it("keeps a chat span's own input", () => {
+    expect(mapped({ "gen_ai.operation.name": "chat", "gen_ai.input.messages": '[{"role":"user","content":"own"}]' }).inputs).toEqual({ value: [{ role: "user", content: "own" }] });
+  });
+
+  it("fills only model calls, and only from the span's own parent", () => {
+    expect(mapped({ "gen_ai.operation.name": "model_chunk" }).inputs).toEqual({});
+    expect(mapped({ "gen_ai.operation.name": "chat" }, "3333333333333333").inputs).toEqual({});
   });
 });
