@@ -42,6 +42,8 @@ import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { TABLE_SORT_KEYS_MIGRATION, TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { RETRIES_MIGRATION } from "./store/retries/schema.js";
+import { OTEL_LOGS_MIGRATION } from "./store/otelLogs/schema.js";
+import { OtelLogsRepository } from "./store/otelLogs/otelLogsRepository.js";
 import { TRAINING_MIGRATION } from "./store/training/schema.js";
 import { mountTrainingHealthRoutes } from "./training/healthRoutes.js";
 import { mountTrainingRoutes } from "./training/trainingRoutes.js";
@@ -115,12 +117,13 @@ const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
 export const RESOURCES: readonly Resource[] = [
   {
     name: "calls",
-    migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION],
+    migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION, OTEL_LOGS_MIGRATION],
     routes: {
       ingest: (api, parts) => mountCallIngest(api, publisherOf(parts), new CallsReadRepository(parts.store)),
       query: (api, { store }) =>
         mountCallQueries(api, {
           reads: new CallsReadRepository(store),
+          logs: new OtelLogsRepository(store),
           enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
           expander: new RefExpander(new CallsReadRepository(store), new RefResolver(storeSources(store))),
         }),

@@ -58,10 +58,10 @@ export interface CheckedSpans extends SpanRejections {
 export const MAX_REJECTION_REASONS = 10;
 export const EXCEPTION_WITHOUT_MESSAGE = "error";
 
-const TRACE_ID_LENGTH = 32;
-const SPAN_ID_LENGTH = 16;
+export const TRACE_ID_LENGTH = 32;
+export const SPAN_ID_LENGTH = 16;
 /** The first end time (ns) whose microseconds are beyond what a number keeps exactly. */
-const FIRST_INEXACT_NANOS = (BigInt(Number.MAX_SAFE_INTEGER) + 1n) * 1000n;
+export const FIRST_INEXACT_NANOS = (BigInt(Number.MAX_SAFE_INTEGER) + 1n) * 1000n;
 const REASON_TEXT_LIMIT = 64;
 
 interface SpanSource {
@@ -202,7 +202,7 @@ function parentId(span: OtlpSpan): string | null {
 }
 
 /** An id's text: `length` lowercase hex digits ("id", or "zeros" when all are 0), else "invalid". */
-function idForm(text: string, length: number): "id" | "zeros" | "invalid" {
+export function idForm(text: string, length: number): "id" | "zeros" | "invalid" {
   if (text.length !== length) return "invalid";
   let zeros = true;
   for (let i = 0; i < length; i++) {

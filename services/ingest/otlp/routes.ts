@@ -8,7 +8,7 @@
  * success, `google.rpc.Status` otherwise (never the `detail` shape of the rest of the API).
  */
 import type { Request, Response } from "express";
-import { ExportTraceServiceResponse } from "../../contract/otlp.js";
+import { ExportLogsServiceResponse, ExportTraceServiceResponse } from "../../contract/otlp.js";
 import { ProjectId } from "../../contract/common.js";
 import { ClientError } from "../../errors.js";
 import { credentials } from "../../auth/basic.js";
@@ -17,7 +17,8 @@ import { operation, type RequestHeaders } from "../../contract/operation.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { readBody, requestEncoding, requestFormat } from "./body.js";
-import { decodeRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
+import { decodeLogsRequest, decodeRequest, encodeExportResponse, encodeLogsExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
+import { logRecordEvents } from "../../otlp/logRecords.js";
 import { otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
 import { checkSpans, mapSpans, type SpanRejections } from "../../otlp/mapSpan.js";
 
@@ -57,6 +58,22 @@ export const otlpLangfuseOp = operation({
   path: "/api/public/otel/v1/traces",
   summary: "OTLP/HTTP trace export at Langfuse's path: the project is the `project_id` header, else the Basic user name (Langfuse's public key)",
   scope: { kind: "projects", of: (_input, headers) => [langfuseProject(headers)] },
+});
+
+/**
+ * OTLP/HTTP logs export. The records of a span (trace and span ids) are kept beside its call,
+ * and a GenAI event among them (`gen_ai.*`) gives the call its inputs or output when the span
+ * has none (query/callLogs.ts); records of no span are rejected in `partial_success`.
+ */
+export const otlpLogsOp = operation({
+  id: "otel_export_logs",
+  method: "post",
+  path: "/otel/v1/logs",
+  summary: "OTLP/HTTP logs export: a span's log records are kept with its call (project named by the `project_id` header)",
+  tag: "OpenTelemetry",
+  response: ExportLogsServiceResponse,
+  scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
+  rawBody: "application/x-protobuf or application/json (ExportLogsServiceRequest), optionally gzip or deflate",
 });
 
 const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
@@ -139,6 +156,40 @@ async function publishExport(publisher: EventPublisher<TraceEvent>, source: Expo
 
 export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
   for (const op of [otlpTracesOp, otlpAgentsAliasOp, otlpLangfuseOp]) mountExport(api, op, publisher, limits);
+  mountLogsExport(api, publisher, limits);
+}
+
+/** The body's format and encoding, or the 415 that names what is supported. */
+function bodyFormat(req: Request): { format: OtlpFormat; encoding: NonNullable<ReturnType<typeof requestEncoding>> } {
+  const format = requestFormat(req.headers["content-type"]);
+  if (!format) {
+    throw new ClientError(415, `unsupported content type ${JSON.stringify(req.headers["content-type"] ?? "")}: send application/x-protobuf or application/json`);
+  }
+  const encoding = requestEncoding(req.headers["content-encoding"]);
+  if (!encoding) {
+    throw new ClientError(415, `unsupported content encoding ${JSON.stringify(req.headers["content-encoding"])}: send gzip, deflate or identity`);
+  }
+  return { format, encoding };
+}
+
+function mountLogsExport(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
+  api.mount(
+    otlpLogsOp,
+    async (_input, ctx) => {
+      const { req, res } = ctx;
+      const { format, encoding } = bodyFormat(req);
+      const body = await readBody(req, encoding, limits.maxBodyBytes);
+      const mapped = logRecordEvents(decodeLogsRequest(format, body), ctx.projects[0]!, LOGGED_EXPORT_MAX_BYTES);
+      if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
+      const more = mapped.rejected - mapped.errors.length;
+      const partial = mapped.rejected === 0
+        ? undefined
+        : { rejected_log_records: mapped.rejected, error_message: `${mapped.rejected} log records rejected: ${mapped.errors.join("; ")}${more > 0 ? `; and ${more} more` : ""}` };
+      res.status(200);
+      send(res, format, encodeLogsExportResponse(format, partial));
+    },
+    { renderError: renderStatus },
+  );
 }
 
 function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
@@ -147,14 +198,7 @@ function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPubl
     async (_input, ctx) => {
       const { req, res } = ctx;
       const projectId = ctx.projects[0]!;
-      const format = requestFormat(req.headers["content-type"]);
-      if (!format) {
-        throw new ClientError(415, `unsupported content type ${JSON.stringify(req.headers["content-type"] ?? "")}: send application/x-protobuf or application/json`);
-      }
-      const encoding = requestEncoding(req.headers["content-encoding"]);
-      if (!encoding) {
-        throw new ClientError(415, `unsupported content encoding ${JSON.stringify(req.headers["content-encoding"])}: send gzip, deflate or identity`);
-      }
+      const { format, encoding } = bodyFormat(req);
       const body = await readBody(req, encoding, limits.maxBodyBytes);
       const source = { project_id: projectId, wb_user_id: ctx.principal.username, format, body, maxSpanBytes: limits.maxSpanBytes };
       const rejections = await publishExport(publisher, source, decodeRequest(format, body));
