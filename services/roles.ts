@@ -44,6 +44,7 @@ import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { RETRIES_MIGRATION } from "./store/retries/schema.js";
 import { OTEL_LOGS_MIGRATION } from "./store/otelLogs/schema.js";
 import { OtelLogsRepository } from "./store/otelLogs/otelLogsRepository.js";
+import { mountOtelLogsRoutes } from "./query/otelLogsRoutes.js";
 import { TRAINING_MIGRATION } from "./store/training/schema.js";
 import { mountTrainingHealthRoutes } from "./training/healthRoutes.js";
 import { mountTrainingRoutes } from "./training/trainingRoutes.js";
@@ -117,7 +118,7 @@ const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
 export const RESOURCES: readonly Resource[] = [
   {
     name: "calls",
-    migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION, OTEL_LOGS_MIGRATION],
+    migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION],
     routes: {
       ingest: (api, parts) => mountCallIngest(api, publisherOf(parts), new CallsReadRepository(parts.store)),
       query: (api, { store }) =>
@@ -142,6 +143,7 @@ export const RESOURCES: readonly Resource[] = [
     // Its aggregates over each call batch: worker/callWorker.ts.
     routes: { query: (api, { store }) => mountThreadQueries(api, { store }) },
   },
+  { name: "otel_logs", migrations: [OTEL_LOGS_MIGRATION], routes: { query: (api, { store }) => mountOtelLogsRoutes(api, { store }) } },
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
   { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
   // Job state for the job runner (worker/jobs/runner.ts); the resources that submit jobs (evaluations, scoring,

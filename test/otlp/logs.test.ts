@@ -119,6 +119,28 @@ describe("/otel/v1/logs", () => {
     expect(streamed.map((c) => ({ inputs: c.inputs, output: c.output }))).toEqual([FILLED]);
   });
 
+  it("keeps every record of a span with its call: /call/log_records, oldest first", async () => {
+    const [traceId, spanId] = ["a6".repeat(16), "b6".repeat(8)];
+    const records: Rec[] = [...events(traceId, spanId), { traceId, spanId, time: T + 5_000n, body: "retrying", attributes: { attempt: "2" } }];
+    expect((await postLogs(logsJson(records))).status).toBe(200);
+    // Redelivered or sent again: each record is kept once.
+    expect((await postLogs(logsJson(records))).status).toBe(200);
+    const deadline = Date.now() + 20_000;
+    let got: { records: Record<string, unknown>[] } = { records: [] };
+    while (got.records.length < 5 && Date.now() < deadline) got = await api.json("/call/log_records", { project_id: P, call_id: spanId });
+    const at = (micros: number) => `2026-01-01T00:00:00.${String(micros).padStart(6, "0")}Z`;
+    const common = { trace_id: traceId, severity_number: 0, severity_text: "", scope_name: "genai-events" };
+    expect(got.records).toEqual([
+      { ...common, time: at(1), event_name: "gen_ai.system.message", body: { content: "Be brief." }, attributes: {} },
+      { ...common, time: at(2), event_name: "gen_ai.user.message", body: { content: "2+2?" }, attributes: {} },
+      { ...common, time: at(3), event_name: "gen_ai.choice", body: { index: 0, finish_reason: "stop", message: { content: "4" } }, attributes: {} },
+      { ...common, time: at(4), event_name: "app.note", body: "not a GenAI event", attributes: {} },
+      { ...common, time: at(5), event_name: "", body: "retrying", attributes: { attempt: "2" } },
+    ]);
+    const other = await service.api.post("/call/log_records", { project_id: "other/x", call_id: spanId });
+    expect(other.status).toBe(403);
+  });
+
   it("fills them from events that came before the span (protobuf, gzip)", async () => {
     const [traceId, spanId] = ["a2".repeat(16), "b2".repeat(8)];
     const res = await postLogs(logsProtobuf(events(traceId, spanId)), { json: false, gzip: true });
