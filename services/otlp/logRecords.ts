@@ -24,6 +24,7 @@ export function logRecordEvents(batch: OtlpLogBatch, projectId: string, maxEvent
   let accepted = 0;
   let records: OtlpLogRecord[] = [];
   let bytes = 0;
+  let position = 0;
   const flush = () => {
     if (records.length > 0) events.push({ kind: "otlp_log_records", project_id: projectId, id: records[0]!.span_id, records });
     records = [];
@@ -33,7 +34,7 @@ export function logRecordEvents(batch: OtlpLogBatch, projectId: string, maxEvent
     for (const group of resource.scopes) {
       for (const [index, decoded] of group.records.entries()) {
         const reason = rejection(decoded);
-        const record = reason === null ? keptRecord(decoded, group.scope.name) : null;
+        const record = reason === null ? keptRecord(decoded, group.scope.name, position++) : null;
         const size = record === null ? 0 : Buffer.byteLength(JSON.stringify(record), "utf8");
         const why = reason ?? (size > maxEventBytes ? `${size} bytes, over the limit of ${maxEventBytes}` : null);
         if (why !== null || record === null) {
@@ -71,11 +72,12 @@ function legacyEventName(record: DecodedRecord): string {
   return typeof name === "string" ? name : "";
 }
 
-function keptRecord(record: DecodedRecord, scopeName: string): OtlpLogRecord {
+function keptRecord(record: DecodedRecord, scopeName: string, position: number): OtlpLogRecord {
   return {
     trace_id: record.traceId,
     span_id: record.spanId,
     time: Number(timeOf(record) / 1000n),
+    position,
     event_name: record.eventName || legacyEventName(record),
     severity_number: record.severityNumber,
     severity_text: record.severityText,

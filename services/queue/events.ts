@@ -97,6 +97,8 @@ export interface OtlpLogRecord {
   readonly span_id: string;
   /** Microseconds: the record's time, else when it was observed. */
   readonly time: number;
+  /** Its place in the export that carried it: orders the records of one time. */
+  readonly position: number;
   readonly event_name: string;
   readonly severity_number: number;
   readonly severity_text: string;
@@ -204,6 +206,7 @@ export const TraceEventSchema = z.discriminatedUnion("kind", [
         trace_id: z.string(),
         span_id: z.string(),
         time: integer,
+        position: integer,
         event_name: z.string(),
         severity_number: integer,
         severity_text: z.string(),
@@ -263,7 +266,7 @@ function isOtlpExport(e: Fields): boolean {
 function isLogRecord(r: unknown): boolean {
   if (!isJsonObject(r)) return false;
   return (
-    isString(r.trace_id) && isString(r.span_id) && isInteger(r.time) && isString(r.event_name) && isInteger(r.severity_number) &&
+    isString(r.trace_id) && isString(r.span_id) && isInteger(r.time) && isInteger(r.position) && isString(r.event_name) && isInteger(r.severity_number) &&
     isString(r.severity_text) && r.body !== undefined && isJsonObject(r.attributes) && isString(r.scope_name)
   );
 }

@@ -24,13 +24,13 @@ const VALID: TraceEvent[] = [
   {
     kind: "otlp_log_records", project_id: "acme/p", id: "00f067aa0ba902b7",
     records: [{
-      trace_id: "0af7651916cd43dd8448eb211c80319c", span_id: "00f067aa0ba902b7", time: 1_700_000_000_000_100, event_name: "gen_ai.user.message",
+      trace_id: "0af7651916cd43dd8448eb211c80319c", span_id: "00f067aa0ba902b7", time: 1_700_000_000_000_100, position: 0, event_name: "gen_ai.user.message",
       severity_number: 9, severity_text: "INFO", body: { content: "hi" }, attributes: { a: 1 }, scope_name: "s",
     }],
   },
 ];
 
-const RECORD_FIELDS = ["trace_id", "span_id", "time", "event_name", "severity_number", "severity_text", "body", "attributes", "scope_name", "extra"];
+const RECORD_FIELDS = ["trace_id", "span_id", "time", "position", "event_name", "severity_number", "severity_text", "body", "attributes", "scope_name", "extra"];
 
 /** Values of every JSON kind and the edges of the checks: unsafe and fractional numbers, -0, empty containers. */
 const ODD_VALUES: unknown[] = [

@@ -11,6 +11,7 @@ interface OtelLogRow {
   record_key: string;
   trace_id: string;
   time: number | string;
+  position: number;
   event_name: string;
   severity_number: number;
   severity_text: string;
@@ -51,11 +52,11 @@ export const GEN_AI_EVENT_PREFIX = "gen_ai.";
 export function forSpansQuery(projectId: string, spanIds: readonly string[], genAiOnly: boolean): BuiltQuery {
   const pb = new ParamBuilder();
   return {
-    sql: `SELECT span_id, record_key, trace_id, time, event_name, severity_number, severity_text, body, attributes, scope_name
+    sql: `SELECT span_id, record_key, trace_id, time, position, event_name, severity_number, severity_text, body, attributes, scope_name
 FROM otel_log_records FINAL
 WHERE project_id = ${pb.str(projectId)} AND span_id IN ${pb.inStrings(spanIds)}
   AND (${pb.int(genAiOnly ? 1 : 0)} = 0 OR startsWith(event_name, ${pb.str(GEN_AI_EVENT_PREFIX)}))
-ORDER BY span_id, time, record_key
+ORDER BY span_id, time, position, record_key
 LIMIT ${pb.count(MAX_RECORDS_PER_SPAN)} BY span_id`,
     params: pb.params,
   };
@@ -64,13 +65,14 @@ LIMIT ${pb.count(MAX_RECORDS_PER_SPAN)} BY span_id`,
 function toRow(projectId: string, r: OtlpLogRecord): OtelLogRow {
   const body = JSON.stringify(r.body);
   const attributes = JSON.stringify(r.attributes);
-  const content = JSON.stringify([r.trace_id, r.span_id, r.time, r.event_name, r.severity_number, r.severity_text, body, attributes, r.scope_name]);
+  const content = JSON.stringify([r.trace_id, r.span_id, r.time, r.position, r.event_name, r.severity_number, r.severity_text, body, attributes, r.scope_name]);
   return {
     project_id: projectId,
     span_id: r.span_id,
     record_key: createHash("sha256").update(content).digest("hex").slice(0, 32),
     trace_id: r.trace_id,
     time: r.time,
+    position: r.position,
     event_name: r.event_name,
     severity_number: r.severity_number,
     severity_text: r.severity_text,
@@ -85,6 +87,7 @@ function fromRow(row: OtelLogRow): OtlpLogRecord {
     trace_id: row.trace_id,
     span_id: row.span_id,
     time: Number(row.time),
+    position: Number(row.position),
     event_name: row.event_name,
     severity_number: Number(row.severity_number),
     severity_text: row.severity_text,

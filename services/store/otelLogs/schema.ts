@@ -5,7 +5,8 @@ import type { Migration } from "../migrations.js";
  * and span, so a call's records are one key range, read at read time beside the call (a
  * record may arrive before or after its span). `record_key` is a digest of the record's
  * content: a redelivered record replaces itself (ReplacingMergeTree, read with FINAL).
- * `body` and `attributes` are JSON text.
+ * `body` and `attributes` are JSON text; `position` is the record's place in its export, which
+ * orders records of one microsecond as they were sent.
  */
 export const OTEL_LOGS_MIGRATION: Migration = {
   version: 43,
@@ -17,6 +18,7 @@ export const OTEL_LOGS_MIGRATION: Migration = {
       record_key String,
       trace_id String,
       time Int64,
+      position UInt32,
       event_name String,
       severity_number Int32,
       severity_text String,
