@@ -189,6 +189,8 @@ describe("/otel/v1/logs", () => {
     expect(decodeProtobufStatus(noProject.body).message).toBe("the project_id header is required: project_id: <entity>/<project>");
     const text = await postOtlp(service.url, body, { path: LOGS_PATH, project: P, contentType: "text/plain" });
     expect(text.status).toBe(415);
+    const bad = await postOtlp(service.url, '{"resourceLogs":[{"scopeLogs":{}}]}', { path: LOGS_PATH, project: P, contentType: JSON_TYPE });
+    expect({ status: bad.status, body: JSON.parse(bad.body.toString()) }).toEqual({ status: 400, body: { code: 3, message: "resourceLogs[0].scopeLogs: expected an array" } });
     await postTraces(span(traceId, spanId));
     const call = await readEventually(spanId, (c) => c !== null);
     expect({ inputs: call!.inputs, output: call!.output }).toEqual({ inputs: {}, output: null });

@@ -6,6 +6,9 @@
  * the worker maps its spans; a larger one is mapped here, one event per span. Every answer,
  * errors included, is in the request's content type: `ExportTraceServiceResponse` on
  * success, `google.rpc.Status` otherwise (never the `detail` shape of the rest of the API).
+ * The same export at the Weave Python SDK's path and at Langfuse's (its project in the Basic
+ * user name); `POST /otel/v1/logs`: log records of spans, as `otlp_log_records` events
+ * (otlp/logRecords.ts), answered with `ExportLogsServiceResponse`.
  */
 import type { Request, Response } from "express";
 import { ExportLogsServiceResponse, ExportTraceServiceResponse } from "../../contract/otlp.js";
@@ -97,12 +100,15 @@ const GRPC_INTERNAL = 13;
  */
 export const LOGGED_EXPORT_MAX_BYTES = 512 * 1024;
 
-/** Shown in a partial success after the listed reasons when more spans were rejected. */
+/** A partial success's message: how many were rejected, the listed reasons, and how many more. */
+function rejectionMessage(rejected: number, errors: readonly string[], what: string): string {
+  const more = rejected - errors.length;
+  return `${rejected} ${what} rejected: ${errors.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
+}
+
 function partialSuccess(mapped: SpanRejections): PartialSuccess | undefined {
   if (mapped.rejected === 0) return undefined;
-  const more = mapped.rejected - mapped.errors.length;
-  const reasons = mapped.errors.join("; ") + (more > 0 ? `; and ${more} more` : "");
-  return { rejected_spans: mapped.rejected, error_message: `${mapped.rejected} spans rejected: ${reasons}` };
+  return { rejected_spans: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "spans") };
 }
 
 /** Errors are answered in the request's format when it names one, else in JSON. */
@@ -181,10 +187,7 @@ function mountLogsExport(api: HttpApi, publisher: EventPublisher<TraceEvent>, li
       const body = await readBody(req, encoding, limits.maxBodyBytes);
       const mapped = logRecordEvents(decodeLogsRequest(format, body), ctx.projects[0]!, LOGGED_EXPORT_MAX_BYTES);
       if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
-      const more = mapped.rejected - mapped.errors.length;
-      const partial = mapped.rejected === 0
-        ? undefined
-        : { rejected_log_records: mapped.rejected, error_message: `${mapped.rejected} log records rejected: ${mapped.errors.join("; ")}${more > 0 ? `; and ${more} more` : ""}` };
+      const partial = mapped.rejected === 0 ? undefined : { rejected_log_records: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "log records") };
       res.status(200);
       send(res, format, encodeLogsExportResponse(format, partial));
     },
