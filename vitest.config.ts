@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * Two runs of the suite. `clickhouse-18.16`: every test file against a real ClickHouse 18.16
@@ -33,7 +33,8 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "chdb-26.7", include: ["test/**/*.test.ts"], exclude: NOT_ON_CHDB, globalSetup: ["test/globalSetup.chdb.ts"] },
+        // configDefaults.exclude keeps node_modules out (test/clients/*/node_modules holds packages' own tests).
+        test: { name: "chdb-26.7", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...NOT_ON_CHDB], globalSetup: ["test/globalSetup.chdb.ts"] },
       },
     ],
   },

@@ -25,6 +25,16 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm install --no-fund --no-audit --loglevel=error
 fi
 
+# Real tracing clients the tests run as programs of their own (test/clients/package.json, and
+# Mastra's in test/clients/mastra: kept apart because their OpenTelemetry versions conflict with
+# the root's and with each other).
+for dir in test/clients test/clients/mastra; do
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    echo "installing the npm packages of $dir"
+    npm install --prefix "$dir" --no-fund --no-audit --loglevel=error
+  fi
+done
+
 # The built-in base language model: trained once from the shipped corpus (a few minutes), then cached.
 npx tsx scripts/build-base-model.ts
 bash scripts/build-ui.sh

@@ -42,6 +42,9 @@ import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { TABLE_SORT_KEYS_MIGRATION, TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
 import { RETRIES_MIGRATION } from "./store/retries/schema.js";
+import { OTEL_LOGS_MIGRATION } from "./store/otelLogs/schema.js";
+import { OtelLogsRepository } from "./store/otelLogs/otelLogsRepository.js";
+import { mountOtelLogsRoutes } from "./query/otelLogsRoutes.js";
 import { TRAINING_MIGRATION } from "./store/training/schema.js";
 import { mountTrainingHealthRoutes } from "./training/healthRoutes.js";
 import { mountTrainingRoutes } from "./training/trainingRoutes.js";
@@ -121,6 +124,7 @@ export const RESOURCES: readonly Resource[] = [
       query: (api, { store }) =>
         mountCallQueries(api, {
           reads: new CallsReadRepository(store),
+          logs: new OtelLogsRepository(store),
           enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
           expander: new RefExpander(new CallsReadRepository(store), new RefResolver(storeSources(store))),
         }),
@@ -139,6 +143,7 @@ export const RESOURCES: readonly Resource[] = [
     // Its aggregates over each call batch: worker/callWorker.ts.
     routes: { query: (api, { store }) => mountThreadQueries(api, { store }) },
   },
+  { name: "otel_logs", migrations: [OTEL_LOGS_MIGRATION], routes: { query: (api, { store }) => mountOtelLogsRoutes(api, { store }) } },
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
   { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
   // Job state for the job runner (worker/jobs/runner.ts); the resources that submit jobs (evaluations, scoring,

@@ -3,6 +3,7 @@ import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../jsonBounds.js";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
+import { credentials } from "../auth/basic.js";
 import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
 import type { InputOf, Operation, ReachedProject } from "../contract/operation.js";
 import { closeAfterAnswer } from "./lingeringClose.js";
@@ -45,17 +46,6 @@ export interface MountOptions {
    * table's rows by empty objects), and the handler reads the bulk from the text.
    */
   readonly bodyFromText?: (text: string) => unknown;
-}
-
-function parseBasicAuth(header: string | undefined): string | null {
-  if (!header) return null;
-  const [scheme, value] = header.split(" ", 2);
-  if (!value) return null;
-  if (scheme?.toLowerCase() === "bearer") return value.trim();
-  if (scheme?.toLowerCase() !== "basic") return null;
-  const decoded = Buffer.from(value.trim(), "base64").toString("utf8");
-  const colon = decoded.indexOf(":");
-  return colon < 0 ? null : decoded.slice(colon + 1);
 }
 
 /** The API's HTTP server: authentication, body parsing and validation around each operation. */
@@ -105,8 +95,8 @@ export class HttpApi {
   }
 
   authenticate(req: Request): Principal {
-    const secret = parseBasicAuth(req.headers.authorization);
-    const principal = secret === null ? null : this.options.keys.find(secret);
+    const secret = credentials(req.headers.authorization)?.secret;
+    const principal = secret === undefined ? null : this.options.keys.find(secret);
     if (!principal) throw new UnauthorizedError("missing or invalid API key");
     return principal;
   }

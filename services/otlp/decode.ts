@@ -1,13 +1,18 @@
 /**
- * OTLP/HTTP trace bodies: request decoding (protobuf or JSON, both to one normalized
- * batch) and the answer bodies (`ExportTraceServiceResponse`, `google.rpc.Status`).
+ * OTLP/HTTP trace and log bodies: request decoding (protobuf or JSON, both to one normalized
+ * batch) and the answer bodies (`ExportTraceServiceResponse`, `ExportLogsServiceResponse`,
+ * `google.rpc.Status`).
  * The caller has already removed any `Content-Encoding` and applied the body limit.
  */
 import { batchFromJson } from "./json.js";
-import { ExportTraceServiceResponse, RpcStatus } from "./protobuf.js";
+import { ExportLogsServiceResponse, ExportTraceServiceResponse, RpcStatus } from "./protobuf.js";
 import { batchFromProtobuf } from "./protobufReader.js";
 import type { OtlpSpanBatch } from "./batch.js";
+import type { OtlpLogBatch } from "./logBatch.js";
+import { logBatchFromJson } from "./logsJson.js";
+import { logBatchFromProtobuf } from "./logsProtobufReader.js";
 
+export type { OtlpLogBatch, OtlpLogRecord } from "./logBatch.js";
 export type { OtlpSpanBatch, OtlpResourceGroup, OtlpScopeGroup, OtlpScope, OtlpSpan, OtlpEvent, OtlpLink, OtlpStatus, OtlpAttributes } from "./batch.js";
 export { OtlpDecodeError } from "./decodeError.js";
 
@@ -50,6 +55,27 @@ export function encodeExportResponse(format: OtlpFormat, partial?: PartialSucces
   }
   const message = ExportTraceServiceResponse.fromObject(partial ? { partial_success: partial } : {});
   return toBuffer(ExportTraceServiceResponse.encode(message).finish());
+}
+
+export interface LogsPartialSuccess {
+  readonly rejected_log_records: number;
+  readonly error_message: string;
+}
+
+/** Decodes an `ExportLogsServiceRequest` of either format; an empty body is an empty request. */
+export function decodeLogsRequest(format: OtlpFormat, body: Buffer): OtlpLogBatch {
+  if (body.length === 0) return { resources: [] };
+  return format === "protobuf" ? logBatchFromProtobuf(body) : logBatchFromJson(body);
+}
+
+/** The logs success answer: the empty response, or `partial` when some records were rejected. */
+export function encodeLogsExportResponse(format: OtlpFormat, partial?: LogsPartialSuccess): Buffer | string {
+  if (format === "json") {
+    if (!partial) return "{}";
+    return JSON.stringify({ partialSuccess: { rejectedLogRecords: String(partial.rejected_log_records), errorMessage: partial.error_message } });
+  }
+  const message = ExportLogsServiceResponse.fromObject(partial ? { partial_success: partial } : {});
+  return toBuffer(ExportLogsServiceResponse.encode(message).finish());
 }
 
 /** An error answer body: `google.rpc.Status` with a gRPC status `code` and no details. */

@@ -121,7 +121,7 @@ function link(value: unknown, path: string): OtlpLink {
 }
 
 /** A `repeated KeyValue` field. */
-function attributes(o: JsonRecord, key: string, path: string, depth = 0): OtlpAttributes {
+export function attributes(o: JsonRecord, key: string, path: string, depth = 0): OtlpAttributes {
   const items = list(o, key, path);
   const out: JsonObject = {};
   items.forEach((item, i) => {
@@ -132,7 +132,7 @@ function attributes(o: JsonRecord, key: string, path: string, depth = 0): OtlpAt
   return out;
 }
 
-function anyValue(value: unknown, path: string, depth: number): JsonValue {
+export function anyValue(value: unknown, path: string, depth: number): JsonValue {
   if (value === undefined || value === null) return null;
   if (depth > MAX_VALUE_DEPTH) throw new OtlpDecodeError(`${path}: nested deeper than ${MAX_VALUE_DEPTH} levels`);
   const v = record(value, path);
@@ -160,24 +160,24 @@ function wrongType(path: string, expected: string): OtlpDecodeError {
   return new OtlpDecodeError(`${path}: expected ${expected}`);
 }
 
-function record(value: unknown, path: string): JsonRecord {
+export function record(value: unknown, path: string): JsonRecord {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw wrongType(path || "request", "an object");
   return value as JsonRecord;
 }
 
-function optionalRecord(o: JsonRecord, key: string, path: string): JsonRecord | undefined {
+export function optionalRecord(o: JsonRecord, key: string, path: string): JsonRecord | undefined {
   const value = o[key];
   return isSet(value) ? record(value, `${path}.${key}`) : undefined;
 }
 
-function list(o: JsonRecord, key: string, path: string): readonly unknown[] {
+export function list(o: JsonRecord, key: string, path: string): readonly unknown[] {
   const value = o[key];
   if (!isSet(value)) return [];
   if (!Array.isArray(value)) throw wrongType(path ? `${path}.${key}` : key, "an array");
   return value;
 }
 
-function text(o: JsonRecord, key: string, path: string): string {
+export function text(o: JsonRecord, key: string, path: string): string {
   const value = o[key];
   if (!isSet(value)) return "";
   if (typeof value !== "string") throw wrongType(`${path}.${key}`, "a string");
@@ -185,7 +185,7 @@ function text(o: JsonRecord, key: string, path: string): string {
 }
 
 /** Hex ids, lowercased; a non-hex string is kept as sent (the span is rejected later). */
-function id(o: JsonRecord, key: string, path: string): string {
+export function id(o: JsonRecord, key: string, path: string): string {
   const value = text(o, key, path);
   return HEX_ID.test(value) ? value.toLowerCase() : value;
 }
@@ -197,7 +197,7 @@ function integer(value: unknown, path: string): bigint {
   throw wrongType(path, "an integer");
 }
 
-function uint64(o: JsonRecord, key: string, path: string): bigint {
+export function uint64(o: JsonRecord, key: string, path: string): bigint {
   const value = o[key];
   if (!isSet(value)) return 0n;
   const n = integer(value, `${path}.${key}`);
@@ -205,7 +205,7 @@ function uint64(o: JsonRecord, key: string, path: string): bigint {
   return n;
 }
 
-function uint32(o: JsonRecord, key: string, path: string): number {
+export function uint32(o: JsonRecord, key: string, path: string): number {
   const value = o[key];
   if (!isSet(value)) return 0;
   const n = integer(value, `${path}.${key}`);
@@ -224,7 +224,7 @@ function double(value: unknown, path: string): number | string {
 }
 
 /** An enum: its integer value or its name from `names` (index = value). */
-function enumValue(o: JsonRecord, key: string, names: readonly string[], path: string): number {
+export function enumValue(o: JsonRecord, key: string, names: readonly string[], path: string): number {
   const value = o[key];
   if (!isSet(value)) return 0;
   if (typeof value === "string") {

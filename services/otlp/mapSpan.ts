@@ -4,8 +4,9 @@
  *
  * Call `attributes` layout:
  *   {
- *     model?, provider?, system?, kind?, operation?, agent?,  // mapped families, text
+ *     model?, provider?, system?, kind?, operation?, agent?, trace_name?,  // mapped families, text
  *     model_parameters?,                                       // object
+ *     tags?, metadata?, cost_details?,                         // JSON families (Langfuse)
  *     otel: {
  *       attributes: <all span attributes, dotted keys nested>,   // see nest.ts
  *       resource: <all resource attributes, dotted keys nested>,
@@ -14,6 +15,8 @@
  *   }
  * so `attributes.otel.attributes.gen_ai.request.temperature` reaches a raw attribute.
  * The span as received is in `otel_dump`, without the attributes kept above (otelDump.ts).
+ * A model call whose attributes hold no input takes the one its parent span in the same
+ * export hands down (Mastra: attributes.ts, `inputForChildren`).
  *
  * A span is rejected on its own (counted, with a short reason) when its trace id is not 16
  * bytes or all zeros, its span id not 8 bytes or all zeros, its parent id neither empty,
@@ -25,7 +28,7 @@
 import type { CallCompleteEvent } from "../queue/events.js";
 import type { OtlpAttributes, OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
-import { callInputs, callOutput, callUsage, displayName, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
+import { callInputs, callOutput, callUsage, displayName, hasKeys, inheritedInputs, inputForChildren, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
 import { nestDottedKeys } from "./nest.js";
 import { otelDump, rebuildable } from "./otelDump.js";
 import type { JsonObject, JsonValue } from "../json.js";
@@ -55,10 +58,10 @@ export interface CheckedSpans extends SpanRejections {
 export const MAX_REJECTION_REASONS = 10;
 export const EXCEPTION_WITHOUT_MESSAGE = "error";
 
-const TRACE_ID_LENGTH = 32;
-const SPAN_ID_LENGTH = 16;
+export const TRACE_ID_LENGTH = 32;
+export const SPAN_ID_LENGTH = 16;
 /** The first end time (ns) whose microseconds are beyond what a number keeps exactly. */
-const FIRST_INEXACT_NANOS = (BigInt(Number.MAX_SAFE_INTEGER) + 1n) * 1000n;
+export const FIRST_INEXACT_NANOS = (BigInt(Number.MAX_SAFE_INTEGER) + 1n) * 1000n;
 const REASON_TEXT_LIMIT = 64;
 
 interface SpanSource {
@@ -107,6 +110,7 @@ export function checkSpans(batch: OtlpSpanBatch, maxSpanBytes: number): CheckedS
 export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpans {
   const events: CallCompleteEvent[] = [];
   const rejections = new Rejections();
+  const handedDown = inputsHandedDown(batch);
   for (const resource of batch.resources) {
     const resourceNested = nestDottedKeys(resource.attributes);
     const resourceInCall = rebuildable(resource.attributes);
@@ -114,11 +118,25 @@ export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpan
       for (const span of group.spans) {
         const reason = rejection(span, ctx.maxSpanBytes);
         if (reason !== null) rejections.add(span, reason);
-        else events.push(completeEvent(validSpan({ resource, resourceNested, resourceInCall, group, span }), ctx));
+        else events.push(completeEvent(validSpan({ resource, resourceNested, resourceInCall, group, span }), ctx, handedDown));
       }
     }
   }
   return { events, rejected: rejections.rejected, errors: rejections.errors };
+}
+
+/** Span id → the input it hands down to a model call below it (attributes.ts, `inputForChildren`); null when none does. */
+function inputsHandedDown(batch: OtlpSpanBatch): Map<string, JsonValue> | null {
+  let found: Map<string, JsonValue> | null = null;
+  for (const resource of batch.resources) {
+    for (const group of resource.scopes) {
+      for (const span of group.spans) {
+        const input = inputForChildren(span.attributes);
+        if (input !== undefined) (found ??= new Map()).set(span.spanId, input);
+      }
+    }
+  }
+  return found;
 }
 
 /** Why the span is not kept, or null. */
@@ -184,7 +202,7 @@ function parentId(span: OtlpSpan): string | null {
 }
 
 /** An id's text: `length` lowercase hex digits ("id", or "zeros" when all are 0), else "invalid". */
-function idForm(text: string, length: number): "id" | "zeros" | "invalid" {
+export function idForm(text: string, length: number): "id" | "zeros" | "invalid" {
   if (text.length !== length) return "invalid";
   let zeros = true;
   for (let i = 0; i < length; i++) {
@@ -200,9 +218,11 @@ function micros(nanos: bigint): bigint {
   return nanos / 1000n;
 }
 
-function completeEvent(source: ValidSpan, ctx: MapSpansContext): CallCompleteEvent {
+function completeEvent(source: ValidSpan, ctx: MapSpansContext, handedDown: Map<string, JsonValue> | null): CallCompleteEvent {
   const { span, group, attrs } = source;
   const parent = parentId(span);
+  let inputs = callInputs(attrs);
+  if (handedDown !== null && parent !== null && !hasKeys(inputs)) inputs = inheritedInputs(attrs, handedDown.get(parent)) ?? inputs;
   const thread = threadId(attrs);
   const usage = callUsage(attrs);
   const failed = span.status.code === STATUS_CODE_ERROR;
@@ -218,7 +238,7 @@ function completeEvent(source: ValidSpan, ctx: MapSpansContext): CallCompleteEve
     display_name: displayName(attrs),
     started_at: Number(micros(span.startTimeUnixNano)),
     attributes: callAttributes(source),
-    inputs: callInputs(attrs),
+    inputs,
     otel_dump: otelDump(source.resource, group, span, source.resourceInCall),
     wb_user_id: ctx.wb_user_id,
     wb_run_id: runId(attrs),

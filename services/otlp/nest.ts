@@ -104,10 +104,15 @@ function cutKey(key: string): SplitKey | null {
 export interface DottedKey {
   readonly key: string;
   readonly path: readonly string[];
+  /** A path segment `*` stands for any one key (e.g. `mastra.*.input`, whose middle is the span's type). */
+  readonly wildcard: boolean;
 }
 
+export const ANY_KEY = "*";
+
 export function dottedKey(key: string): DottedKey {
-  return { key, path: key.split(".") };
+  const path = key.split(".");
+  return { key, path, wildcard: path.includes(ANY_KEY) };
 }
 
 /**
@@ -119,6 +124,7 @@ export function dottedKey(key: string): DottedKey {
  */
 export function lookup(flat: OtlpAttributes, nested: JsonObject, key: DottedKey): JsonValue | undefined {
   if (!Object.hasOwn(nested, key.path[0]!)) return undefined;
+  if (key.wildcard) return lookupPath(nested, key.path, 0);
   if (Object.hasOwn(flat, key.key)) return flat[key.key] ?? undefined;
   let node: JsonValue | undefined = nested;
   for (const part of key.path) {
@@ -126,4 +132,17 @@ export function lookup(flat: OtlpAttributes, nested: JsonObject, key: DottedKey)
     node = Object.hasOwn(node, part) ? node[part] : undefined;
   }
   return node ?? undefined;
+}
+
+/** The value at `path` from `from` on in the nested form; a `*` segment tries each key of its level in order, the first found wins. */
+function lookupPath(node: JsonValue | undefined, path: readonly string[], from: number): JsonValue | undefined {
+  if (from === path.length) return node ?? undefined;
+  if (!isJsonObject(node)) return undefined;
+  const part = path[from]!;
+  if (part !== ANY_KEY) return lookupPath(Object.hasOwn(node, part) ? node[part] : undefined, path, from + 1);
+  for (const key of Object.keys(node)) {
+    const found = lookupPath(node[key], path, from + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import protobuf from "protobufjs";
 
 const PROTO_DIR = fileURLToPath(new URL("../../proto/", import.meta.url));
-const PROTO_FILES = ["opentelemetry/proto/collector/trace/v1/trace_service.proto", "google/rpc/status.proto"];
+const PROTO_FILES = ["opentelemetry/proto/collector/trace/v1/trace_service.proto", "opentelemetry/proto/collector/logs/v1/logs_service.proto", "google/rpc/status.proto"];
 
 function loadSchema(): protobuf.Root {
   const root = new protobuf.Root();
@@ -21,4 +21,6 @@ const schema = loadSchema();
 
 export const ExportTraceServiceRequest = schema.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest");
 export const ExportTraceServiceResponse = schema.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse");
+export const ExportLogsServiceRequest = schema.lookupType("opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest");
+export const ExportLogsServiceResponse = schema.lookupType("opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse");
 export const RpcStatus = schema.lookupType("google.rpc.Status");

@@ -20,7 +20,7 @@ import type { JsonObject, JsonValue } from "../json.js";
 
 type Reader = protobuf.Reader;
 
-const RECURSION_LIMIT: number = (protobuf.Reader as unknown as { recursionLimit?: number }).recursionLimit ?? 100;
+export const RECURSION_LIMIT: number = (protobuf.Reader as unknown as { recursionLimit?: number }).recursionLimit ?? 100;
 
 /** Decodes a binary `ExportTraceServiceRequest`. */
 export function batchFromProtobuf(body: Uint8Array): OtlpSpanBatch {
@@ -33,7 +33,7 @@ export function batchFromProtobuf(body: Uint8Array): OtlpSpanBatch {
 }
 
 /** Enters an embedded message of `length` bytes (already read): its end, after protobufjs's checks. */
-function enter(r: Reader, length: number, depth: number): number {
+export function enter(r: Reader, length: number, depth: number): number {
   if (depth > RECURSION_LIMIT) throw Error("maximum nesting depth exceeded");
   const end = r.pos + length;
   if (end > r.len) throw RangeError("index out of range");
@@ -41,7 +41,7 @@ function enter(r: Reader, length: number, depth: number): number {
 }
 
 /** Leaves an embedded message entered with `enter`; `outerLen` is the reader's limit before it. */
-function leave(r: Reader, end: number, outerLen: number): void {
+export function leave(r: Reader, end: number, outerLen: number): void {
   if (r.pos !== end) throw RangeError("index out of range");
   r.len = outerLen;
 }
@@ -77,7 +77,7 @@ function resourceSpans(r: Reader, length: number, depth: number): OtlpResourceGr
   return { attributes: resource?.attributes ?? {}, droppedAttributesCount: resource?.droppedAttributesCount ?? 0, schemaUrl, scopes };
 }
 
-function resourceMessage(r: Reader, length: number, depth: number): { attributes: OtlpAttributes; droppedAttributesCount: number } {
+export function resourceMessage(r: Reader, length: number, depth: number): { attributes: OtlpAttributes; droppedAttributesCount: number } {
   const end = enter(r, length, depth);
   const outerLen = r.len;
   r.len = end;
@@ -118,7 +118,7 @@ function scopeSpans(r: Reader, length: number, depth: number): OtlpScopeGroup {
   return { scope: scope ?? { ...NO_SCOPE, attributes: {} }, schemaUrl, spans };
 }
 
-function instrumentationScope(r: Reader, length: number, depth: number): OtlpScope {
+export function instrumentationScope(r: Reader, length: number, depth: number): OtlpScope {
   const end = enter(r, length, depth);
   const outerLen = r.len;
   r.len = end;
@@ -262,7 +262,7 @@ function spanStatus(r: Reader, length: number, depth: number): OtlpStatus {
 }
 
 /** One `KeyValue`, set into `into` (a later duplicate key wins, in the first one's place). */
-function keyValue(r: Reader, length: number, depth: number, into: JsonObject): void {
+export function keyValue(r: Reader, length: number, depth: number, into: JsonObject): void {
   const end = enter(r, length, depth);
   const outerLen = r.len;
   r.len = end;
@@ -281,7 +281,7 @@ function keyValue(r: Reader, length: number, depth: number, into: JsonObject): v
 }
 
 /** `AnyValue` members by field number; `seen` is a bit set of them. */
-function anyValue(r: Reader, length: number, depth: number): JsonValue {
+export function anyValue(r: Reader, length: number, depth: number): JsonValue {
   const end = enter(r, length, depth);
   const outerLen = r.len;
   r.len = end;
@@ -373,7 +373,7 @@ const STRING_CACHE_SLOTS = 2048;
 const stringCache: (string | undefined)[] = new Array<string | undefined>(STRING_CACHE_SLOTS).fill(undefined);
 
 /** A string field as protobufjs reads it: UTF-8, its length cut at the end of the message. */
-function readString(r: Reader): string {
+export function readString(r: Reader): string {
   const length = r.uint32();
   const start = r.pos;
   const end = Math.min(start + length, r.len);
@@ -410,7 +410,7 @@ function bytesRange(r: Reader): number {
   return start;
 }
 
-function hexBytes(r: Reader): string {
+export function hexBytes(r: Reader): string {
   const start = bytesRange(r);
   return start === r.pos ? "" : slices(r).hexSlice(start, r.pos);
 }
@@ -420,7 +420,7 @@ function base64Bytes(r: Reader): string {
   return start === r.pos ? "" : slices(r).base64Slice(start, r.pos);
 }
 
-function fixed64(r: Reader): bigint {
+export function fixed64(r: Reader): bigint {
   if (r.pos + 8 > r.len) throw RangeError("index out of range");
   const value = (r.buf as Buffer).readBigUInt64LE(r.pos);
   r.pos += 8;

@@ -7,6 +7,8 @@ import type { CallsReadRepository } from "../store/calls/callsRead.js";
 import type { CallsQuerySpec } from "../store/calls/callsQuery.js";
 import { toCallSchema, type CallViewOptions } from "./callView.js";
 import type { RefExpander } from "./expandRefs.js";
+import { fillFromGenAiEvents } from "./callLogs.js";
+import type { OtelLogsRepository } from "../store/otelLogs/otelLogsRepository.js";
 import { chunked, writeStream } from "./jsonLines.js";
 
 const TAG = "Calls";
@@ -20,6 +22,8 @@ export type CallEnricher = (rows: readonly CallRow[], calls: Record<string, unkn
 
 export interface CallsQueryDeps {
   readonly reads: CallsReadRepository;
+  /** A span's OTLP log records: its GenAI events fill the inputs and output it has not (callLogs.ts). */
+  readonly logs?: OtelLogsRepository;
   /** Extra per-chunk enrichers (costs, feedback) keyed by the include flag that asks for them. */
   readonly enrichers?: Partial<Record<"include_costs" | "include_feedback", (projectId: string) => CallEnricher>>;
   /** Resolves `expand_columns`; without it the field is refused. */
@@ -35,6 +39,11 @@ async function expansion(deps: CallsQueryDeps, projectId: string, req: Pick<Call
 }
 
 const CHUNK = 200;
+
+/** Whether the calls asked for carry their inputs or output (all columns when none are named). */
+function wantsInputsOrOutput(columns: readonly string[] | null | undefined): boolean {
+  return !columns || columns.length === 0 || columns.includes("inputs") || columns.includes("output");
+}
 
 async function* viewCalls(
   deps: CallsQueryDeps,
@@ -58,6 +67,7 @@ async function* viewCalls(
       };
       return toCallSchema(row, options) as Record<string, unknown>;
     });
+    if (deps.logs && wantsInputsOrOutput(spec.columns)) await fillFromGenAiEvents(deps.logs, spec.projectId, calls);
     for (const enrich of enrichers) await enrich(rows, calls);
     if (expandColumns.length > 0) await deps.expander?.expandCalls(spec.projectId, calls, expandColumns);
     yield* calls;

@@ -91,10 +91,35 @@ export interface OtlpExportEvent {
   readonly spans: number;
 }
 
+/** One OTLP log record of a span, as kept (otlp/logRecords.ts). */
+export interface OtlpLogRecord {
+  readonly trace_id: string;
+  readonly span_id: string;
+  /** Microseconds: the record's time, else when it was observed. */
+  readonly time: number;
+  /** Its place in the export that carried it: orders the records of one time. */
+  readonly position: number;
+  readonly event_name: string;
+  readonly severity_number: number;
+  readonly severity_text: string;
+  readonly body: JsonValue;
+  readonly attributes: JsonObject;
+  readonly scope_name: string;
+}
+
+/** Log records of spans from one OTLP logs export (or a part of one), kept beside their calls. */
+export interface OtlpLogRecordsEvent {
+  readonly kind: "otlp_log_records";
+  readonly project_id: string;
+  /** The first record's span id (the partition key, as for that span's call). */
+  readonly id: string;
+  readonly records: readonly OtlpLogRecord[];
+}
+
 export type CallPartEvent = CallStartEvent | CallCompleteEvent | CallEndEvent | CallUpdateEvent;
 /** What the worker writes to the calls tables. */
 export type CallEvent = CallPartEvent | CallsDeleteEvent;
-export type TraceEvent = CallEvent | OtlpExportEvent;
+export type TraceEvent = CallEvent | OtlpExportEvent | OtlpLogRecordsEvent;
 
 /** Partition key: all parts of one call stay in order in one partition. */
 export function eventKey(event: TraceEvent): string {
@@ -172,6 +197,25 @@ export const TraceEventSchema = z.discriminatedUnion("kind", [
     max_span_bytes: integer,
     spans: integer,
   }),
+  z.object({
+    kind: z.literal("otlp_log_records"),
+    project_id: z.string(),
+    id: z.string(),
+    records: z.array(
+      z.object({
+        trace_id: z.string(),
+        span_id: z.string(),
+        time: integer,
+        position: integer,
+        event_name: z.string(),
+        severity_number: integer,
+        severity_text: z.string(),
+        body: jsonValue,
+        attributes: jsonObject,
+        scope_name: z.string(),
+      }),
+    ),
+  }),
 ]) satisfies z.ZodType<TraceEvent>;
 
 type Fields = Record<string, unknown>;
@@ -219,6 +263,18 @@ function isOtlpExport(e: Fields): boolean {
   );
 }
 
+function isLogRecord(r: unknown): boolean {
+  if (!isJsonObject(r)) return false;
+  return (
+    isString(r.trace_id) && isString(r.span_id) && isInteger(r.time) && isInteger(r.position) && isString(r.event_name) && isInteger(r.severity_number) &&
+    isString(r.severity_text) && r.body !== undefined && isJsonObject(r.attributes) && isString(r.scope_name)
+  );
+}
+
+function isOtlpLogRecords(e: Fields): boolean {
+  return isString(e.project_id) && isString(e.id) && Array.isArray(e.records) && e.records.every(isLogRecord);
+}
+
 /** Exactly `TraceEventSchema`'s check, without its cost (see test/queue/traceEventSchema.test.ts). */
 export function isTraceEvent(value: unknown): value is TraceEvent {
   if (!isJsonObject(value)) return false;
@@ -235,6 +291,8 @@ export function isTraceEvent(value: unknown): value is TraceEvent {
       return isCallsDelete(value);
     case "otlp_export":
       return isOtlpExport(value);
+    case "otlp_log_records":
+      return isOtlpLogRecords(value);
     default:
       return false;
   }

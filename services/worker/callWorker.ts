@@ -1,9 +1,10 @@
 import type { BatchHandler } from "../queue/queue.js";
-import type { CallEvent, OtlpExportEvent, TraceEvent } from "../queue/events.js";
+import type { CallEvent, OtlpExportEvent, OtlpLogRecordsEvent, TraceEvent } from "../queue/events.js";
 import { exportedCalls } from "../otlp/exportEvent.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CallsWriteRepository } from "../store/calls/callsWrite.js";
 import { ProjectsRepository } from "../store/projects/projectsRepository.js";
+import { OtelLogsRepository } from "../store/otelLogs/otelLogsRepository.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./threadAggregates.js";
 
@@ -46,15 +47,21 @@ export const EXPORTED_CALLS_PER_WRITE = 4_096;
  */
 export function callBatchHandler(parts: WorkerParts): BatchHandler<TraceEvent> {
   const writer = new CallBatchWriter(new CallsWriteRepository(parts.store), AFTER_CALL_BATCH.map((a) => a.writer(parts)));
+  const logs = new OtelLogsRepository(parts.store);
   return async (events) => {
-    for (const part of callEventParts(events)) await writer.write(part);
+    const logRecords = events.filter(isOtlpLogRecords);
+    const callEvents = logRecords.length === 0 ? events : events.filter((e) => !isOtlpLogRecords(e));
+    // Log records are read beside their calls, whichever is stored first: no order between the two.
+    await logs.insert(logRecords);
+    for (const part of callEventParts(callEvents)) await writer.write(part);
   };
 }
 
 export const isOtlpExport = (event: TraceEvent): event is OtlpExportEvent => event.kind === "otlp_export";
-const hasNoExports = (events: readonly TraceEvent[]): events is readonly CallEvent[] => !events.some(isOtlpExport);
+export const isOtlpLogRecords = (event: TraceEvent): event is OtlpLogRecordsEvent => event.kind === "otlp_log_records";
+const hasNoExports = (events: readonly TraceEvent[]): events is readonly CallEvent[] => !events.some((e) => isOtlpExport(e) || isOtlpLogRecords(e));
 
-/** The batch as call events, OTLP exports mapped, in parts (one part when it holds no export). */
+/** The batch as call events, OTLP exports mapped (log records left out), in parts (one part when it holds neither). */
 export function* callEventParts(events: readonly TraceEvent[]): Generator<readonly CallEvent[]> {
   if (hasNoExports(events)) {
     yield events;
@@ -62,6 +69,7 @@ export function* callEventParts(events: readonly TraceEvent[]): Generator<readon
   }
   let part: CallEvent[] = [];
   for (const event of events) {
+    if (isOtlpLogRecords(event)) continue;
     if (!isOtlpExport(event)) part.push(event);
     else for (const call of exportedCalls(event)) part.push(call);
     if (part.length >= EXPORTED_CALLS_PER_WRITE) {

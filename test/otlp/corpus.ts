@@ -15,12 +15,21 @@ type PbObject = Record<string, unknown>;
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const int = (random: Random, below: number): number => Math.floor(random() * below);
 
+/**
+ * Keys added to the tables after mapRegression's digest was taken: left out, so that the
+ * random requests stay the ones the digest was taken on (they pick keys by position).
+ * Their mapping has tests of its own (mapLangfuseMastra.test.ts).
+ */
+const ADDED_AFTER_DIGEST = new Set<string>([
+  "langfuse.observation.input", "langfuse.observation.output", "mastra.*.input", "mastra.*.output", "langfuse.trace.input", "langfuse.trace.output",
+  "langfuse.observation.model.name", "langfuse.observation.type", "langfuse.trace.name", "ai.operationId",
+]);
 const MAPPED_KEYS = [
   ...INPUT_KEYS, ...OUTPUT_KEYS, ...THREAD_ID_KEYS,
   ...Object.values(USAGE_KEYS).flat(), ...Object.values(FAMILY_KEYS).flat(),
   "gen_ai.request.temperature", "gen_ai.request.model", "gen_ai.request", "llm.invocation_parameters",
   "wandb.display_name", "wandb.is_turn", "wandb.run_id", "wandb.run_step",
-];
+].filter((key) => !ADDED_AFTER_DIGEST.has(key));
 const ODD_KEYS = ["a", "a.b", "a.b.c", "a..b", ".a", "a.", ".", "", "__proto__", "a.__proto__", "constructor", "x.toString", "é.ü", "gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "gen_ai.prompt.1.content", "gen_ai.completion.0.content", "llm.input_messages.0.message.content", "z".repeat(3) + ".q".repeat(40)];
 const JSON_LOOKING = [
   '{"a": 1, "b": [true, null]}', ' [1, 2, {"c": "d"}]', "\n{\"k\": \"v\"}", "{not json", "[", "{}", "[]", '{"__proto__": {"x": 1}}',

@@ -21,7 +21,16 @@ const VALID: TraceEvent[] = [
   { kind: "call_update", project_id: "acme/p", id: "c1", display_name: "renamed", updated_at: 5 },
   { kind: "calls_delete", project_id: "acme/p", ids: ["c1", "c2"], deleted_at: 6, wb_user_id: "alice" },
   { kind: "otlp_export", project_id: "acme/p", id: "00f067aa0ba902b7", wb_user_id: "alice", format: "protobuf", body: "CgA=", max_span_bytes: 4096, spans: 2 },
+  {
+    kind: "otlp_log_records", project_id: "acme/p", id: "00f067aa0ba902b7",
+    records: [{
+      trace_id: "0af7651916cd43dd8448eb211c80319c", span_id: "00f067aa0ba902b7", time: 1_700_000_000_000_100, position: 0, event_name: "gen_ai.user.message",
+      severity_number: 9, severity_text: "INFO", body: { content: "hi" }, attributes: { a: 1 }, scope_name: "s",
+    }],
+  },
 ];
+
+const RECORD_FIELDS = ["trace_id", "span_id", "time", "position", "event_name", "severity_number", "severity_text", "body", "attributes", "scope_name", "extra"];
 
 /** Values of every JSON kind and the edges of the checks: unsafe and fractional numbers, -0, empty containers. */
 const ODD_VALUES: unknown[] = [
@@ -39,7 +48,19 @@ function mutate(event: TraceEvent, next: () => number): unknown {
   for (let i = 0; i < changes; i++) {
     const roll = next();
     if (roll < 0.15) copy.kind = pick(VALID).kind;
-    else if (roll < 0.25 && Array.isArray(copy.ids)) (copy.ids as unknown[])[Math.floor(next() * 3)] = pick(ODD_VALUES);
+    else if (roll < 0.25 && Array.isArray(copy.ids)) {
+      // A copy: `ids` may be one of ODD_VALUES' arrays, which must not change (nor get holes, which JSON never has).
+      const ids = [...(copy.ids as unknown[])];
+      ids[Math.min(Math.floor(next() * 3), ids.length)] = pick(ODD_VALUES);
+      copy.ids = ids;
+    }
+    else if (roll < 0.4 && Array.isArray(copy.records)) {
+      const record: Record<string, unknown> = { ...(copy.records[0] as Record<string, unknown>) };
+      const value = pick(ODD_VALUES);
+      if (value === undefined && next() < 0.5) delete record[pick(RECORD_FIELDS)];
+      else record[pick(RECORD_FIELDS)] = value;
+      copy.records = next() < 0.2 ? pick(ODD_VALUES) : [record];
+    }
     else {
       const field = pick(FIELDS);
       const value = pick(ODD_VALUES);

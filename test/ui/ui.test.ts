@@ -4,6 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, client, KEY_ACME, startTestService } from "../support/service.js";
 import { bigTrace, buildUi, completeCall, launchChromium, SCREENSHOTS } from "./browser.js";
+import { jsonBody } from "../otlp/httpSupport.js";
 
 /**
  * The built web UI in Debian's chromium (playwright-core) against a running service, with
@@ -79,6 +80,24 @@ describe("web UI", () => {
     await api.json("/feedback/create", { project_id: PROJECT, weave_ref: `weave:///${PROJECT}/call/root-1`, feedback_type: "wandb.reaction.1", payload: { emoji: "👍" } });
     const table = await api.json<{ digest: string }>("/table/create", { table: { project_id: PROJECT, rows: [{ question: "2+2", answer: "4" }, { question: "3+3", answer: "6" }] } });
     await api.json("/obj/create", { obj: { project_id: PROJECT, object_id: "arith", builtin_object_class: "Dataset", val: { rows: `weave:///${PROJECT}/table/${table.digest}` } } });
+    // A GenAI trace over OTLP, as Vercel AI SDK 7 writes it: messages in the conventions' parts form.
+    const genAiTrace = "7a".repeat(16);
+    const spans = jsonBody({
+      spans: [
+        { traceId: genAiTrace, spanId: "7b".repeat(8), name: "invoke_agent weather", start: BigInt(t0) * 1_000_000n + 7_000_000_000n, end: BigInt(t0) * 1_000_000n + 7_900_000_000n, attributes: { "gen_ai.operation.name": "invoke_agent" } },
+        {
+          traceId: genAiTrace, spanId: "7c".repeat(8), parentSpanId: "7b".repeat(8), name: "chat gpt-4o-mini",
+          start: BigInt(t0) * 1_000_000n + 7_100_000_000n, end: BigInt(t0) * 1_000_000n + 7_500_000_000n,
+          attributes: {
+            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 10,
+            "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "What is the weather in Lyon?" }] }]),
+            "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "tool_call", id: "call-1", name: "weather", arguments: { city: "Lyon" } }], finish_reason: "tool_call" }]),
+          },
+        },
+      ],
+    });
+    const otlp = await fetch(`${service.url}/otel/v1/traces`, { method: "POST", headers: { authorization: basic(KEY_ACME), project_id: PROJECT, "content-type": "application/json" }, body: spans });
+    expect(otlp.status).toBe(200);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.setDefaultTimeout(20_000);
@@ -117,8 +136,8 @@ describe("web UI", () => {
     await page.waitForURL(url(`/${PROJECT}/traces`));
     const rows = page.locator(".grid-row");
     await poll(() => rows.count()).toBeGreaterThan(0);
-    // Trace roots by default, newest first: the turns, then summarize, agent_run, then the big trace.
-    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["chat_turn", "chat_turn", "chat_turn", "summarize", "agent_run", "big_root"]);
+    // Trace roots by default, newest first: the OTLP agent, the turns, then summarize, agent_run, then the big trace.
+    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["invoke_agent weather", "chat_turn", "chat_turn", "chat_turn", "summarize", "agent_run", "big_root"]);
     await shot("traces");
   });
 
@@ -151,6 +170,17 @@ describe("web UI", () => {
     await page.getByRole("button", { name: "Add note" }).click();
     await poll(() => page.locator(".feedback").textContent()).toContain("flaky upstream");
     await shot("trace-failed-call");
+  });
+
+  it("shows an OTLP GenAI model call's messages (the conventions' parts form) as a conversation with its tool call", async () => {
+    await page.goto(url(`/${PROJECT}/calls/${"7c".repeat(8)}`));
+    const chats = page.locator(".call-detail .chat");
+    await poll(() => chats.count()).toBe(2);
+    await poll(() => chats.nth(0).textContent()).toBe("userWhat is the weather in Lyon?");
+    await poll(() => chats.nth(1).locator(".chat-role").textContent()).toBe("assistant");
+    expect(await chats.nth(1).locator(".chat-tool-name").textContent()).toBe("calls weather");
+    expect(await chats.nth(1).textContent()).toContain("Lyon");
+    await shot("trace-genai-call");
   });
 
   it("shows base64 images and image refs as images", async () => {

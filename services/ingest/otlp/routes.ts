@@ -6,17 +6,22 @@
  * the worker maps its spans; a larger one is mapped here, one event per span. Every answer,
  * errors included, is in the request's content type: `ExportTraceServiceResponse` on
  * success, `google.rpc.Status` otherwise (never the `detail` shape of the rest of the API).
+ * The same export at the Weave Python SDK's path and at Langfuse's (its project in the Basic
+ * user name); `POST /otel/v1/logs`: log records of spans, as `otlp_log_records` events
+ * (otlp/logRecords.ts), answered with `ExportLogsServiceResponse`.
  */
 import type { Request, Response } from "express";
-import { ExportTraceServiceResponse } from "../../contract/otlp.js";
+import { ExportLogsServiceResponse, ExportTraceServiceResponse } from "../../contract/otlp.js";
 import { ProjectId } from "../../contract/common.js";
 import { ClientError } from "../../errors.js";
+import { credentials } from "../../auth/basic.js";
 import type { ErrorAnswer, HttpApi } from "../../http/app.js";
 import { operation, type RequestHeaders } from "../../contract/operation.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { readBody, requestEncoding, requestFormat } from "./body.js";
-import { decodeRequest, encodeExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
+import { decodeLogsRequest, decodeRequest, encodeExportResponse, encodeLogsExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
+import { logRecordEvents } from "../../otlp/logRecords.js";
 import { otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
 import { checkSpans, mapSpans, type SpanRejections } from "../../otlp/mapSpan.js";
 
@@ -43,6 +48,37 @@ export const otlpTracesOp = operation({
 /** The path the Weave Python SDK's own OTel exporter posts to (the interface spec beside this repository, shared/spec/weave-python-sdk.md §6). */
 export const otlpAgentsAliasOp = operation({ ...otlpTracesOp, id: "otel_export_traces_agents", path: "/agents/otel/v1/traces", alias: true });
 
+/**
+ * The path Langfuse's exporter posts to (`{LANGFUSE_BASE_URL}/api/public/otel/v1/traces`), with
+ * `Authorization: Basic base64(<public key>:<secret key>)` and no other header we could read a
+ * project from: so the public key names the project (`LANGFUSE_PUBLIC_KEY=<entity>/<project>`)
+ * and the secret key is the API key (`LANGFUSE_SECRET_KEY=<key>`). A `project_id` header, when
+ * sent, still wins. The same scope check as the other paths follows.
+ */
+export const otlpLangfuseOp = operation({
+  ...otlpTracesOp,
+  id: "otel_export_traces_langfuse",
+  path: "/api/public/otel/v1/traces",
+  summary: "OTLP/HTTP trace export at Langfuse's path: the project is the `project_id` header, else the Basic user name (Langfuse's public key)",
+  scope: { kind: "projects", of: (_input, headers) => [langfuseProject(headers)] },
+});
+
+/**
+ * OTLP/HTTP logs export. The records of a span (trace and span ids) are kept beside its call,
+ * and a GenAI event among them (`gen_ai.*`) gives the call its inputs or output when the span
+ * has none (query/callLogs.ts); records of no span are rejected in `partial_success`.
+ */
+export const otlpLogsOp = operation({
+  id: "otel_export_logs",
+  method: "post",
+  path: "/otel/v1/logs",
+  summary: "OTLP/HTTP logs export: a span's log records are kept with its call (project named by the `project_id` header)",
+  tag: "OpenTelemetry",
+  response: ExportLogsServiceResponse,
+  scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
+  rawBody: "application/x-protobuf or application/json (ExportLogsServiceRequest), optionally gzip or deflate",
+});
+
 const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
 
 /** gRPC status codes for the `code` of a `google.rpc.Status` body, by HTTP status. */
@@ -64,12 +100,15 @@ const GRPC_INTERNAL = 13;
  */
 export const LOGGED_EXPORT_MAX_BYTES = 512 * 1024;
 
-/** Shown in a partial success after the listed reasons when more spans were rejected. */
+/** A partial success's message: how many were rejected, the listed reasons, and how many more. */
+function rejectionMessage(rejected: number, errors: readonly string[], what: string): string {
+  const more = rejected - errors.length;
+  return `${rejected} ${what} rejected: ${errors.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
+}
+
 function partialSuccess(mapped: SpanRejections): PartialSuccess | undefined {
   if (mapped.rejected === 0) return undefined;
-  const more = mapped.rejected - mapped.errors.length;
-  const reasons = mapped.errors.join("; ") + (more > 0 ? `; and ${more} more` : "");
-  return { rejected_spans: mapped.rejected, error_message: `${mapped.rejected} spans rejected: ${reasons}` };
+  return { rejected_spans: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "spans") };
 }
 
 /** Errors are answered in the request's format when it names one, else in JSON. */
@@ -97,6 +136,17 @@ function projectHeader(headers: RequestHeaders): string {
   return value;
 }
 
+function langfuseProject(headers: RequestHeaders): string {
+  if (headers[PROJECT_HEADER] !== undefined) return projectHeader(headers);
+  const raw = headers["authorization"];
+  const user = credentials(Array.isArray(raw) ? raw[0] : raw)?.user;
+  if (!user) throw new ClientError(400, `name the project: the ${PROJECT_HEADER} header, or Basic credentials whose user name (Langfuse's public key) is <entity>/<project>`);
+  if (!ProjectId.safeParse(user).success) {
+    throw new ClientError(400, `the public key (Basic user name) must name the project as <entity>/<project>, got ${JSON.stringify(user.slice(0, 200))}`);
+  }
+  return user;
+}
+
 /** Publishes the export's accepted spans (durable once it resolves); what was rejected is answered. */
 async function publishExport(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Promise<SpanRejections> {
   if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
@@ -111,7 +161,38 @@ async function publishExport(publisher: EventPublisher<TraceEvent>, source: Expo
 }
 
 export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
-  for (const op of [otlpTracesOp, otlpAgentsAliasOp]) mountExport(api, op, publisher, limits);
+  for (const op of [otlpTracesOp, otlpAgentsAliasOp, otlpLangfuseOp]) mountExport(api, op, publisher, limits);
+  mountLogsExport(api, publisher, limits);
+}
+
+/** The body's format and encoding, or the 415 that names what is supported. */
+function bodyFormat(req: Request): { format: OtlpFormat; encoding: NonNullable<ReturnType<typeof requestEncoding>> } {
+  const format = requestFormat(req.headers["content-type"]);
+  if (!format) {
+    throw new ClientError(415, `unsupported content type ${JSON.stringify(req.headers["content-type"] ?? "")}: send application/x-protobuf or application/json`);
+  }
+  const encoding = requestEncoding(req.headers["content-encoding"]);
+  if (!encoding) {
+    throw new ClientError(415, `unsupported content encoding ${JSON.stringify(req.headers["content-encoding"])}: send gzip, deflate or identity`);
+  }
+  return { format, encoding };
+}
+
+function mountLogsExport(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
+  api.mount(
+    otlpLogsOp,
+    async (_input, ctx) => {
+      const { req, res } = ctx;
+      const { format, encoding } = bodyFormat(req);
+      const body = await readBody(req, encoding, limits.maxBodyBytes);
+      const mapped = logRecordEvents(decodeLogsRequest(format, body), ctx.projects[0]!, LOGGED_EXPORT_MAX_BYTES);
+      if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
+      const partial = mapped.rejected === 0 ? undefined : { rejected_log_records: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "log records") };
+      res.status(200);
+      send(res, format, encodeLogsExportResponse(format, partial));
+    },
+    { renderError: renderStatus },
+  );
 }
 
 function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
@@ -120,14 +201,7 @@ function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPubl
     async (_input, ctx) => {
       const { req, res } = ctx;
       const projectId = ctx.projects[0]!;
-      const format = requestFormat(req.headers["content-type"]);
-      if (!format) {
-        throw new ClientError(415, `unsupported content type ${JSON.stringify(req.headers["content-type"] ?? "")}: send application/x-protobuf or application/json`);
-      }
-      const encoding = requestEncoding(req.headers["content-encoding"]);
-      if (!encoding) {
-        throw new ClientError(415, `unsupported content encoding ${JSON.stringify(req.headers["content-encoding"])}: send gzip, deflate or identity`);
-      }
+      const { format, encoding } = bodyFormat(req);
       const body = await readBody(req, encoding, limits.maxBodyBytes);
       const source = { project_id: projectId, wb_user_id: ctx.principal.username, format, body, maxSpanBytes: limits.maxSpanBytes };
       const rejections = await publishExport(publisher, source, decodeRequest(format, body));

@@ -2,8 +2,10 @@ import type { Json, JsonObject } from "../types";
 import { JsonView, LongText } from "./JsonView";
 
 /**
- * Chat messages (OpenAI and Anthropic style: `{role, content}` where content is a string or
- * a list of parts) shown as a conversation.
+ * Chat messages shown as a conversation: OpenAI and Anthropic style (`{role, content}` where
+ * content is a string or a list of parts), and the OpenTelemetry GenAI conventions' parts form
+ * (`{role, parts: [{type: "text", content}, {type: "tool_call", …}, …]}`, as Vercel AI SDK 7
+ * and Mastra send it).
  */
 export interface ChatMessage {
   role: string;
@@ -12,32 +14,39 @@ export interface ChatMessage {
 
 const isObject = (v: Json | undefined): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function asMessages(value: Json | undefined): ChatMessage[] | null {
+function asMessages(value: Json | undefined, defaultRole?: string): ChatMessage[] | null {
   if (!Array.isArray(value) || value.length === 0) return null;
   const out: ChatMessage[] = [];
   for (const m of value) {
-    if (!isObject(m) || typeof m.role !== "string" || !("content" in m || "tool_calls" in m)) return null;
-    out.push({ role: m.role, content: m.content ?? m.tool_calls ?? null });
+    if (!isObject(m)) return null;
+    const role = typeof m.role === "string" ? m.role : defaultRole;
+    if (role === undefined || !("content" in m || "tool_calls" in m || Array.isArray(m.parts))) return null;
+    out.push({ role, content: m.content ?? m.tool_calls ?? m.parts ?? null });
   }
   return out;
 }
 
-/** The conversation in a call's inputs (`messages`, plus Anthropic's `system`), or null. */
+/**
+ * The conversation in a call's inputs (`messages`, plus Anthropic's `system`; or a list of
+ * messages the OTLP mapping kept under `value`), or null.
+ */
 export function chatOfInputs(inputs: JsonObject | undefined): ChatMessage[] | null {
   if (!inputs) return null;
-  const messages = asMessages(inputs.messages);
+  const messages = asMessages(inputs.messages) ?? asMessages(inputs.value);
   if (!messages) return null;
   return typeof inputs.system === "string" ? [{ role: "system", content: inputs.system }, ...messages] : messages;
 }
 
-/** The reply in a call's output: OpenAI `choices[].message`, Anthropic `{role, content}`, or null. */
+/** The reply in a call's output: OpenAI `choices[].message`, Anthropic `{role, content}`, a list of GenAI messages, or null. */
 export function chatOfOutput(output: Json | undefined): ChatMessage[] | null {
+  if (Array.isArray(output)) return asMessages(output);
   if (!isObject(output)) return null;
   if (Array.isArray(output.choices)) {
     const replies = output.choices.flatMap((c) => (isObject(c) && isObject(c.message) ? [c.message] : []));
-    return asMessages(replies);
+    // A GenAI `gen_ai.choice` event's message may leave its role out: it is the assistant's.
+    return asMessages(replies, "assistant");
   }
-  if (typeof output.role === "string" && "content" in output) return asMessages([output]);
+  if (typeof output.role === "string" && ("content" in output || Array.isArray(output.parts))) return asMessages([output]);
   return null;
 }
 
@@ -45,6 +54,23 @@ function Part({ part, projectId }: { part: Json; projectId: string }) {
   if (typeof part === "string") return <LongText text={part} limit={2000} className="chat-text" />;
   if (isObject(part)) {
     if (part.type === "text" && typeof part.text === "string") return <LongText text={part.text} limit={2000} className="chat-text" />;
+    if (part.type === "text" && typeof part.content === "string") return <LongText text={part.content} limit={2000} className="chat-text" />;
+    if (part.type === "tool_call" && typeof part.name === "string") {
+      return (
+        <div className="chat-tool">
+          <div className="chat-tool-name">calls {part.name}</div>
+          <JsonView value={part.arguments ?? null} projectId={projectId} openDepth={1} />
+        </div>
+      );
+    }
+    if (part.type === "tool_call_response") {
+      return (
+        <div className="chat-tool">
+          <div className="chat-tool-name">tool result</div>
+          <JsonView value={part.response ?? part.result ?? null} projectId={projectId} openDepth={1} />
+        </div>
+      );
+    }
     const imageUrl = isObject(part.image_url) ? part.image_url.url : part.image_url;
     if (part.type === "image_url" && typeof imageUrl === "string") return <img className="j-image" src={imageUrl} alt="image in the message" />;
     const source = part.source;

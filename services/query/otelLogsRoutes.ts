@@ -1,0 +1,31 @@
+import { CallLogRecordsReq, CallLogRecordsRes } from "../contract/otelLogs.js";
+import { BODY_PROJECT, operation } from "../contract/operation.js";
+import type { HttpApi } from "../http/app.js";
+import type { ClickHouseStore } from "../store/clickhouse.js";
+import { OtelLogsRepository } from "../store/otelLogs/otelLogsRepository.js";
+import { microsToIso } from "../times.js";
+
+export const callLogRecordsOp = operation({
+  id: "call_log_records",
+  method: "post",
+  path: "/call/log_records",
+  summary: "The OTLP log records of a call's span, oldest first",
+  tag: "OpenTelemetry",
+  body: CallLogRecordsReq,
+  scope: BODY_PROJECT,
+  response: CallLogRecordsRes,
+});
+
+/** POST /call/log_records. */
+export function mountOtelLogsRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {
+  const logs = new OtelLogsRepository(deps.store);
+  api.mount(callLogRecordsOp, async ({ body: req }) => {
+    const records = (await logs.forSpans(req.project_id, [req.call_id], false)).get(req.call_id) ?? [];
+    return {
+      records: records.map((r) => ({
+        time: microsToIso(r.time), trace_id: r.trace_id, event_name: r.event_name, severity_number: r.severity_number,
+        severity_text: r.severity_text, body: r.body, attributes: r.attributes, scope_name: r.scope_name,
+      })),
+    };
+  });
+}
