@@ -221,7 +221,11 @@ export const MIGRATIONS: readonly Migration[] = RESOURCES.flatMap((r) => r.migra
 export function mountRoutes(api: HttpApi, roles: ReadonlySet<RoleName>, parts: ServiceParts): void {
   for (const role of ["ingest", "query", "inference"] as const) {
     if (!roles.has(role)) continue;
+    const before = api.operations.length;
     for (const resource of RESOURCES) resource.routes?.[role]?.(api, parts);
+    // An ingest write that waited for the queued writes before it (read-your-writes) would make ingest synchronous.
+    const unqueued = role === "ingest" ? api.operations.slice(before).filter((op) => !op.queued) : [];
+    if (unqueued.length > 0) throw new Error(`ingest operations must be queued: ${unqueued.map((op) => op.id).join(", ")}`);
   }
 }
 

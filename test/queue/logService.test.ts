@@ -8,7 +8,7 @@ import { processLogDir } from "../../services/queue/durableLog/files.js";
 import { traceEventsTopic, type CallStartEvent } from "../../services/queue/events.js";
 import { client, iso, startTestService, type Client } from "../support/service.js";
 
-/** The whole service on the durable log (EMBEDDED_QUEUE=log, the default outside tests). */
+/** The whole service on the durable log, as every service test runs it: what only this mode does. */
 const T = Date.UTC(2026, 10, 7);
 const start = (project: string, id: string, extra: Record<string, unknown> = {}) => ({
   project_id: project, id, op_name: "op", trace_id: "t", started_at: iso(T), attributes: {}, inputs: {}, ...extra,

@@ -43,6 +43,7 @@ export const otlpTracesOp = operation({
   response: ExportTraceServiceResponse,
   scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
   rawBody: "application/x-protobuf or application/json (ExportTraceServiceRequest), optionally gzip or deflate",
+  queued: true,
 });
 
 /** The path the Weave Python SDK's own OTel exporter posts to (the interface spec beside this repository, shared/spec/weave-python-sdk.md §6). */
@@ -77,6 +78,7 @@ export const otlpLogsOp = operation({
   response: ExportLogsServiceResponse,
   scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
   rawBody: "application/x-protobuf or application/json (ExportLogsServiceRequest), optionally gzip or deflate",
+  queued: true,
 });
 
 const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
