@@ -2,6 +2,7 @@ import type { Field, FieldSet } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { PRICES_TABLE } from "./schema.js";
 import { InvalidFieldError } from "../../errors.js";
+import { countSql } from "./counts.js";
 
 /**
  * The cost fields of calls for filters and sorts (`$getField`, `sort_by`), one field set of
@@ -19,7 +20,8 @@ import { InvalidFieldError } from "../../errors.js";
  *   model or the model has no price (so it sorts last and matches no comparison).
  *   `<model>` may contain dots: the figure is the last segment.
  *
- * Usage is read from the flattened leaves `summary.usage.<model>.<key>`: a leaf belongs to
+ * Usage is read from the flattened leaves `summary.usage.<model>.<key>`, each count as
+ * counts.ts reads it (as pricing.ts does for the JSON): a leaf belongs to
  * the model between `summary.usage.` and its last segment. (A model's usage nested one
  * level deeper, `summary.usage.<model>.<x>.prompt_tokens`, would be read as model
  * `<model>.<x>`; clients do not write usage that way.)
@@ -103,7 +105,7 @@ const LEAF_PATHS = `arrayFilter(lp -> ${isPricedLeaf("lp")}, jp)`;
 const LEAF_VALUES = `arrayFilter((vv, vp) -> ${isPricedLeaf("vp")}, jv, jp)`;
 /** Models whose prompt_tokens (completion_tokens) leaf is a number: their input_tokens (output_tokens) do not count. */
 const modelsWithNumeric = (key: string, bytes: number) =>
-  `arrayMap(np -> substring(np, 15, length(np) - ${15 + bytes}), arrayFilter((fp, fv) -> endsWith(fp, '.${key}') AND isNotNull(toFloat64OrNull(fv)), ${LEAF_PATHS}, ${LEAF_VALUES}))`;
+  `arrayMap(np -> substring(np, 15, length(np) - ${15 + bytes}), arrayFilter((fp, fv) -> endsWith(fp, '.${key}') AND isNotNull(${countSql("fv")}), ${LEAF_PATHS}, ${LEAF_VALUES}))`;
 
 const ROW_NAMES = ["t", "pr", "jp", "jv"];
 const ROW_VALUES = ["started_at", "project_id", "json_paths", "json_values"];
@@ -111,7 +113,7 @@ const ROW_VALUES = ["started_at", "project_id", "json_paths", "json_values"];
 function costsTotalSql(): string {
   const tokens =
     `multiIf(${kindSql("p")} = 2 AND has(pm, ${modelSql("p")}), 0, ` +
-    `${kindSql("p")} = 4 AND has(cm, ${modelSql("p")}), 0, toFloat64OrZero(v))`;
+    `${kindSql("p")} = 4 AND has(cm, ${modelSql("p")}), 0, ifNull(${countSql("v")}, 0))`;
   const leafCost = bind(["price"], [priceLookupSql(modelSql("p"), "t", "pr")], `${tokens} * if(${kindSql("p")} <= 2, price.2, price.3)`);
   const body = bind(
     ["pm", "cm"],
@@ -122,7 +124,7 @@ function costsTotalSql(): string {
 }
 
 function perModelSql(model: string, figure: Figure, pb: ParamBuilder): string {
-  const leaf = (key: string) => `toFloat64OrNull(arrayElement(json_values, indexOf(json_paths, ${pb.str(`${USAGE_PREFIX}${model}.${key}`)})))`;
+  const leaf = (key: string) => countSql(`arrayElement(json_values, indexOf(json_paths, ${pb.str(`${USAGE_PREFIX}${model}.${key}`)}))`);
   const present = `arrayExists(ep -> startsWith(ep, ${pb.str(`${USAGE_PREFIX}${model}.`)}), json_paths)`;
   const prompt = `coalesce(${leaf("prompt_tokens")}, ${leaf("input_tokens")}, 0)`;
   const completion = `coalesce(${leaf("completion_tokens")}, ${leaf("output_tokens")}, 0)`;
