@@ -1,32 +1,14 @@
-import type { JsonObject, JsonValue } from "../../json.js";
+import { CALL_FIELD_ENTRIES, nullableInRow, type CALL_FIELDS, type CallFieldName, type CallFieldSpec, type CallFieldValues } from "../../contract/callFields.js";
+import type { JsonValue } from "../../json.js";
 
 /**
- * A call as the worker assembles it from its parts: the domain form of one `calls` row.
- * `has_end` is derived from `ended_at`; `start_known` is false for a call known only from an
- * end that named its start time (its start fields are placeholders until the start comes),
- * and is stored in the row's version rank (`rowVersion`).
+ * A call as the worker assembles it from its parts: the domain form of one `calls` row, its
+ * fields those of contract/callFields.ts. `has_end` is derived from `ended_at`;
+ * `start_known` is false for a call known only from an end that named its start time (its
+ * start fields are placeholders until the start comes), and is stored in the row's version
+ * rank (`rowVersion`).
  */
-export interface CallSnapshot {
-  project_id: string;
-  id: string;
-  trace_id: string;
-  parent_id: string | null;
-  thread_id: string | null;
-  turn_id: string | null;
-  op_name: string;
-  display_name: string | null;
-  started_at: number;
-  ended_at: number | null;
-  exception: string | null;
-  attributes: JsonObject;
-  inputs: JsonObject;
-  output: JsonValue;
-  summary: JsonObject | null;
-  otel_dump: JsonObject | null;
-  wb_user_id: string | null;
-  wb_run_id: string | null;
-  wb_run_step: number | null;
-  wb_run_step_end: number | null;
+export interface CallSnapshot extends CallFieldValues {
   start_known: boolean;
 }
 
@@ -50,65 +32,46 @@ function startKnownOf(version: string | number): boolean {
   return Number(version) >= RANK_STRIDE;
 }
 
-/** The `calls` row as ClickHouse returns it in JSONEachRow (Int64 comes back as a string). */
-export interface CallRow {
-  project_id: string;
-  id: string;
-  trace_id: string;
-  parent_id: string | null;
-  thread_id: string | null;
-  turn_id: string | null;
-  op_name: string;
-  display_name: string | null;
-  started_at: string | number;
-  ended_at: string | number | null;
-  exception: string | null;
-  attributes: string;
-  inputs: string;
-  output: string | null;
-  summary: string | null;
-  otel_dump: string | null;
-  wb_user_id: string | null;
-  wb_run_id: string | null;
-  wb_run_step: string | number | null;
-  wb_run_step_end: string | number | null;
+type RowValue<S extends CallFieldSpec> = S["type"] extends "int" | "datetime" ? string | number : string;
+type OrNull<S extends CallFieldSpec, V> = S["nullable"] extends true ? V | null : S["part"] extends "end" ? V | null : V;
+
+/**
+ * The `calls` row as ClickHouse returns it in JSONEachRow: a field of the table per column
+ * (Int64 comes back as a string, JSON as its text), and the storage size.
+ */
+export type CallRow = { [K in CallFieldName]: OrNull<(typeof CALL_FIELDS)[K], RowValue<(typeof CALL_FIELDS)[K]>> } & {
   storage_size_bytes: string | number;
-}
+};
 
 /** A `calls` row read whole, with its version (the worker's lookups). */
 export type VersionedCallRow = CallRow & { version: string | number };
 
-function parseJson<T extends JsonValue>(text: string | null, fallback: T): T {
-  if (text === null || text === "") return fallback;
-  return JSON.parse(text) as T;
+/**
+ * A row's column → the snapshot's value, by the field's type; made once per field. An
+ * object column that is '' reads `{}`, one that is NULL reads null where the row may hold
+ * NULL (`summary`, `otel_dump`), else `{}`; `output` NULL or '' reads null.
+ */
+function readerOf(spec: CallFieldSpec): (value: unknown) => unknown {
+  switch (spec.type) {
+    case "string":
+      return (v) => v;
+    case "int":
+    case "datetime":
+      return (v) => (v === null ? null : Number(v));
+    case "json_object": {
+      const nullable = nullableInRow(spec);
+      return (v) => (v === null ? (nullable ? null : {}) : v === "" ? {} : (JSON.parse(v as string) as JsonValue));
+    }
+    case "json_value":
+      return (v) => (v === null || v === "" ? null : (JSON.parse(v as string) as JsonValue));
+  }
 }
 
-function toNumber(value: string | number | null): number | null {
-  return value === null ? null : Number(value);
-}
+const READERS = CALL_FIELD_ENTRIES.map(([name, spec]) => [name, readerOf(spec)] as const);
 
 export function rowToSnapshot(row: VersionedCallRow): CallSnapshot {
-  return {
-    project_id: row.project_id,
-    id: row.id,
-    trace_id: row.trace_id,
-    parent_id: row.parent_id,
-    thread_id: row.thread_id,
-    turn_id: row.turn_id,
-    op_name: row.op_name,
-    display_name: row.display_name,
-    started_at: Number(row.started_at),
-    ended_at: toNumber(row.ended_at),
-    exception: row.exception,
-    attributes: parseJson<JsonObject>(row.attributes, {}),
-    inputs: parseJson<JsonObject>(row.inputs, {}),
-    output: row.output === null ? null : parseJson<JsonValue>(row.output, null),
-    summary: row.summary === null ? null : parseJson<JsonObject>(row.summary, {}),
-    otel_dump: row.otel_dump === null ? null : parseJson<JsonObject>(row.otel_dump, {}),
-    wb_user_id: row.wb_user_id,
-    wb_run_id: row.wb_run_id,
-    wb_run_step: toNumber(row.wb_run_step),
-    wb_run_step_end: toNumber(row.wb_run_step_end),
-    start_known: startKnownOf(row.version),
-  };
+  const snapshot: Record<string, unknown> = {};
+  for (const [name, read] of READERS) snapshot[name] = read(row[name]);
+  snapshot.start_known = startKnownOf(row.version);
+  return snapshot as unknown as CallSnapshot;
 }

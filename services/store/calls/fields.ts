@@ -1,4 +1,5 @@
-import { columnFields, composeFields, exactLeafEquals, namedFields, type Field } from "../query/fields.js";
+import { CALL_FIELDS as CALL_FIELD_SPECS, nullableInRow, SHOWN_ORDER, type CallFieldSpec, type CallFieldType } from "../../contract/callFields.js";
+import { columnFields, composeFields, exactLeafEquals, namedFields, type Field, type FieldKind } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { CALL_COMPUTED_FIELDS } from "./computedFields.js";
 import { JSON_PARTS } from "./flatten.js";
@@ -9,23 +10,20 @@ import { CALL_JSON_LEAVES, LEAF_CUT } from "./jsonLeaves.js";
  * calls query adds the fields of other resources (queryFields.ts).
  */
 
-export const CALL_COLUMNS = columnFields("call columns", {
-  id: { kind: "string", nullable: false },
-  project_id: { kind: "string", nullable: false },
-  trace_id: { kind: "string", nullable: false },
-  parent_id: { kind: "string", nullable: true },
-  thread_id: { kind: "string", nullable: true },
-  turn_id: { kind: "string", nullable: true },
-  op_name: { kind: "string", nullable: false },
-  display_name: { kind: "string", nullable: true },
-  exception: { kind: "string", nullable: true },
-  wb_user_id: { kind: "string", nullable: true },
-  wb_run_id: { kind: "string", nullable: true },
-  wb_run_step: { kind: "number", nullable: true },
-  wb_run_step_end: { kind: "number", nullable: true },
-  started_at: { kind: "datetime", nullable: false },
-  ended_at: { kind: "datetime", nullable: true },
-});
+/** The kind a filter compares a call column as, by the field's type; JSON fields are the part and leaf sets below. */
+const KIND_OF_TYPE: Partial<Record<CallFieldType, FieldKind>> = { string: "string", int: "number", datetime: "datetime" };
+
+/** The call's own columns (contract/callFields.ts), in the order clients read them. */
+export const CALL_COLUMNS = columnFields(
+  "call columns",
+  Object.fromEntries(
+    SHOWN_ORDER.flatMap((name) => {
+      const spec: CallFieldSpec = CALL_FIELD_SPECS[name];
+      const kind = KIND_OF_TYPE[spec.type];
+      return kind ? [[name, { kind, nullable: nullableInRow(spec) }]] : [];
+    }),
+  ),
+);
 
 /**
  * A bare part name (`output`, `inputs`, ...): its leaf when the part is a scalar or empty,
