@@ -5,7 +5,8 @@ import type { JsonObject, JsonValue } from "../json.js";
  * of a call brings it, whether clients read it. Derived from this table: the queue's event
  * schema and types (queue/events.ts), the stored row's types, its column list and its
  * reading back (store/calls/callRows.ts, callsWrite.ts), the query fields
- * (store/calls/fields.ts) and the JSON view (query/callView.ts).
+ * (store/calls/fields.ts), the JSON view (query/callView.ts) and the CallSchema clients
+ * read (contract/calls.ts).
  *
  * Not derived, each for one reason:
  * - the insert bodies (contract/calls.ts) and their hot-path check (callsFastCheck.ts):
@@ -82,6 +83,9 @@ export const SHOWN_ORDER = [
 
 /** Whether a stored row may hold NULL: a nullable field, or any field of the end. */
 export const nullableInRow = (spec: CallFieldSpec): boolean => spec.nullable || spec.part === "end";
+
+/** Whether a field may be NULL in a stored row, at the type level (see nullableInRow). */
+export type NullableInRow<S extends CallFieldSpec> = S["nullable"] extends true ? true : S["part"] extends "end" ? true : false;
 
 type Base<T extends CallFieldType> = T extends "string" ? string : T extends "int" | "datetime" ? number : T extends "json_object" ? JsonObject : JsonValue;
 type OrNull<S extends CallFieldSpec, V> = S["nullable"] extends true ? V | null : V;

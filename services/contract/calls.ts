@@ -1,3 +1,4 @@
+import { CALL_FIELDS, nullableInRow, SHOWN_ORDER, type CallFieldSpec, type CallFieldType, type NullableInRow } from "./callFields.js";
 import { Datetime, JsonObject, Limit, Offset, ProjectId, SortBy } from "./common.js";
 import { QuerySchema } from "./queryExpr.js";
 import { z } from "./zod.js";
@@ -196,27 +197,34 @@ export const CallReadReq = z
   })
   .openapi("CallReadReq");
 
+/** A shown call field in CallSchema, by its type: times as ISO 8601 text; JSON as JSON. */
+const SHOWN_ZOD = {
+  string: z.string(),
+  int: z.number(),
+  datetime: z.string(),
+  json_object: JsonObject,
+  json_value: z.unknown(),
+} satisfies Record<CallFieldType, z.ZodType>;
+
+type ShownZod<S extends CallFieldSpec> = S["type"] extends "json_value"
+  ? (typeof SHOWN_ZOD)["json_value"]
+  : NullableInRow<S> extends true
+    ? z.ZodNullable<(typeof SHOWN_ZOD)[S["type"]]>
+    : (typeof SHOWN_ZOD)[S["type"]];
+
+/** The shown call fields (contract/callFields.ts) in CallSchema's order; NULL where a row may hold it (any JSON already includes null). */
+function shownFields(): { [K in (typeof SHOWN_ORDER)[number]]: ShownZod<(typeof CALL_FIELDS)[K]> } {
+  const entries = SHOWN_ORDER.map((name) => {
+    const spec: CallFieldSpec = CALL_FIELDS[name];
+    const zod: z.ZodType = SHOWN_ZOD[spec.type];
+    return [name, spec.type !== "json_value" && nullableInRow(spec) ? zod.nullable() : zod];
+  });
+  return Object.fromEntries(entries) as never;
+}
+
 export const CallSchema = z
   .object({
-    id: z.string(),
-    project_id: z.string(),
-    op_name: z.string(),
-    display_name: z.string().nullable(),
-    trace_id: z.string(),
-    parent_id: z.string().nullable(),
-    thread_id: z.string().nullable(),
-    turn_id: z.string().nullable(),
-    started_at: z.string(),
-    ended_at: z.string().nullable(),
-    exception: z.string().nullable(),
-    attributes: JsonObject,
-    inputs: JsonObject,
-    output: z.unknown(),
-    summary: JsonObject.nullable(),
-    wb_user_id: z.string().nullable(),
-    wb_run_id: z.string().nullable(),
-    wb_run_step: z.number().nullable(),
-    wb_run_step_end: z.number().nullable(),
+    ...shownFields(),
     deleted_at: z.string().nullable(),
     storage_size_bytes: z.number().nullish(),
     total_storage_size_bytes: z.number().nullish(),

@@ -1,4 +1,4 @@
-import { CALL_FIELD_ENTRIES, nullableInRow, type CALL_FIELDS, type CallFieldName, type CallFieldSpec, type CallFieldValues } from "../../contract/callFields.js";
+import { CALL_FIELD_ENTRIES, nullableInRow, type CALL_FIELDS, type CallFieldName, type CallFieldSpec, type CallFieldValues, type NullableInRow } from "../../contract/callFields.js";
 import type { JsonValue } from "../../json.js";
 
 /**
@@ -33,7 +33,7 @@ function startKnownOf(version: string | number): boolean {
 }
 
 type RowValue<S extends CallFieldSpec> = S["type"] extends "int" | "datetime" ? string | number : string;
-type OrNull<S extends CallFieldSpec, V> = S["nullable"] extends true ? V | null : S["part"] extends "end" ? V | null : V;
+type OrNull<S extends CallFieldSpec, V> = NullableInRow<S> extends true ? V | null : V;
 
 /**
  * The `calls` row as ClickHouse returns it in JSONEachRow: a field of the table per column
