@@ -2,26 +2,26 @@ import type { JsonObject, JsonValue } from "../json.js";
 
 /**
  * The fields of a call, each written once: what it holds, whether it may be null, which part
- * of a call brings it, whether clients read it. Derived from this table: the queue's event
- * schema and types (queue/events.ts), the stored row's types, its column list and its
- * reading back (store/calls/callRows.ts, callsWrite.ts), the query fields
- * (store/calls/fields.ts), the JSON view (query/callView.ts) and the CallSchema clients
- * read (contract/calls.ts).
+ * of a call brings it, whether clients read it (CALL_FIELDS); and how clients send them
+ * (START_BODY, END_BODY, COMPLETE_BODY: each body lists its fields once, in its own key
+ * order, with its own bounds and presence). Derived from these tables:
+ * - the insert bodies' zod schemas (contract/calls.ts) and their hot-path check
+ *   (contract/callsFastCheck.ts), from the body lists;
+ * - the CallSchema clients read (contract/calls.ts) and the JSON view (query/callView.ts);
+ * - the queue event's zod schema and types (queue/events.ts);
+ * - the stored row's types, column list and reading back (store/calls/callRows.ts,
+ *   callsWrite.ts) and the calls query's column fields (store/calls/fields.ts).
  *
  * Not derived, each for one reason:
- * - the insert bodies (contract/calls.ts) and their hot-path check (callsFastCheck.ts):
- *   each body has its own key order (the SDKs' order, which the fast check must keep to
- *   answer the input itself) and its own bounds per field (`id` optional in a start,
- *   required in an end; `trace_id` unbounded in an end);
  * - the event's hand check (queue/events.ts `isTraceEvent`): a loop over this table costs
  *   ~6× as much per event on the hot path; a test checks it against the derived schema;
+ * - the row writer (store/calls/callsWrite.ts `writeCallRow`): the same, on the RowBinary
+ *   hot path (its column list is derived; the tests that read rows back check the order);
  * - ingest's body → event mapping (ingest/callEvents.ts): each field has its own default
  *   (ids made, `wb_user_id` from the key, `summary` {} for a complete);
  * - the worker's merge (worker/callMerge.ts): which part overrides which is per field;
- * - the row writer (store/calls/callsWrite.ts `writeCallRow`): on the RowBinary hot path
- *   each column is one direct call (its column list is derived; the tests that read rows
- *   back check the order);
- * - the `calls` DDL (store/calls/schema.ts): a migration is history, never regenerated.
+ * - the `calls` DDL (store/calls/schema.ts): a migration is history, never regenerated
+ *   (test/calls/callFields.test.ts checks it against CALL_FIELDS).
  */
 
 /** What a field holds: text; an integer; a time (integer µs in events and rows, ISO 8601 for clients); JSON. */
@@ -99,3 +99,101 @@ export type CallPartFields<P extends "start" | "end"> = {
 export type CallFieldValues = {
   [K in CallFieldName]: Spec<K>["part"] extends "end" ? Base<Spec<K>["type"]> | null : OrNull<Spec<K>, Base<Spec<K>["type"]>>;
 };
+
+// ---- the insert bodies -----------------------------------------------------------------
+
+/**
+ * How a body's field is checked: the zod contract (contract/calls.ts) and the hot-path
+ * check (callsFastCheck.ts) each map every one of these to their form, and build each body
+ * from the lists below, so the two cannot disagree on which fields a body has, their order
+ * or their presence.
+ */
+export type BodyValue =
+  /** `<entity>/<project>` */
+  | "project_id"
+  /** 1 to 512 characters */
+  | "id"
+  /** 1 to 2048 characters */
+  | "op_name"
+  /** at most 2048 characters */
+  | "display_name"
+  /** any text */
+  | "text"
+  /** any text, ignored: the server fills the user from the key */
+  | "user"
+  /** ISO 8601 */
+  | "datetime"
+  | "int"
+  | "json_object"
+  /** any JSON */
+  | "json"
+  /** a call summary (usage, status counts, anything else) */
+  | "summary"
+  | "bool";
+
+/** required; nullish: may be absent or null; optional: may be absent. */
+export type BodyPresence = "required" | "nullish" | "optional";
+
+export type BodyField = readonly [name: CallFieldName | "is_eval", value: BodyValue, presence: BodyPresence];
+
+/**
+ * Each body in its own key order: the order Weave's clients send, in which the fast check
+ * answers the input itself instead of a copy.
+ */
+export const START_BODY = [
+  ["project_id", "project_id", "required"],
+  ["id", "id", "nullish"],
+  ["op_name", "op_name", "required"],
+  ["display_name", "display_name", "nullish"],
+  ["trace_id", "id", "nullish"],
+  ["parent_id", "id", "nullish"],
+  ["thread_id", "id", "nullish"],
+  ["turn_id", "id", "nullish"],
+  ["started_at", "datetime", "required"],
+  ["attributes", "json_object", "required"],
+  ["inputs", "json_object", "required"],
+  ["otel_dump", "json_object", "nullish"],
+  ["wb_user_id", "user", "nullish"],
+  ["wb_run_id", "text", "nullish"],
+  ["wb_run_step", "int", "nullish"],
+] as const satisfies readonly BodyField[];
+
+export const END_BODY = [
+  ["project_id", "project_id", "required"],
+  ["id", "id", "required"],
+  ["ended_at", "datetime", "required"],
+  ["exception", "text", "nullish"],
+  ["output", "json", "optional"],
+  ["summary", "summary", "required"],
+  ["wb_run_step_end", "int", "nullish"],
+  // Sent by newer SDKs on every end. `trace_id` and `started_at` let a call whose start has
+  // not (yet) arrived be shown finished (worker/callMerge.ts); `is_eval` is accepted and not kept.
+  ["trace_id", "text", "nullish"],
+  ["started_at", "datetime", "nullish"],
+  ["is_eval", "bool", "nullish"],
+] as const satisfies readonly BodyField[];
+
+/** A finished call in one record (the Python SDK's calls_complete mode); zod only, it is not on the fast check. */
+export const COMPLETE_BODY = [
+  ["project_id", "project_id", "required"],
+  ["id", "id", "required"],
+  ["trace_id", "id", "required"],
+  ["op_name", "op_name", "required"],
+  ["started_at", "datetime", "required"],
+  ["ended_at", "datetime", "required"],
+  ["attributes", "json_object", "required"],
+  ["inputs", "json_object", "required"],
+  ["display_name", "display_name", "nullish"],
+  ["parent_id", "id", "nullish"],
+  ["thread_id", "id", "nullish"],
+  ["turn_id", "id", "nullish"],
+  ["otel_dump", "json_object", "nullish"],
+  ["exception", "text", "nullish"],
+  ["output", "json", "optional"],
+  // Required upstream; a client model types it optional, so null is taken as {}.
+  ["summary", "summary", "nullish"],
+  ["wb_user_id", "user", "nullish"],
+  ["wb_run_id", "text", "nullish"],
+  ["wb_run_step", "int", "nullish"],
+  ["wb_run_step_end", "int", "nullish"],
+] as const satisfies readonly BodyField[];
