@@ -15,9 +15,11 @@ import { countSql } from "./counts.js";
  *   no model is priced. It equals the sum of the `*_total_cost` figures that
  *   `include_costs` shows in `summary.weave.costs` (up to float rounding of the sum).
  * - `summary.weave.costs.<model>.<figure>` with figure one of prompt_tokens_total_cost,
- *   completion_tokens_total_cost, prompt_token_cost, completion_token_cost (number): that
- *   figure of `summary.weave.costs[<model>]`; NULL when the call has no usage for the
- *   model or the model has no price (so it sorts last and matches no comparison).
+ *   completion_tokens_total_cost, prompt_token_cost, completion_token_cost, requests,
+ *   prompt_tokens, completion_tokens, total_tokens (number): that figure of
+ *   `summary.weave.costs[<model>]` (the counts normalised as pricing.ts says); NULL when the
+ *   call has no usage for the model or the model has no price (so it sorts last and matches
+ *   no comparison). The price's other keys (units, dates, provider, level) are not fields.
  *   `<model>` may contain dots: the figure is the last segment.
  *
  * Usage is read from the flattened leaves `summary.usage.<model>.<key>`, each count as
@@ -45,7 +47,10 @@ import { countSql } from "./counts.js";
 
 export const COSTS_TOTAL_FIELD = "summary.weave.costs_total";
 const PER_MODEL_PREFIX = "summary.weave.costs.";
-export const PER_MODEL_FIGURES = ["prompt_tokens_total_cost", "completion_tokens_total_cost", "prompt_token_cost", "completion_token_cost"] as const;
+export const PER_MODEL_FIGURES = [
+  "prompt_tokens_total_cost", "completion_tokens_total_cost", "prompt_token_cost", "completion_token_cost",
+  "requests", "prompt_tokens", "completion_tokens", "total_tokens",
+] as const;
 type Figure = (typeof PER_MODEL_FIGURES)[number];
 const PER_MODEL_PATTERN = `${PER_MODEL_PREFIX}<model>.{${PER_MODEL_FIGURES.join(",")}}`;
 const MAX_MODEL_CHARS = 512;
@@ -128,15 +133,20 @@ function perModelSql(model: string, figure: Figure, pb: ParamBuilder): string {
   const present = `arrayExists(ep -> startsWith(ep, ${pb.str(`${USAGE_PREFIX}${model}.`)}), json_paths)`;
   const prompt = `coalesce(${leaf("prompt_tokens")}, ${leaf("input_tokens")}, 0)`;
   const completion = `coalesce(${leaf("completion_tokens")}, ${leaf("output_tokens")}, 0)`;
-  const value: Record<Figure, string> = {
-    prompt_tokens_total_cost: "tokens * price.2",
-    completion_tokens_total_cost: "tokens * price.3",
-    prompt_token_cost: "price.2",
-    completion_token_cost: "price.3",
+  // Each figure: the count it reads (bound to `tokens`, as pricing.ts normalises usage) and its value.
+  const figures: Record<Figure, readonly [tokens: string, value: string]> = {
+    prompt_tokens_total_cost: [prompt, "tokens * price.2"],
+    completion_tokens_total_cost: [completion, "tokens * price.3"],
+    prompt_token_cost: [prompt, "price.2"],
+    completion_token_cost: [completion, "price.3"],
+    requests: [`coalesce(${leaf("requests")}, 0)`, "tokens"],
+    prompt_tokens: [prompt, "tokens"],
+    completion_tokens: [completion, "tokens"],
+    total_tokens: [`coalesce(${leaf("total_tokens")}, ${prompt} + ${completion})`, "tokens"],
   };
-  const tokens = figure.startsWith("completion") ? completion : prompt;
+  const [tokens, value] = figures[figure];
   const lookup = priceLookupSql(pb.str(model), "started_at", "project_id");
-  return bind(["price", "present", "tokens"], [lookup, present, tokens], `if(present AND price.1, ${value[figure]}, NULL)`);
+  return bind(["price", "present", "tokens"], [lookup, present, tokens], `if(present AND price.1, ${value}, NULL)`);
 }
 
 /** `summary.weave.costs_total` and `summary.weave.costs.<model>.<figure>`. */
