@@ -94,9 +94,9 @@ const endFields = partFields("end");
 
 /**
  * The shape of a trace event read back from the queue (JSON-valued fields: JSON.parse can
- * yield nothing but JSON, so only their top-level kind is checked). `isTraceEvent` is the
- * same check without zod, for the call events topic on the ingest hot path; both take the
- * call fields from contract/callFields.ts.
+ * yield nothing but JSON, so only their top-level kind is checked); its call fields come from
+ * contract/callFields.ts. `isTraceEvent` is the same check written out by hand: the call
+ * events topic is the ingest hot path.
  */
 export const TraceEventSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("call_start"), ...startFields }),
