@@ -10,7 +10,8 @@ import type { JsonObject, JsonValue } from "../json.js";
  * - the CallSchema clients read (contract/calls.ts);
  * - the queue event's zod schema and types (queue/events.ts);
  * - the stored row's types (CallSnapshot, CallRow: store/calls/callRows.ts), its column
- *   list (callsWrite.ts) and the calls query's column fields (store/calls/fields.ts).
+ *   list (callsWrite.ts), the columns a calls query reads (callsQuery.ts) and its column
+ *   fields for filters and sorts (store/calls/fields.ts).
  *
  * Written out, each for one reason (the per-call conversions are checked by the compiler
  * against the derived types, so a field added here cannot be forgotten there):
