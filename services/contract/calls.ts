@@ -1,39 +1,17 @@
+import {
+  CALL_FIELDS, COMPLETE_BODY, END_BODY, nullableInRow, SHOWN_ORDER, START_BODY,
+  type BodyField, type BodyValue, type CallFieldSpec, type CallFieldType, type NullableInRow,
+} from "./callFields.js";
 import { Datetime, JsonObject, Limit, Offset, ProjectId, SortBy } from "./common.js";
 import { QuerySchema } from "./queryExpr.js";
 import { z } from "./zod.js";
 
-const OptionalId = z.string().min(1).max(512).nullish();
-
-export const StartedCallSchemaForInsert = z
-  .object({
-    project_id: ProjectId,
-    id: OptionalId,
-    op_name: z.string().min(1).max(2048),
-    display_name: z.string().max(2048).nullish(),
-    trace_id: OptionalId,
-    parent_id: OptionalId,
-    thread_id: OptionalId,
-    turn_id: OptionalId,
-    started_at: Datetime,
-    attributes: JsonObject,
-    inputs: JsonObject,
-    otel_dump: JsonObject.nullish(),
-    wb_user_id: z.string().nullish().openapi({ description: "Ignored: the server fills it from the key" }),
-    wb_run_id: z.string().nullish(),
-    wb_run_step: z.number().int().nullish(),
-  })
-  .openapi("StartedCallSchemaForInsert");
-
-export const LLMUsage = z.object({
-  prompt_tokens: z.number().int().nullish(),
-  input_tokens: z.number().int().nullish(),
-  completion_tokens: z.number().int().nullish(),
-  output_tokens: z.number().int().nullish(),
-  requests: z.number().int().nullish(),
-  total_tokens: z.number().int().nullish(),
-  cache_creation_input_tokens: z.number().int().nullish(),
-  cache_read_input_tokens: z.number().int().nullish(),
-});
+/** The counts of LLMUsage, all optional integers. */
+export const USAGE_KEYS = [
+  "prompt_tokens", "input_tokens", "completion_tokens", "output_tokens", "requests", "total_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+] as const;
+const count = z.number().int().nullish();
+export const LLMUsage = z.object(Object.fromEntries(USAGE_KEYS.map((key) => [key, count])) as Record<(typeof USAGE_KEYS)[number], typeof count>);
 
 export const CallSummary = z
   .object({
@@ -42,52 +20,43 @@ export const CallSummary = z
   })
   .passthrough();
 
-export const EndedCallSchemaForInsert = z
-  .object({
-    project_id: ProjectId,
-    id: z.string().min(1).max(512),
-    ended_at: Datetime,
-    exception: z.string().nullish(),
-    output: z.unknown().optional(),
-    summary: CallSummary,
-    wb_run_step_end: z.number().int().nullish(),
-    // Sent by newer SDKs on every end. `trace_id` and `started_at` let a call whose start has
-    // not (yet) arrived be shown finished (worker/callMerge.ts); `is_eval` is accepted and not kept.
-    trace_id: z.string().nullish(),
-    started_at: Datetime.nullish(),
-    is_eval: z.boolean().nullish(),
-  })
-  .openapi("EndedCallSchemaForInsert");
+/** How a body's field is checked (contract/callFields.ts). */
+const BODY_ZOD = {
+  project_id: ProjectId,
+  id: z.string().min(1).max(512),
+  op_name: z.string().min(1).max(2048),
+  display_name: z.string().max(2048),
+  text: z.string(),
+  user: z.string(),
+  datetime: Datetime,
+  int: z.number().int(),
+  json_object: JsonObject,
+  json: z.unknown(),
+  summary: CallSummary,
+  bool: z.boolean(),
+} satisfies Record<BodyValue, z.ZodType>;
+const USER_DESCRIPTION = "Ignored: the server fills it from the key";
 
-/**
- * A finished call in one record, start and end fields together (the Python SDK's calls_complete
- * mode pairs them in memory). Unknown keys are ignored, as in starts and ends.
- */
-export const CompletedCallSchemaForInsert = z
-  .object({
-    project_id: ProjectId,
-    id: z.string().min(1).max(512),
-    trace_id: z.string().min(1).max(512),
-    op_name: z.string().min(1).max(2048),
-    started_at: Datetime,
-    ended_at: Datetime,
-    attributes: JsonObject,
-    inputs: JsonObject,
-    display_name: z.string().max(2048).nullish(),
-    parent_id: OptionalId,
-    thread_id: OptionalId,
-    turn_id: OptionalId,
-    otel_dump: JsonObject.nullish(),
-    exception: z.string().nullish(),
-    output: z.unknown().optional(),
-    // Required upstream; a client model types it optional, so null is taken as {}.
-    summary: CallSummary.nullish(),
-    wb_user_id: z.string().nullish().openapi({ description: "Ignored: the server fills it from the key" }),
-    wb_run_id: z.string().nullish(),
-    wb_run_step: z.number().int().nullish(),
-    wb_run_step_end: z.number().int().nullish(),
-  })
-  .openapi("CompletedCallSchemaForInsert");
+type BodyZod<F extends BodyField> = F[2] extends "required"
+  ? (typeof BODY_ZOD)[F[1]]
+  : F[2] extends "nullish"
+    ? z.ZodOptional<z.ZodNullable<(typeof BODY_ZOD)[F[1]]>>
+    : z.ZodOptional<(typeof BODY_ZOD)[F[1]]>;
+
+/** A body's zod fields, in its order. Unknown keys are stripped (the service names them in `X-Ignored-Fields`). */
+function bodyShape<B extends readonly BodyField[]>(body: B): { [F in B[number] as F[0]]: BodyZod<F> } {
+  const entries = body.map(([name, value, presence]) => {
+    const base: z.ZodType = BODY_ZOD[value];
+    const field = presence === "required" ? base : presence === "nullish" ? base.nullish() : base.optional();
+    return [name, value === "user" ? field.openapi({ description: USER_DESCRIPTION }) : field];
+  });
+  return Object.fromEntries(entries) as never;
+}
+
+export const StartedCallSchemaForInsert = z.object(bodyShape(START_BODY)).openapi("StartedCallSchemaForInsert");
+export const EndedCallSchemaForInsert = z.object(bodyShape(END_BODY)).openapi("EndedCallSchemaForInsert");
+/** A finished call in one record, start and end fields together. Unknown keys are ignored, as in starts and ends. */
+export const CompletedCallSchemaForInsert = z.object(bodyShape(COMPLETE_BODY)).openapi("CompletedCallSchemaForInsert");
 
 export const CallStartReq = z.object({ start: StartedCallSchemaForInsert }).openapi("CallStartReq");
 export const CallStartRes = z.object({ id: z.string(), trace_id: z.string() }).openapi("CallStartRes");
@@ -196,27 +165,34 @@ export const CallReadReq = z
   })
   .openapi("CallReadReq");
 
+/** A shown call field in CallSchema, by its type: times as ISO 8601 text; JSON as JSON. */
+const SHOWN_ZOD = {
+  string: z.string(),
+  int: z.number(),
+  datetime: z.string(),
+  json_object: JsonObject,
+  json_value: z.unknown(),
+} satisfies Record<CallFieldType, z.ZodType>;
+
+type ShownZod<S extends CallFieldSpec> = S["type"] extends "json_value"
+  ? (typeof SHOWN_ZOD)["json_value"]
+  : NullableInRow<S> extends true
+    ? z.ZodNullable<(typeof SHOWN_ZOD)[S["type"]]>
+    : (typeof SHOWN_ZOD)[S["type"]];
+
+/** The shown call fields (contract/callFields.ts) in CallSchema's order; NULL where a row may hold it (any JSON already includes null). */
+function shownFields(): { [K in (typeof SHOWN_ORDER)[number]]: ShownZod<(typeof CALL_FIELDS)[K]> } {
+  const entries = SHOWN_ORDER.map((name) => {
+    const spec: CallFieldSpec = CALL_FIELDS[name];
+    const zod: z.ZodType = SHOWN_ZOD[spec.type];
+    return [name, spec.type !== "json_value" && nullableInRow(spec) ? zod.nullable() : zod];
+  });
+  return Object.fromEntries(entries) as never;
+}
+
 export const CallSchema = z
   .object({
-    id: z.string(),
-    project_id: z.string(),
-    op_name: z.string(),
-    display_name: z.string().nullable(),
-    trace_id: z.string(),
-    parent_id: z.string().nullable(),
-    thread_id: z.string().nullable(),
-    turn_id: z.string().nullable(),
-    started_at: z.string(),
-    ended_at: z.string().nullable(),
-    exception: z.string().nullable(),
-    attributes: JsonObject,
-    inputs: JsonObject,
-    output: z.unknown(),
-    summary: JsonObject.nullable(),
-    wb_user_id: z.string().nullable(),
-    wb_run_id: z.string().nullable(),
-    wb_run_step: z.number().nullable(),
-    wb_run_step_end: z.number().nullable(),
+    ...shownFields(),
     deleted_at: z.string().nullable(),
     storage_size_bytes: z.number().nullish(),
     total_storage_size_bytes: z.number().nullish(),

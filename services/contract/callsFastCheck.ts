@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import { isJsonObject } from "../json.js";
 import { isoToMicros } from "../times.js";
-import type { CallCreateBatchReq, CallEndReq, CallStartReq } from "./calls.js";
+import { END_BODY, START_BODY, type BodyField, type BodyValue } from "./callFields.js";
+import { USAGE_KEYS, type CallCreateBatchReq, type CallEndReq, type CallStartReq } from "./calls.js";
 
 /**
  * The ingest bodies checked by hand, for the hot path: zod's walk of an `upsert_batch` of 500
@@ -144,9 +145,7 @@ function record(item: Parse): Parse {
 
 // LLMUsage, passthrough.
 const USAGE = shapeOf(
-  ["prompt_tokens", "input_tokens", "completion_tokens", "output_tokens", "requests", "total_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"].map(
-    (key): FieldSpec => [key, nullish(int), "optional"],
-  ),
+  USAGE_KEYS.map((key): FieldSpec => [key, nullish(int), "optional"]),
   true,
 );
 
@@ -159,39 +158,34 @@ const SUMMARY = shapeOf(
   true,
 );
 
-// StartedCallSchemaForInsert.
-const id = nullish(string(1, 512));
-const START = shapeOf([
-  ["project_id", projectId],
-  ["id", id, "optional"],
-  ["op_name", string(1, 2048)],
-  ["display_name", nullish(string(0, 2048)), "optional"],
-  ["trace_id", id, "optional"],
-  ["parent_id", id, "optional"],
-  ["thread_id", id, "optional"],
-  ["turn_id", id, "optional"],
-  ["started_at", datetime],
-  ["attributes", jsonObject],
-  ["inputs", jsonObject],
-  ["otel_dump", nullish(jsonObject), "optional"],
-  ["wb_user_id", nullish(anyString), "optional"],
-  ["wb_run_id", nullish(anyString), "optional"],
-  ["wb_run_step", nullish(int), "optional"],
-]);
+/** How a body's field is checked (contract/callFields.ts): what BODY_ZOD in calls.ts accepts, the value itself. */
+const BODY_PARSE: Record<BodyValue, Parse> = {
+  project_id: projectId,
+  id: string(1, 512),
+  op_name: string(1, 2048),
+  display_name: string(0, 2048),
+  text: anyString,
+  user: anyString,
+  datetime,
+  int,
+  json_object: jsonObject,
+  json: anyValue,
+  summary: (v) => object(v, SUMMARY),
+  bool,
+};
 
-// EndedCallSchemaForInsert.
-const END = shapeOf([
-  ["project_id", projectId],
-  ["id", string(1, 512)],
-  ["ended_at", datetime],
-  ["exception", nullish(anyString), "optional"],
-  ["output", anyValue, "optional"],
-  ["summary", (v) => object(v, SUMMARY)],
-  ["wb_run_step_end", nullish(int), "optional"],
-  ["trace_id", nullish(anyString), "optional"],
-  ["started_at", nullish(datetime), "optional"],
-  ["is_eval", nullish(bool), "optional"],
-]);
+/** A body's shape from its list, in its order. */
+function bodyShape(body: readonly BodyField[]): Shape {
+  return shapeOf(
+    body.map(([key, value, presence]): FieldSpec => {
+      const parse = BODY_PARSE[value];
+      return presence === "required" ? [key, parse] : [key, presence === "nullish" ? nullish(parse) : parse, "optional"];
+    }),
+  );
+}
+
+const START = bodyShape(START_BODY);
+const END = bodyShape(END_BODY);
 
 const START_REQ = shapeOf([["start", (v) => object(v, START)]]);
 const END_REQ = shapeOf([["end", (v) => object(v, END)]]);

@@ -16,7 +16,7 @@ import { MonotonicClock } from "../times.js";
 import { EvalObjects } from "../worker/jobs/evalObjects.js";
 import { JOB_FAILED } from "../worker/jobs/handler.js";
 import type { JobSubmission, JobSubmitter } from "../worker/jobs/submitter.js";
-import { opDisplayName } from "./callView.js";
+import { opDisplayName } from "../store/calls/computedFields.js";
 
 export interface EvaluationsDeps {
   readonly store: ClickHouseStore;

@@ -18,7 +18,7 @@ import {
 } from "../store/v2/evalCalls.js";
 import { objectRefOf, type V2ObjectsRepository } from "../store/v2/v2Objects.js";
 import { MonotonicClock, microsToIso, type Clock } from "../times.js";
-import { opDisplayName } from "./callView.js";
+import { opDisplayName } from "../store/calls/computedFields.js";
 
 /** Writes call events through the worker's merge (worker/callBatchWriter.ts), synchronously. */
 export type CallWriter = (events: readonly TraceEvent[]) => Promise<void>;

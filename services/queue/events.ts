@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CALL_FIELD_ENTRIES, type CallFieldType, type CallPartFields } from "../contract/callFields.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
 import type { Topic } from "./queue.js";
 
@@ -7,34 +8,12 @@ import type { Topic } from "./queue.js";
  * microseconds since the epoch; JSON-valued fields hold parsed JSON.
  */
 
-export interface CallStartEvent {
+export interface CallStartEvent extends CallPartFields<"start"> {
   readonly kind: "call_start";
-  readonly project_id: string;
-  readonly id: string;
-  readonly trace_id: string;
-  readonly parent_id: string | null;
-  readonly thread_id: string | null;
-  readonly turn_id: string | null;
-  readonly op_name: string;
-  readonly display_name: string | null;
-  readonly started_at: number;
-  readonly attributes: JsonObject;
-  readonly inputs: JsonObject;
-  readonly otel_dump: JsonObject | null;
-  readonly wb_user_id: string | null;
-  readonly wb_run_id: string | null;
-  readonly wb_run_step: number | null;
 }
 
-export interface CallEndEvent {
+export interface CallEndEvent extends Pick<CallPartFields<"start">, "project_id" | "id">, CallPartFields<"end"> {
   readonly kind: "call_end";
-  readonly project_id: string;
-  readonly id: string;
-  readonly ended_at: number;
-  readonly exception: string | null;
-  readonly output: JsonValue;
-  readonly summary: JsonObject;
-  readonly wb_run_step_end: number | null;
   /**
    * The call's trace and start time, when the client sent them (newer SDKs do): with
    * `started_at`, an end whose start is unknown still shows a finished call. Absent from
@@ -45,13 +24,8 @@ export interface CallEndEvent {
 }
 
 /** A finished call in one event: its start's fields and its end's, written as one whole call. */
-export interface CallCompleteEvent extends Omit<CallStartEvent, "kind"> {
+export interface CallCompleteEvent extends CallPartFields<"start">, CallPartFields<"end"> {
   readonly kind: "call_complete";
-  readonly ended_at: number;
-  readonly exception: string | null;
-  readonly output: JsonValue;
-  readonly summary: JsonObject;
-  readonly wb_run_step_end: number | null;
 }
 
 export interface CallUpdateEvent {
@@ -131,36 +105,23 @@ const jsonObject = z.custom<JsonObject>((value) => isJsonObject(value));
 const jsonValue = z.custom<JsonValue>((value) => value !== undefined);
 const integer = z.number().int();
 
-const startFields = {
-  project_id: z.string(),
-  id: z.string(),
-  trace_id: z.string(),
-  parent_id: z.string().nullable(),
-  thread_id: z.string().nullable(),
-  turn_id: z.string().nullable(),
-  op_name: z.string(),
-  display_name: z.string().nullable(),
-  started_at: integer,
-  attributes: jsonObject,
-  inputs: jsonObject,
-  otel_dump: jsonObject.nullable(),
-  wb_user_id: z.string().nullable(),
-  wb_run_id: z.string().nullable(),
-  wb_run_step: integer.nullable(),
-};
+/** A call field's value in an event, by its type (contract/callFields.ts). */
+const ZOD_OF_TYPE: Record<CallFieldType, z.ZodType> = { string: z.string(), int: integer, datetime: integer, json_object: jsonObject, json_value: jsonValue };
 
-const endFields = {
-  ended_at: integer,
-  exception: z.string().nullable(),
-  output: jsonValue,
-  summary: jsonObject,
-  wb_run_step_end: integer.nullable(),
-};
+/** The zod fields of the call fields a part brings, in the table's order (the log's positional layout). */
+function partFields<P extends "start" | "end">(part: P): { [K in keyof CallPartFields<P>]-?: z.ZodType<CallPartFields<P>[K]> } {
+  const entries = CALL_FIELD_ENTRIES.filter(([, spec]) => spec.part === part);
+  return Object.fromEntries(entries.map(([name, spec]) => [name, spec.nullable ? ZOD_OF_TYPE[spec.type].nullable() : ZOD_OF_TYPE[spec.type]])) as never;
+}
+
+const startFields = partFields("start");
+const endFields = partFields("end");
 
 /**
  * The shape of a trace event read back from the queue (JSON-valued fields: JSON.parse can
- * yield nothing but JSON, so only their top-level kind is checked). `isTraceEvent` is the
- * same check written out by hand: the call events topic is the ingest hot path.
+ * yield nothing but JSON, so only their top-level kind is checked); its call fields come from
+ * contract/callFields.ts. `isTraceEvent` is the same check written out by hand: the call
+ * events topic is the ingest hot path.
  */
 export const TraceEventSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("call_start"), ...startFields }),
@@ -228,6 +189,9 @@ function isOptional(v: unknown, check: (v: unknown) => boolean): boolean {
   return v === undefined || check(v);
 }
 
+// Written out, not derived from contract/callFields.ts: a loop over the table's checks costs
+// ~6× as much per event (keyed reads, calls through closures), and this is the hot path.
+// test/queue/traceEventSchema.test.ts checks it against the derived schema.
 function isCallStart(e: Fields): boolean {
   return (
     isString(e.project_id) && isString(e.id) && isString(e.trace_id) && isNullableString(e.parent_id) && isNullableString(e.thread_id) &&

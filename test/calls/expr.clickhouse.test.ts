@@ -183,7 +183,10 @@ describe("compiled filters on real rows", () => {
     expect(await ids({ $gt: [f("summary.weave.latency_ms"), lit(1000)] })).toEqual(["c01", "c04", "c08"]);
     expect(await ids({ $eq: [f("summary.weave.latency_ms"), lit(250)] })).toEqual(["c03"]);
     expect(await ids({ $eq: [f("summary.weave.trace_name"), lit("My Eval")] })).toEqual(["c03"]);
-    expect(await ids({ $eq: [f("summary.weave.trace_name"), lit("weave:///e/p/op/other:def")] })).toEqual(["c09"]);
+    // The op's short name, as the JSON shows it; not the full ref.
+    expect(await ids({ $eq: [f("summary.weave.trace_name"), lit("other")] })).toEqual(["c09"]);
+    expect(await ids({ $eq: [f("summary.weave.trace_name"), lit("weave:///e/p/op/other:def")] })).toEqual([]);
+    expect(await ids({ $eq: [f("summary.weave.trace_name"), lit("predict")] })).toEqual(["c01", "c02", "c04", "c05", "c06", "c07", "c08"]);
   });
 
   it("$contains, case-sensitive and not, with non-ASCII", async () => {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { PER_MODEL_FIGURES } from "../../services/store/costs/costFields.js";
 import { loadDefaultPriceFile } from "../../services/store/costs/defaultPrices.js";
 import { iso, serviceForFile } from "../support/service.js";
 
@@ -178,6 +179,35 @@ describe("cost fields in filters and sorts", () => {
     expect(ids(rates).sort()).toEqual(["at-p1", "between", "both-names"]);
     const dotted = await stream({ query: { $expr: { $gt: [{ $getField: "summary.weave.costs.claude-3-5-haiku-20241022.completion_tokens_total_cost" }, { $literal: 0 }] } } });
     expect(ids(dotted)).toEqual(["haiku"]);
+  });
+
+  it("$eq on each figure a call shows finds the call (every number of summary.weave.costs[<model>])", async () => {
+    const Q = "acme/include-costs-forms";
+    const at = day(2025, 5, 1);
+    await api.json("/cost/create", { project_id: Q, costs: { "gpt-4o": { prompt_token_cost: 3e-6, completion_token_cost: 1.2e-5, effective_date: iso(day(2025, 1, 1)) } } });
+    const forms: Json[] = [
+      { prompt_tokens: 5, completion_tokens: 7 },
+      { input_tokens: 1000, output_tokens: 3 },
+      { prompt_tokens: null, input_tokens: 12, completion_tokens: 0, output_tokens: 4 },
+      { input_tokens: 123456789, requests: 2, total_tokens: 5 },
+      { prompt_tokens: 3, completion_tokens: 9007199254740991 },
+    ];
+    await api.json("/call/upsert_batch", { batch: forms.flatMap((usage, i) => [
+      { mode: "start", req: { start: { project_id: Q, id: `f${i}`, op_name: "llm", trace_id: `t-f${i}`, started_at: iso(at + i), attributes: {}, inputs: {} } } },
+      { mode: "end", req: { end: { project_id: Q, id: `f${i}`, ended_at: iso(at + i + 5), summary: { usage: { "gpt-4o": usage } } } } },
+    ]) });
+    const calls = await api.lines<Call>("/calls/stream_query", { project_id: Q, include_costs: true });
+    expect(calls).toHaveLength(forms.length);
+    for (const call of calls) {
+      const cost = call.summary.weave.costs!["gpt-4o"]!;
+      // Every number shown is a field; the text and dates of the price are not.
+      expect(Object.keys(cost).filter((key) => typeof cost[key] === "number").sort()).toEqual([...PER_MODEL_FIGURES].sort());
+      for (const figure of PER_MODEL_FIGURES) {
+        const field = `summary.weave.costs.gpt-4o.${figure}`;
+        const found = await api.lines<Call>("/calls/stream_query", { project_id: Q, query: { $expr: { $eq: [{ $getField: field }, { $literal: cost[figure] }] } } });
+        expect({ id: call.id, figure, found: found.map((c) => c.id) }).toEqual({ id: call.id, figure, found: expect.arrayContaining([call.id]) });
+      }
+    }
   });
 
   it("refuses unknown cost paths with 422", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { QuerySchema, type Operation } from "../../services/contract/queryExpr.js";
 import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
+import { countSql } from "../../services/store/costs/counts.js";
 import { toMicros } from "../../services/store/query/compare.js";
 import { compileQuery } from "../../services/store/query/compile.js";
 import { columnFields, composeFields, jsonLeafFields } from "../../services/store/query/fields.js";
@@ -94,7 +95,7 @@ describe("compileQuery: exact SQL and parameters", () => {
       params: { pb_0: str("output.score"), pb_1: f64(0.5) },
     });
     expect(compile({ $gt: [field("summary.weave.latency_ms"), lit("100")] })).toEqual({
-      sql: "ifNull(((ended_at - started_at) / 1000) > toFloat64OrNull({pb_0:String}), 0)",
+      sql: "ifNull(intDiv(ended_at - started_at, 1000) > toFloat64OrNull({pb_0:String}), 0)",
       params: { pb_0: str("100") },
     });
     expect(compile({ $gte: [field("op_name"), lit("m")] })).toEqual({ sql: "(op_name >= {pb_0:String})", params: { pb_0: str("m") } });
@@ -138,7 +139,7 @@ describe("compileQuery: exact SQL and parameters", () => {
     ).toEqual({
       sql:
         "((id = {pb_0:String}) OR (NOT (multiIf(ended_at IS NULL, 'running', exception IS NOT NULL, 'error', " +
-        `ifNull(toFloat64OrNull(${leaf(1)}), 0) > 0, 'descendant_error', 'success') = {pb_2:String})))`,
+        `ifNull(${countSql(leaf(1))}, 0) > 0, 'descendant_error', 'success') = {pb_2:String})))`,
       params: { pb_0: str("a"), pb_1: str("summary.status_counts.error"), pb_2: str("error") },
     });
   });

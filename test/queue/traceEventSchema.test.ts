@@ -105,3 +105,17 @@ describe("the trace event check", () => {
     expect(isTraceEvent(completeWithoutSummary)).toBe(false);
   });
 });
+
+describe("the event layouts (fields derived from contract/callFields.ts)", () => {
+  it("keep the key order the durable log writes events in, positionally", () => {
+    const keys = (kind: string) => {
+      const option = TraceEventSchema.options.find((o) => o.shape.kind.value === kind)!;
+      return Object.keys(option.shape);
+    };
+    const start = ["kind", "project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name", "started_at", "attributes", "inputs", "otel_dump", "wb_user_id", "wb_run_id", "wb_run_step"];
+    const end = ["ended_at", "exception", "output", "summary", "wb_run_step_end"];
+    expect(keys("call_start")).toEqual(start);
+    expect(keys("call_complete")).toEqual([...start, ...end]);
+    expect(keys("call_end")).toEqual(["kind", "project_id", "id", ...end, "trace_id", "started_at"]);
+  });
+});

@@ -1,3 +1,4 @@
+import { SHOWN_ORDER } from "../../contract/callFields.js";
 import type { CallsFilter } from "../../contract/calls.js";
 import type { SortBy } from "../../contract/common.js";
 import type { Query } from "../../contract/queryExpr.js";
@@ -30,10 +31,8 @@ const COLUMN_NEEDS: Record<string, readonly string[]> = {
   summary: ["summary", "ended_at", "exception"],
   storage_size_bytes: ["storage_size_bytes"],
 };
-export const ALL_COLUMNS = [
-  ...BASE_COLUMNS, "parent_id", "thread_id", "turn_id", "ended_at", "exception", "attributes", "inputs", "output",
-  "summary", "wb_user_id", "wb_run_id", "wb_run_step", "wb_run_step_end", "storage_size_bytes",
-];
+/** The base columns, the other fields clients read (contract/callFields.ts, their order), the storage size. */
+export const ALL_COLUMNS = [...BASE_COLUMNS, ...SHOWN_ORDER.filter((name) => !BASE_COLUMNS.includes(name)), "storage_size_bytes"];
 
 export function selectedColumns(columns: readonly string[] | null | undefined): string[] {
   if (!columns || columns.length === 0) return ALL_COLUMNS;

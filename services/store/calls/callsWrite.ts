@@ -1,3 +1,4 @@
+import { CALL_FIELD_ENTRIES } from "../../contract/callFields.js";
 import type { CallEndEvent, CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter } from "../rowBinary.js";
@@ -32,16 +33,19 @@ function* byProject(keys: readonly CallKey[]): Generator<[string, string[]]> {
   for (const [projectId, ids] of grouped) for (const chunk of idChunks(ids)) yield [projectId, chunk];
 }
 
+/** The call's fields (contract/callFields.ts, in its order), then what storage adds. */
 const CALL_COLUMNS = [
-  "project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
-  "started_at", "ended_at", "exception", "attributes", "inputs", "output", "summary", "otel_dump",
-  "wb_user_id", "wb_run_id", "wb_run_step", "wb_run_step_end", "json_paths", "json_values",
-  "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
+  ...CALL_FIELD_ENTRIES.map(([name]) => name),
+  "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
 const ROW_BYTES_GUESS = 2048;
 
-/** Appends one `calls` row, fields in CALL_COLUMNS order. */
+/**
+ * Appends one `calls` row, fields in CALL_COLUMNS order. Written out, not derived from the
+ * table: on the insert hot path each column is one direct call; the tests that read rows
+ * back check the order.
+ */
 function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
   const attributes = JSON.stringify(snapshot.attributes);
   const inputs = JSON.stringify(snapshot.inputs);

@@ -1,42 +1,29 @@
-import { columnFields, composeFields, exactLeafEquals, jsonLeafFields, namedFields, type Field, type LeafCut } from "../query/fields.js";
+import { CALL_FIELDS as CALL_FIELD_SPECS, nullableInRow, SHOWN_ORDER, type CallFieldSpec, type CallFieldType } from "../../contract/callFields.js";
+import { columnFields, composeFields, exactLeafEquals, namedFields, type Field, type FieldKind } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
-import { cutLeaf, JSON_PARTS, leafHash, MAX_JSON_DEPTH, MAX_LEAF_CHARS } from "./flatten.js";
+import { CALL_COMPUTED_FIELDS } from "./computedFields.js";
+import { JSON_PARTS } from "./flatten.js";
+import { CALL_JSON_LEAVES, LEAF_CUT } from "./jsonLeaves.js";
 
 /**
  * The fields of a call row (the FINAL row of `calls`) that filters and sorts may name; the
  * calls query adds the fields of other resources (queryFields.ts).
  */
 
-export const CALL_COLUMNS = columnFields("call columns", {
-  id: { kind: "string", nullable: false },
-  project_id: { kind: "string", nullable: false },
-  trace_id: { kind: "string", nullable: false },
-  parent_id: { kind: "string", nullable: true },
-  thread_id: { kind: "string", nullable: true },
-  turn_id: { kind: "string", nullable: true },
-  op_name: { kind: "string", nullable: false },
-  display_name: { kind: "string", nullable: true },
-  exception: { kind: "string", nullable: true },
-  wb_user_id: { kind: "string", nullable: true },
-  wb_run_id: { kind: "string", nullable: true },
-  wb_run_step: { kind: "number", nullable: true },
-  wb_run_step_end: { kind: "number", nullable: true },
-  started_at: { kind: "datetime", nullable: false },
-  ended_at: { kind: "datetime", nullable: true },
-});
+/** The kind a filter compares a call column as, by the field's type; JSON fields are the part and leaf sets below. */
+const KIND_OF_TYPE: Partial<Record<CallFieldType, FieldKind>> = { string: "string", int: "number", datetime: "datetime" };
 
-/** Leaves longer than MAX_LEAF_CHARS are cut; their paths and hashes are listed (flatten.ts). */
-const LEAF_CUT: LeafCut = { maxChars: MAX_LEAF_CHARS, paths: "json_long_paths", hashes: "json_long_hashes", cut: cutLeaf, hash: leafHash };
-
-/** `<part>.<key>...`: the flattened leaves of the JSON parts (flatten.ts); `summary.weave` is computed. */
-export const CALL_JSON_LEAVES = jsonLeafFields("call JSON leaves", {
-  roots: JSON_PARTS,
-  paths: "json_paths",
-  values: "json_values",
-  maxDepth: MAX_JSON_DEPTH,
-  reserved: ["summary.weave"],
-  cut: LEAF_CUT,
-});
+/** The call's own columns (contract/callFields.ts), in the order clients read them. */
+export const CALL_COLUMNS = columnFields(
+  "call columns",
+  Object.fromEntries(
+    SHOWN_ORDER.flatMap((name) => {
+      const spec: CallFieldSpec = CALL_FIELD_SPECS[name];
+      const kind = KIND_OF_TYPE[spec.type];
+      return kind ? [[name, { kind, nullable: nullableInRow(spec) }]] : [];
+    }),
+  ),
+);
 
 /**
  * A bare part name (`output`, `inputs`, ...): its leaf when the part is a scalar or empty,
@@ -60,32 +47,13 @@ export const CALL_JSON_PARTS = namedFields(
   Object.fromEntries(JSON_PARTS.map((part) => [part, (pb: ParamBuilder) => wholePart(part, pb)])),
 );
 
-const STATUS_ERROR_COUNT_PATH = "summary.status_counts.error";
-
-/** `summary.weave.*`: computed at read time, never stored (the costs are costs/costFields.ts). */
-export const CALL_COMPUTED = namedFields("computed call fields", {
-  // running while no end; error when the call raised; descendant_error when the summary
-  // counts errors below it; success otherwise.
-  "summary.weave.status": (pb) => ({
-    sql:
-      "multiIf(ended_at IS NULL, 'running', exception IS NOT NULL, 'error', " +
-      `ifNull(toFloat64OrNull(${CALL_JSON_LEAVES.leafSql(STATUS_ERROR_COUNT_PATH, pb)}), 0) > 0, 'descendant_error', 'success')`,
-    kind: "string",
-    nullable: false,
-  }),
-  // NULL while running (ended_at is NULL).
-  "summary.weave.latency_ms": () => ({ sql: "((ended_at - started_at) / 1000)", kind: "number", nullable: true }),
-  "summary.weave.trace_name": () => ({ sql: "ifNull(nullIf(display_name, ''), op_name)", kind: "string", nullable: false }),
-  // The `total_tokens` of every model in summary.usage; where none is given, prompt/input plus
-  // completion/output tokens. NULL without usage.
-  "summary.weave.total_tokens": (pb) => {
-    const totals = pb.str("^summary\\.usage\\..+\\.total_tokens$");
-    const parts = pb.str("^summary\\.usage\\..+\\.(prompt_tokens|input_tokens|completion_tokens|output_tokens)$");
-    const sumOf = (re: string) => `arraySum(arrayMap((p, v) -> if(match(p, ${re}), toFloat64OrZero(v), 0), json_paths, json_values))`;
-    const has = (re: string) => `arrayExists(p -> match(p, ${re}), json_paths)`;
-    return { sql: `multiIf(${has(totals)}, ${sumOf(totals)}, ${has(parts)}, ${sumOf(parts)}, NULL)`, kind: "number", nullable: true };
-  },
-});
+/** `summary.weave.*`: computed at read time, never stored (computedFields.ts; the costs are costs/costFields.ts). */
+export const CALL_COMPUTED = namedFields(
+  "computed call fields",
+  Object.fromEntries(
+    Object.entries(CALL_COMPUTED_FIELDS).map(([key, { sql, kind, nullable }]) => [`summary.weave.${key}`, (pb: ParamBuilder): Field => ({ sql: sql(pb), kind, nullable })]),
+  ),
+);
 
 /** Everything a call row holds itself. */
 export const CALL_FIELDS = composeFields(CALL_COLUMNS, CALL_COMPUTED, CALL_JSON_PARTS, CALL_JSON_LEAVES);

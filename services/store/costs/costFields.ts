@@ -2,6 +2,7 @@ import type { Field, FieldSet } from "../query/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { PRICES_TABLE } from "./schema.js";
 import { InvalidFieldError } from "../../errors.js";
+import { countSql } from "./counts.js";
 
 /**
  * The cost fields of calls for filters and sorts (`$getField`, `sort_by`), one field set of
@@ -14,12 +15,15 @@ import { InvalidFieldError } from "../../errors.js";
  *   no model is priced. It equals the sum of the `*_total_cost` figures that
  *   `include_costs` shows in `summary.weave.costs` (up to float rounding of the sum).
  * - `summary.weave.costs.<model>.<figure>` with figure one of prompt_tokens_total_cost,
- *   completion_tokens_total_cost, prompt_token_cost, completion_token_cost (number): that
- *   figure of `summary.weave.costs[<model>]`; NULL when the call has no usage for the
- *   model or the model has no price (so it sorts last and matches no comparison).
+ *   completion_tokens_total_cost, prompt_token_cost, completion_token_cost, requests,
+ *   prompt_tokens, completion_tokens, total_tokens (number): that figure of
+ *   `summary.weave.costs[<model>]` (the counts normalised as pricing.ts says); NULL when the
+ *   call has no usage for the model or the model has no price (so it sorts last and matches
+ *   no comparison). The price's other keys (units, dates, provider, level) are not fields.
  *   `<model>` may contain dots: the figure is the last segment.
  *
- * Usage is read from the flattened leaves `summary.usage.<model>.<key>`: a leaf belongs to
+ * Usage is read from the flattened leaves `summary.usage.<model>.<key>`, each count as
+ * counts.ts reads it (as pricing.ts does for the JSON): a leaf belongs to
  * the model between `summary.usage.` and its last segment. (A model's usage nested one
  * level deeper, `summary.usage.<model>.<x>.prompt_tokens`, would be read as model
  * `<model>.<x>`; clients do not write usage that way.)
@@ -43,7 +47,10 @@ import { InvalidFieldError } from "../../errors.js";
 
 export const COSTS_TOTAL_FIELD = "summary.weave.costs_total";
 const PER_MODEL_PREFIX = "summary.weave.costs.";
-export const PER_MODEL_FIGURES = ["prompt_tokens_total_cost", "completion_tokens_total_cost", "prompt_token_cost", "completion_token_cost"] as const;
+export const PER_MODEL_FIGURES = [
+  "prompt_tokens_total_cost", "completion_tokens_total_cost", "prompt_token_cost", "completion_token_cost",
+  "requests", "prompt_tokens", "completion_tokens", "total_tokens",
+] as const;
 type Figure = (typeof PER_MODEL_FIGURES)[number];
 const PER_MODEL_PATTERN = `${PER_MODEL_PREFIX}<model>.{${PER_MODEL_FIGURES.join(",")}}`;
 const MAX_MODEL_CHARS = 512;
@@ -103,7 +110,7 @@ const LEAF_PATHS = `arrayFilter(lp -> ${isPricedLeaf("lp")}, jp)`;
 const LEAF_VALUES = `arrayFilter((vv, vp) -> ${isPricedLeaf("vp")}, jv, jp)`;
 /** Models whose prompt_tokens (completion_tokens) leaf is a number: their input_tokens (output_tokens) do not count. */
 const modelsWithNumeric = (key: string, bytes: number) =>
-  `arrayMap(np -> substring(np, 15, length(np) - ${15 + bytes}), arrayFilter((fp, fv) -> endsWith(fp, '.${key}') AND isNotNull(toFloat64OrNull(fv)), ${LEAF_PATHS}, ${LEAF_VALUES}))`;
+  `arrayMap(np -> substring(np, 15, length(np) - ${15 + bytes}), arrayFilter((fp, fv) -> endsWith(fp, '.${key}') AND isNotNull(${countSql("fv")}), ${LEAF_PATHS}, ${LEAF_VALUES}))`;
 
 const ROW_NAMES = ["t", "pr", "jp", "jv"];
 const ROW_VALUES = ["started_at", "project_id", "json_paths", "json_values"];
@@ -111,7 +118,7 @@ const ROW_VALUES = ["started_at", "project_id", "json_paths", "json_values"];
 function costsTotalSql(): string {
   const tokens =
     `multiIf(${kindSql("p")} = 2 AND has(pm, ${modelSql("p")}), 0, ` +
-    `${kindSql("p")} = 4 AND has(cm, ${modelSql("p")}), 0, toFloat64OrZero(v))`;
+    `${kindSql("p")} = 4 AND has(cm, ${modelSql("p")}), 0, ifNull(${countSql("v")}, 0))`;
   const leafCost = bind(["price"], [priceLookupSql(modelSql("p"), "t", "pr")], `${tokens} * if(${kindSql("p")} <= 2, price.2, price.3)`);
   const body = bind(
     ["pm", "cm"],
@@ -122,19 +129,24 @@ function costsTotalSql(): string {
 }
 
 function perModelSql(model: string, figure: Figure, pb: ParamBuilder): string {
-  const leaf = (key: string) => `toFloat64OrNull(arrayElement(json_values, indexOf(json_paths, ${pb.str(`${USAGE_PREFIX}${model}.${key}`)})))`;
+  const leaf = (key: string) => countSql(`arrayElement(json_values, indexOf(json_paths, ${pb.str(`${USAGE_PREFIX}${model}.${key}`)}))`);
   const present = `arrayExists(ep -> startsWith(ep, ${pb.str(`${USAGE_PREFIX}${model}.`)}), json_paths)`;
   const prompt = `coalesce(${leaf("prompt_tokens")}, ${leaf("input_tokens")}, 0)`;
   const completion = `coalesce(${leaf("completion_tokens")}, ${leaf("output_tokens")}, 0)`;
-  const value: Record<Figure, string> = {
-    prompt_tokens_total_cost: "tokens * price.2",
-    completion_tokens_total_cost: "tokens * price.3",
-    prompt_token_cost: "price.2",
-    completion_token_cost: "price.3",
+  // Each figure: the count it reads (bound to `tokens`, as pricing.ts normalises usage) and its value.
+  const figures: Record<Figure, readonly [tokens: string, value: string]> = {
+    prompt_tokens_total_cost: [prompt, "tokens * price.2"],
+    completion_tokens_total_cost: [completion, "tokens * price.3"],
+    prompt_token_cost: [prompt, "price.2"],
+    completion_token_cost: [completion, "price.3"],
+    requests: [`coalesce(${leaf("requests")}, 0)`, "tokens"],
+    prompt_tokens: [prompt, "tokens"],
+    completion_tokens: [completion, "tokens"],
+    total_tokens: [`coalesce(${leaf("total_tokens")}, ${prompt} + ${completion})`, "tokens"],
   };
-  const tokens = figure.startsWith("completion") ? completion : prompt;
+  const [tokens, value] = figures[figure];
   const lookup = priceLookupSql(pb.str(model), "started_at", "project_id");
-  return bind(["price", "present", "tokens"], [lookup, present, tokens], `if(present AND price.1, ${value[figure]}, NULL)`);
+  return bind(["price", "present", "tokens"], [lookup, present, tokens], `if(present AND price.1, ${value}, NULL)`);
 }
 
 /** `summary.weave.costs_total` and `summary.weave.costs.<model>.<figure>`. */

@@ -2,6 +2,7 @@ import { DEFAULT_PRICE_PROJECT } from "./priceRows.js";
 import { pricingLevel, type PriceRow, type PricingLevel } from "./priceRows.js";
 import { microsToIso } from "../../times.js";
 import { isJsonObject } from "../../json.js";
+import { countOf } from "./counts.js";
 
 /**
  * Usage and cost arithmetic of one call's summary as the client sent it (`include_costs`)
@@ -10,7 +11,7 @@ import { isJsonObject } from "../../json.js";
  * which every total over several calls adds); each rule is written once here in words:
  *
  * - usage of a model = `summary.usage[<model>]`, when that is a non-empty object;
- * - a count is a JSON number, or a string holding one; anything else counts as absent;
+ * - a count is a JSON number, or a string holding one (counts.ts); anything else counts as absent;
  * - prompt_tokens = `prompt_tokens`, else `input_tokens`, else 0;
  *   completion_tokens = `completion_tokens`, else `output_tokens`, else 0;
  *   requests = `requests`, else 0; total_tokens = `total_tokens`, else prompt + completion;
@@ -25,15 +26,6 @@ export interface ModelUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-}
-
-const NUMERIC_TEXT = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-
-/** A usage count: a finite JSON number or numeric text; null when absent or anything else. */
-export function countOf(value: unknown): number | null {
-  if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value === "string" && NUMERIC_TEXT.test(value)) return Number(value);
-  return null;
 }
 
 /** One `summary.usage` entry, normalised. */
