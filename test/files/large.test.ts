@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { fileDigest } from "../../services/digests.js";
 import { suiteClickHouse } from "../support/database.js";
-import { basic, client, KEY_ACME, serviceForFile } from "../support/service.js";
+import { basic, client, KEY_ACME, serviceForFile, waitStored } from "../support/service.js";
 import { contentPiece, generatedContent, streamUpload } from "./support.js";
 
 /**
@@ -33,6 +33,10 @@ async function peakRssGrowth<T>(run: () => Promise<T>): Promise<{ result: T; gro
 describe("a 100 MB file", () => {
   it("streams in and out with its digest checked and bounded memory", async () => {
     const seed = randomBytes(64 * 1024 + 7);
+    // The baseline once the log's worker thread is up (it starts after the service listens): a write stored.
+    const start = { project_id: P, id: "warm", op_name: "op", trace_id: "t", started_at: new Date().toISOString(), attributes: {}, inputs: {} };
+    expect((await service.api.post("/call/start", { start })).status).toBe(200);
+    await waitStored(service.url);
 
     const upload = await peakRssGrowth(() => streamUpload(service.url, P, generatedContent(SIZE, seed)));
     console.log(`upload of ${(SIZE / MB).toFixed(1)} MiB: peak RSS growth ${upload.growthMb.toFixed(1)} MiB`);
