@@ -25,6 +25,9 @@ export const CallsUsageReq = z
     call_ids: z.array(z.string().min(1)).max(MAX_USAGE_CALL_IDS),
     include_costs: z.boolean().nullish(),
     limit: UsageLimit,
+    skip_large_traces: z.boolean().nullish().openapi({
+      description: "Instead of refusing (413) a trace holding more calls than limit, leave its requested calls out of call_usage and list them in skipped_call_ids.",
+    }),
   })
   .openapi("CallsUsageReq");
 export type CallsUsageReq = z.infer<typeof CallsUsageReq>;
@@ -63,6 +66,9 @@ export const UsageRes = z
       description: "Per call id, per model. /calls/usage answers every requested id ({} when unknown or deleted); /trace/usage every matching call.",
     }),
     unfinished_call_ids: z.array(z.string()).openapi({ description: "Calls of the answer (the calls and their descendants) that have not ended: their usage may still grow." }),
+    skipped_call_ids: z.array(z.string()).optional().openapi({
+      description: "/calls/usage with skip_large_traces only: the requested calls whose trace holds more calls than limit, sorted; their usage is not given.",
+    }),
   })
   .openapi("UsageRes");
 

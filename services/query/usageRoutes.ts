@@ -21,7 +21,13 @@ export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore })
   const stats = new StatsRepository(deps.store);
 
   api.mount(callsUsageOp, async ({ body: req }) => {
-    return usage.callsUsage({ projectId: req.project_id, callIds: req.call_ids, includeCosts: !!req.include_costs, limit: req.limit ?? DEFAULT_USAGE_LIMIT });
+    return usage.callsUsage({
+      projectId: req.project_id,
+      callIds: req.call_ids,
+      includeCosts: !!req.include_costs,
+      limit: req.limit ?? DEFAULT_USAGE_LIMIT,
+      skipLargeTraces: !!req.skip_large_traces,
+    });
   });
 
   api.mount(traceUsageOp, async ({ body: req }) => {

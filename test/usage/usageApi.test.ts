@@ -7,7 +7,7 @@ import { client, iso, KEY_OTHER, serviceForFile } from "../support/service.js";
  */
 
 type Usage = { requests: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_total_cost?: number; completion_tokens_total_cost?: number };
-type UsageRes = { call_usage: Record<string, Record<string, Usage>>; unfinished_call_ids: string[] };
+type UsageRes = { call_usage: Record<string, Record<string, Usage>>; unfinished_call_ids: string[]; skipped_call_ids?: string[] };
 
 const service = serviceForFile();
 const api = service.api;
@@ -148,6 +148,17 @@ describe("/calls/usage", () => {
     expect(res.call_usage.nope).toEqual({});
     expect(res.unfinished_call_ids).toEqual(["b"]);
     expect(await api.json("/calls/usage", { project_id: D, call_ids: [] })).toEqual({ call_usage: {}, unfinished_call_ids: [] });
+  });
+
+  it("with skip_large_traces, lists the calls of a trace larger than limit as skipped instead of refusing", async () => {
+    const res = await callsUsage({ call_ids: ["a1", "root", "other", "nope"], limit: 3, skip_large_traces: true, include_costs: true });
+    expect(Object.keys(res.call_usage).sort()).toEqual(["nope", "other"]);
+    expectUsage(res.call_usage.other, expected("other", true));
+    expect(res.call_usage.nope).toEqual({});
+    expect(res.skipped_call_ids).toEqual(["a1", "root"]);
+    expect(res.unfinished_call_ids).toEqual([]);
+    expect(await callsUsage({ call_ids: ["other"], skip_large_traces: true })).toEqual({ call_usage: { other: expected("other", false) }, unfinished_call_ids: [], skipped_call_ids: [] });
+    expect("skipped_call_ids" in (await callsUsage({ call_ids: ["other"] }))).toBe(false);
   });
 
   it("refuses a trace larger than limit with 413, bad input with 422, another entity with 403", async () => {

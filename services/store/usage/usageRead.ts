@@ -57,20 +57,41 @@ interface Batch {
  * calls of those traces from `calls FINAL`, narrowed by the batch's started_at span (the
  * sort key) and the trace ids, deleted calls left out, and beside it, in parallel, their
  * own usage (ownUsage.ts, reading the same rows); (3) the roll-up in memory
- * (usageRollup.ts). A trace larger than `limit` is refused (413) rather than cut.
+ * (usageRollup.ts). A trace larger than `limit` is refused (413) rather than cut, or, for
+ * `/calls/usage` with skip_large_traces, left out and its requested calls listed as skipped.
  */
 export class UsageRepository {
   constructor(private readonly store: ClickHouseStore, private readonly costs: CostsRepository) {}
 
-  async callsUsage(req: UsageRequest & { readonly callIds: readonly string[] }): Promise<UsageRollup> {
+  async callsUsage(req: UsageRequest & { readonly callIds: readonly string[]; readonly skipLargeTraces?: boolean }): Promise<UsageRollup> {
     const ids = [...new Set(req.callIds)];
-    const empty = Object.fromEntries(ids.map((id) => [id, {} as CallUsage]));
-    if (ids.length === 0) return { call_usage: {}, unfinished_call_ids: [] };
+    const skipping = req.skipLargeTraces === true;
+    if (ids.length === 0) return { call_usage: {}, unfinished_call_ids: [], ...(skipping ? { skipped_call_ids: [] } : {}) };
     const pb = new ParamBuilder();
     const project = pb.str(req.projectId);
     const traces = `(SELECT trace_id FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})`;
-    const result = await this.rollUp(req, await this.traceSpans({ sql: spansSql(project, traces), params: pb.params }), ids);
-    return { call_usage: { ...empty, ...result.call_usage }, unfinished_call_ids: result.unfinished_call_ids };
+    let spans = await this.traceSpans({ sql: spansSql(project, traces), params: pb.params });
+    const large = skipping ? spans.filter((s) => s.calls > req.limit).map((s) => s.traceId) : [];
+    if (large.length > 0) spans = spans.filter((s) => s.calls <= req.limit);
+    const skipped = await this.callsOfTraces(req.projectId, ids, large);
+    const result = await this.rollUp(req, spans, ids);
+    const empty = Object.fromEntries(ids.filter((id) => !skipped.has(id)).map((id) => [id, {} as CallUsage]));
+    return {
+      call_usage: { ...empty, ...result.call_usage },
+      unfinished_call_ids: result.unfinished_call_ids,
+      ...(skipping ? { skipped_call_ids: [...skipped].sort() } : {}),
+    };
+  }
+
+  /** Which of `ids` belong to one of `traceIds`, from the index. */
+  private async callsOfTraces(projectId: string, ids: readonly string[], traceIds: readonly string[]): Promise<Set<string>> {
+    if (traceIds.length === 0) return new Set();
+    const pb = new ParamBuilder();
+    const rows = await this.store.rows<{ id: string }>("usage_skipped_calls", {
+      sql: `SELECT DISTINCT id FROM call_index WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)} AND trace_id IN ${pb.inStrings(traceIds)}`,
+      params: pb.params,
+    });
+    return new Set(rows.map((r) => r.id));
   }
 
   async traceUsage(req: UsageRequest & { readonly filter?: CallsFilter | null; readonly query?: Query | null }): Promise<UsageRollup> {

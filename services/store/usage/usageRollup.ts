@@ -37,6 +37,8 @@ export type CallUsage = Record<string, AggregatedUsage>;
 export interface UsageRollup {
   readonly call_usage: Record<string, CallUsage>;
   readonly unfinished_call_ids: string[];
+  /** `/calls/usage` with skip_large_traces: the requested calls of traces larger than its limit. */
+  readonly skipped_call_ids?: string[];
 }
 
 function priced(own: OwnUsage, book: PriceBook | null): AggregatedUsage {
