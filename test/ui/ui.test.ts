@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, client, KEY_ACME, startTestService } from "../support/service.js";
 import { bigTrace, buildUi, completeCall, launchChromium, SCREENSHOTS } from "./browser.js";
@@ -80,11 +80,15 @@ describe("web UI", () => {
     await api.json("/feedback/create", { project_id: PROJECT, weave_ref: `weave:///${PROJECT}/call/root-1`, feedback_type: "wandb.reaction.1", payload: { emoji: "👍" } });
     const table = await api.json<{ digest: string }>("/table/create", { table: { project_id: PROJECT, rows: [{ question: "2+2", answer: "4" }, { question: "3+3", answer: "6" }] } });
     await api.json("/obj/create", { obj: { project_id: PROJECT, object_id: "arith", builtin_object_class: "Dataset", val: { rows: `weave:///${PROJECT}/table/${table.digest}` } } });
-    // A GenAI trace over OTLP, as Vercel AI SDK 7 writes it: messages in the conventions' parts form.
+    // A GenAI trace over OTLP, as Vercel AI SDK 7 writes it: messages in the conventions' parts form, the agent span
+    // repeating its chat span's usage (counted once: 50 tokens), and a tool call that failed.
     const genAiTrace = "7a".repeat(16);
     const spans = jsonBody({
       spans: [
-        { traceId: genAiTrace, spanId: "7b".repeat(8), name: "invoke_agent weather", start: BigInt(t0) * 1_000_000n + 7_000_000_000n, end: BigInt(t0) * 1_000_000n + 7_900_000_000n, attributes: { "gen_ai.operation.name": "invoke_agent" } },
+        {
+          traceId: genAiTrace, spanId: "7b".repeat(8), name: "invoke_agent weather", start: BigInt(t0) * 1_000_000n + 7_000_000_000n, end: BigInt(t0) * 1_000_000n + 7_900_000_000n,
+          attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 10 },
+        },
         {
           traceId: genAiTrace, spanId: "7c".repeat(8), parentSpanId: "7b".repeat(8), name: "chat gpt-4o-mini",
           start: BigInt(t0) * 1_000_000n + 7_100_000_000n, end: BigInt(t0) * 1_000_000n + 7_500_000_000n,
@@ -93,6 +97,11 @@ describe("web UI", () => {
             "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "What is the weather in Lyon?" }] }]),
             "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "tool_call", id: "call-1", name: "weather", arguments: { city: "Lyon" } }], finish_reason: "tool_call" }]),
           },
+        },
+        {
+          traceId: genAiTrace, spanId: "7d".repeat(8), parentSpanId: "7b".repeat(8), name: "execute_tool weather",
+          start: BigInt(t0) * 1_000_000n + 7_600_000_000n, end: BigInt(t0) * 1_000_000n + 7_800_000_000n,
+          attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather" }, status: { code: 2, message: "weather service unavailable" },
         },
       ],
     });
@@ -141,7 +150,46 @@ describe("web UI", () => {
     await shot("traces");
   });
 
+  it("shows each trace's tokens and cost counted once and a failed call below as 'descendant error', and opens the GenAI trace's conversation", async () => {
+    // One /calls/usage and one query of failed calls for the page's roots, not one per row.
+    const asked: { path: string; body: { call_ids?: string[]; filter?: { trace_ids?: string[] } } }[] = [];
+    const listen = (req: Request) => {
+      const path = new URL(req.url()).pathname;
+      if (path === "/calls/usage" || path === "/calls/stream_query") asked.push({ path, body: req.postDataJSON() as (typeof asked)[number]["body"] });
+    };
+    page.on("request", listen);
+    await page.goto(url(`/${PROJECT}/traces`));
+    const cells = (id: string) => page.locator(`.grid-row[data-call-id="${id}"] [role=cell]`);
+    // Op, Status, Started, Latency, Tokens, Cost, User: the status and the last three but one.
+    const shown = async (id: string) => {
+      const texts = await cells(id).allTextContents();
+      return { op: texts[0], status: texts[1], tokens: texts[4], cost: texts[5] };
+    };
+    // The OTLP agent: its chat span's 40 + 10 tokens once (the agent span repeats them), priced as gpt-4o-mini
+    // (40 × 1.5e-7 + 10 × 6e-7 = $0.000012); its tool span failed.
+    await poll(() => shown("7b".repeat(8))).toEqual({ op: "invoke_agent weather", status: "descendant error", tokens: "50", cost: "$0.000012" });
+    // A Weave root without a rolled-up summary: its model call's 22 tokens (20 × 1.5e-7 + 2 × 6e-7), its failed tool.
+    await poll(() => shown("root-1")).toEqual({ op: "agent_run", status: "descendant error", tokens: "22", cost: "$0.0000042" });
+    expect(await shown("root-2")).toEqual({ op: "summarize", status: "success", tokens: "", cost: "" });
+    expect(await shown("big-0")).toEqual({ op: "big_root", status: "success", tokens: "", cost: "" });
+    page.off("request", listen);
+    const roots = ["7b".repeat(8), "turn-3", "turn-2", "turn-1", "root-2", "root-1", "big-0"];
+    expect(asked.filter((a) => a.path === "/calls/usage").map((a) => a.body.call_ids)).toEqual([roots]);
+    expect(asked.filter((a) => a.body.filter?.trace_ids).map((a) => a.body.filter!.trace_ids!.length)).toEqual([roots.length]);
+    await shot("traces-totals");
+    await cells("7b".repeat(8)).first().click();
+    await page.waitForURL(url(`/${PROJECT}/calls/${"7b".repeat(8)}`));
+    await poll(() => page.locator(".tree-row .tree-label").allTextContents()).toEqual(["invoke_agent weather", "chat gpt-4o-mini", "execute_tool weather"]);
+    await page.locator(".tree-row", { hasText: "chat gpt-4o-mini" }).click();
+    const chats = page.locator(".call-detail .chat");
+    await poll(() => chats.count()).toBe(2);
+    await poll(() => chats.nth(0).textContent()).toBe("userWhat is the weather in Lyon?");
+    expect(await chats.nth(1).locator(".chat-tool-name").textContent()).toBe("calls weather");
+    await shot("trace-genai-conversation");
+  });
+
   it("filters by op and by status", async () => {
+    await page.goto(url(`/${PROJECT}/traces`));
     await page.getByLabel("Op").fill("summ");
     await page.getByRole("button", { name: "Apply" }).click();
     await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["summarize"]);
@@ -149,7 +197,7 @@ describe("web UI", () => {
     await page.getByLabel("Status").selectOption("error");
     await page.getByText("all calls").click();
     await page.getByRole("button", { name: "Apply" }).click();
-    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["lookup_tool"]);
+    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["execute_tool weather", "lookup_tool"]);
     await shot("traces-filtered");
   });
 

@@ -43,40 +43,5 @@ export const latencyMs = (call: Call): number | null => {
   return Date.parse(call.ended_at) - Date.parse(call.started_at);
 };
 
-interface UsageLike {
-  total_tokens?: number | null;
-  prompt_tokens?: number | null;
-  input_tokens?: number | null;
-  completion_tokens?: number | null;
-  output_tokens?: number | null;
-}
-
-type TokenKey = keyof UsageLike;
-const TOTAL_KEYS: readonly TokenKey[] = ["total_tokens"];
-const PART_KEYS: readonly TokenKey[] = ["prompt_tokens", "input_tokens", "completion_tokens", "output_tokens"];
-
-/**
- * Tokens of the call's `summary.usage`, over its models, as the API's `summary.weave.total_tokens`
- * counts them (so the column shows what it sorts by): the models' `total_tokens` where any is
- * given, else their prompt/input plus completion/output tokens.
- */
-export function totalTokens(call: Call): number | null {
-  const usage = call.summary?.usage;
-  if (!usage || typeof usage !== "object" || Array.isArray(usage)) return null;
-  const models = Object.values(usage as Record<string, UsageLike>).filter((u): u is UsageLike => !!u && typeof u === "object");
-  const given = (keys: readonly TokenKey[]) => models.some((u) => keys.some((k) => typeof u[k] === "number"));
-  const sum = (keys: readonly TokenKey[]) => models.reduce((n, u) => n + keys.reduce((m, k) => m + (u[k] ?? 0), 0), 0);
-  if (given(TOTAL_KEYS)) return sum(TOTAL_KEYS);
-  return given(PART_KEYS) ? sum(PART_KEYS) : null;
-}
-
-export function totalCost(call: Call): number | null {
-  const costs = call.summary?.weave?.costs;
-  if (!costs) return null;
-  let sum = 0;
-  for (const c of Object.values(costs)) sum += (c.prompt_tokens_total_cost ?? 0) + (c.completion_tokens_total_cost ?? 0);
-  return sum;
-}
-
 export const formatCost = (usd: number | null | undefined): string => (usd === null || usd === undefined ? "" : usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toPrecision(2)}` : `$${usd.toFixed(2)}`);
 export const formatNumber = (n: number | null | undefined): string => (n === null || n === undefined ? "" : n.toLocaleString("en-US"));

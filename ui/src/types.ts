@@ -11,6 +11,7 @@ import type { ObjSchema } from "../../services/contract/objects.js";
 import type { ProjectSummary } from "../../services/contract/projects.js";
 import type { TableRowSchema } from "../../services/contract/tables.js";
 import type { ThreadSchema } from "../../services/contract/threads.js";
+import type { UsageRes } from "../../services/contract/usage.js";
 import type { z } from "../../services/contract/zod.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -41,6 +42,8 @@ export interface CostFigures {
 }
 
 export type Thread = ThreadSchema;
+/** The answer of `/calls/usage`: per call, per model, the call and its descendants counted once. */
+export type CallsUsage = z.infer<typeof UsageRes>;
 export type Feedback = AsJson<Pick<FeedbackSchema, "id" | "feedback_type" | "payload" | "created_at" | "wb_user_id">>;
 export type ObjVersion = AsJson<ObjSchema>;
 export type TableRow = AsJson<z.infer<typeof TableRowSchema>>;

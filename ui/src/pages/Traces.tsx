@@ -3,8 +3,9 @@ import { useCallback, useEffect, useRef, useState, type FormEvent } from "react"
 import { errorMessage, isAbort, postLines } from "../api";
 import type { ProjectRef } from "../App";
 import { ErrorBox, StatusBadge } from "../components/common";
-import { formatCost, formatDuration, formatNumber, formatTime, latencyMs, opName, statusOf, totalCost, totalTokens } from "../format";
+import { formatCost, formatDuration, formatNumber, formatTime, latencyMs, opName, statusOf } from "../format";
 import { navigate, seg } from "../router";
+import { useTraceTotals, type TraceTotals } from "../traceTotals";
 import type { Call, CallStatus, Json } from "../types";
 
 const PAGE = 100;
@@ -16,20 +17,29 @@ interface Column {
   readonly label: string;
   /** The field `sort_by` names; null where the API cannot sort. */
   readonly sortField: string | null;
-  readonly cell: (c: Call) => React.ReactNode;
+  /** `t`: the totals of the call's trace below it, once asked (traceTotals.ts). */
+  readonly cell: (c: Call, t: TraceTotals | undefined) => React.ReactNode;
   readonly width: string;
 }
 
 const COLUMNS_SHOWN: Column[] = [
   { label: "Op", sortField: "op_name", cell: (c) => opName(c), width: "minmax(180px, 2fr)" },
-  { label: "Status", sortField: "summary.weave.status", cell: (c) => <StatusBadge status={statusOf(c)} />, width: "130px" },
-  { label: "Started", sortField: "started_at", cell: (c) => formatTime(c.started_at), width: "190px" },
+  { label: "Status", sortField: "summary.weave.status", cell: (c, t) => <StatusBadge status={statusWithTrace(c, t)} />, width: "150px" },
+  { label: "Started", sortField: "started_at", cell: (c) => formatTime(c.started_at), width: "200px" },
   { label: "Latency", sortField: "summary.weave.latency_ms", cell: (c) => formatDuration(latencyMs(c)), width: "100px" },
-  { label: "Tokens", sortField: "summary.weave.total_tokens", cell: (c) => formatNumber(totalTokens(c)), width: "90px" },
-  { label: "Cost", sortField: "summary.weave.costs_total", cell: (c) => formatCost(totalCost(c)), width: "90px" },
+  { label: "Tokens", sortField: "summary.weave.total_tokens", cell: (_, t) => (t?.tooLarge ? <TooLarge /> : formatNumber(t?.tokens)), width: "90px" },
+  { label: "Cost", sortField: "summary.weave.costs_total", cell: (_, t) => (t?.tooLarge ? <TooLarge /> : formatCost(t?.cost)), width: "110px" },
   { label: "User", sortField: "wb_user_id", cell: (c) => c.wb_user_id ?? "", width: "minmax(80px, 1fr)" },
 ];
 const GRID = COLUMNS_SHOWN.map((c) => c.width).join(" ");
+
+/** The call's own status, or "descendant error" when it succeeded and a call below it failed (known for trace roots). */
+function statusWithTrace(c: Call, t: TraceTotals | undefined): CallStatus {
+  const own = statusOf(c);
+  return own === "success" && t?.descendantError ? "descendant_error" : own;
+}
+
+const TooLarge = () => <span title="The trace holds too many calls to count at once">—</span>;
 
 interface Filters {
   op: string;
@@ -71,6 +81,7 @@ export function TracesPage({ project }: { project: ProjectRef }) {
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
   const loadingRef = useRef(false);
+  const totals = useTraceTotals(project.projectId, rows);
 
   const body = useCallback(
     (offset: number, limit: number) => {
@@ -83,7 +94,6 @@ export function TracesPage({ project }: { project: ProjectRef }) {
         limit,
         offset,
         columns: COLUMNS,
-        include_costs: true,
       };
     },
     [filters, sort, project.projectId],
@@ -199,7 +209,7 @@ export function TracesPage({ project }: { project: ProjectRef }) {
         <button type="submit">Apply</button>
       </form>
       <ErrorBox error={error} />
-      <CallsGrid rows={rows} sort={sort} onSort={toggleSort} onEnd={loadMore} onOpen={(c) => navigate(`${project.base}/calls/${seg(c.id)}`)} />
+      <CallsGrid rows={rows} totals={totals} sort={sort} onSort={toggleSort} onEnd={loadMore} onOpen={(c) => navigate(`${project.base}/calls/${seg(c.id)}`)} />
       <div className="muted small table-foot">
         {loading ? "Loading…" : `${rows.length.toLocaleString("en-US")} ${filters.allCalls ? "calls" : "traces"} shown${done ? "" : ", more as you scroll"}`}
       </div>
@@ -207,7 +217,7 @@ export function TracesPage({ project }: { project: ProjectRef }) {
   );
 }
 
-function CallsGrid({ rows, sort, onSort, onEnd, onOpen }: { rows: Call[]; sort: Sort; onSort: (field: string) => void; onEnd: () => void; onOpen: (c: Call) => void }) {
+function CallsGrid({ rows, totals, sort, onSort, onEnd, onOpen }: { rows: Call[]; totals: ReadonlyMap<string, TraceTotals>; sort: Sort; onSort: (field: string) => void; onEnd: () => void; onOpen: (c: Call) => void }) {
   const scroller = useRef<HTMLDivElement>(null);
   const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 10 });
   const items = virtual.getVirtualItems();
@@ -240,7 +250,7 @@ function CallsGrid({ rows, sort, onSort, onEnd, onOpen }: { rows: Call[]; sort: 
               >
                 {COLUMNS_SHOWN.map((col) => (
                   <div key={col.label} role="cell">
-                    {col.cell(call)}
+                    {col.cell(call, totals.get(call.id))}
                   </div>
                 ))}
               </div>
