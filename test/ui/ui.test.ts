@@ -109,6 +109,17 @@ describe("web UI", () => {
     });
     const otlp = await fetch(`${service.url}/otel/v1/traces`, { method: "POST", headers: { authorization: basic(KEY_ACME), project_id: PROJECT, "content-type": "application/json" }, body: spans });
     expect(otlp.status).toBe(200);
+    // A plain log record of the tool's span (OTLP logs), shown on its call's page.
+    const toolLog = JSON.stringify({
+      resourceLogs: [{
+        scopeLogs: [{
+          scope: { name: "weather-tool" },
+          logRecords: [{ timeUnixNano: String(BigInt(t0) * 1_000_000n + 7_700_000_000n), severityNumber: 13, severityText: "WARN", traceId: genAiTrace, spanId: "7d".repeat(8), body: { stringValue: "weather API timed out after 3 retries" } }],
+        }],
+      }],
+    });
+    const logs = await fetch(`${service.url}/otel/v1/logs`, { method: "POST", headers: { authorization: basic(KEY_ACME), project_id: PROJECT, "content-type": "application/json" }, body: toolLog });
+    expect(logs.status).toBe(200);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.setDefaultTimeout(20_000);
@@ -189,6 +200,14 @@ describe("web UI", () => {
     await poll(() => chats.nth(0).textContent()).toBe("userWhat is the weather in Lyon?");
     expect(await chats.nth(1).locator(".chat-tool-name").textContent()).toBe("calls weather");
     await shot("trace-genai-conversation");
+    // The failed tool call's page shows its span's log record.
+    await page.locator(".tree-row", { hasText: "execute_tool weather" }).click();
+    const records = page.locator('.call-detail table[aria-label="Log records"] tbody tr');
+    await poll(() => records.count()).toBe(1);
+    expect(await records.locator("td").nth(1).textContent()).toBe("WARN");
+    expect(await records.locator("td").nth(3).textContent()).toContain("weather API timed out after 3 retries");
+    expect(await page.locator(".call-detail h3", { hasText: "Log records" }).textContent()).toBe("Log records (1)");
+    await shot("trace-genai-log-records");
   });
 
   it("filters by op and by status", async () => {

@@ -5,6 +5,7 @@
  */
 import type { AnnotationQueueItemSchema, AnnotationQueueSchema, AnnotationState as ContractAnnotationState } from "../../services/contract/annotationQueues.js";
 import type { CallSchema } from "../../services/contract/calls.js";
+import type { CallLogRecordsRes } from "../../services/contract/otelLogs.js";
 import type { EvalResultsQueryRes } from "../../services/contract/evalResults.js";
 import type { FeedbackSchema } from "../../services/contract/feedback.js";
 import type { ObjSchema } from "../../services/contract/objects.js";
@@ -56,3 +57,6 @@ export type ScorerStats = NonNullable<EvalResults["summary"]>["evaluations"][num
 export type AnnotationState = ContractAnnotationState;
 export type AnnotationQueue = AnnotationQueueSchema;
 export type AnnotationQueueItem = AnnotationQueueItemSchema;
+
+/** The OTLP log records of a call's span (`POST /call/log_records`). */
+export type CallLogRecords = z.infer<typeof CallLogRecordsRes>;

@@ -9,7 +9,7 @@ import { JsonView } from "../components/JsonView";
 import { formatCost, formatDuration, formatNumber, formatTime, latencyMs, opName, statusOf } from "../format";
 import { useLoad } from "../hooks";
 import { Link, navigate, seg } from "../router";
-import type { Call, CostFigures, Json } from "../types";
+import type { Call, CallLogRecords, CostFigures, Json } from "../types";
 
 const ROW_HEIGHT = 26;
 const TREE_COLUMNS = ["id", "parent_id", "op_name", "display_name", "started_at", "ended_at", "exception"];
@@ -215,6 +215,7 @@ function CallDetail({ call, project }: { call: Call; project: ProjectRef }) {
       <Section title="Inputs">{chatIn && !raw ? <Conversation messages={chatIn} projectId={project.projectId} /> : <JsonView value={call.inputs} projectId={project.projectId} />}</Section>
       <Section title="Output">{chatOut && !raw ? <Conversation messages={chatOut} projectId={project.projectId} /> : <JsonView value={call.output} projectId={project.projectId} />}</Section>
       <UsageTable summary={call.summary} />
+      {call.attributes?.otel !== undefined && <LogRecords call={call} project={project} />}
       <FeedbackPanel call={call} project={project} />
       <Section title="Attributes">
         <JsonView value={call.attributes} projectId={project.projectId} openDepth={1} />
@@ -223,6 +224,39 @@ function CallDetail({ call, project }: { call: Call; project: ProjectRef }) {
         <JsonView value={call.summary as Json | undefined} projectId={project.projectId} openDepth={1} />
       </Section>
     </div>
+  );
+}
+
+/** The OTLP log records of a span's call (its events sent to /otel/v1/logs), oldest first; nothing when it has none. */
+function LogRecords({ call, project }: { call: Call; project: ProjectRef }) {
+  const { data, error } = useLoad((signal) => postJson<CallLogRecords>("/call/log_records", { project_id: project.projectId, call_id: call.id }, signal), [project.projectId, call.id]);
+  if (error) return <ErrorBox error={error} />;
+  if (!data || data.records.length === 0) return null;
+  return (
+    <Section title={`Log records (${data.records.length})`}>
+      <table className="plain" aria-label="Log records">
+        <thead>
+          <tr>
+            <th>time</th>
+            <th>severity</th>
+            <th>event</th>
+            <th>body</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.records.map((r, i) => (
+            <tr key={i}>
+              <td className="small">{formatTime(r.time)}</td>
+              <td className="small">{r.severity_text || (r.severity_number > 0 ? String(r.severity_number) : "")}</td>
+              <td>{r.event_name}</td>
+              <td>
+                <JsonView value={(r.body ?? null) as Json} projectId={project.projectId} openDepth={1} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Section>
   );
 }
 
