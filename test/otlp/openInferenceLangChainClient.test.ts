@@ -1,0 +1,123 @@
+/**
+ * OpenInference for LangChain, unmodified: `@arizeai/openinference-instrumentation-langchain` on
+ * the OpenTelemetry Node SDK, a chain of `@langchain/core` (a chat prompt piped into
+ * `@langchain/openai`'s ChatOpenAI) invoked in an OpenInference session
+ * (test/clients/openinference-langchain.mjs), run as its users run it: a program of its own
+ * configured by OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / _HEADERS, ChatOpenAI's OpenAI client by
+ * OPENAI_BASE_URL = a fake OpenAI-compatible server this test starts. Its spans:
+ * `RunnableSequence` (CHAIN) → `ChatPromptTemplate` (PROMPT), `ChatOpenAI` (LLM), all carrying
+ * `session.id`.
+ */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
+import { OTLP_PATH } from "./httpSupport.js";
+import { startFakeOpenAi, type FakeOpenAi } from "./fakeOpenAi.js";
+
+const CLIENT = fileURLToPath(new URL("../clients/openinference-langchain.mjs", import.meta.url));
+const P = "acme/openinference-langchain";
+const MODEL = "gpt-4o-mini-2024-07-18";
+
+const service = serviceForFile();
+const api = service.api;
+
+type Call = { id: string; trace_id: string; parent_id: string | null; thread_id: string | null; turn_id: string | null; op_name: string; inputs: unknown; output: unknown; attributes: Record<string, unknown>; summary: Record<string, unknown> };
+let calls: Call[] = [];
+let openAi: FakeOpenAi;
+
+beforeAll(async () => {
+  openAi = await startFakeOpenAi({ model: MODEL, content: "Sunny in Lyon.", usage: { prompt_tokens: 21, completion_tokens: 5 } });
+  const { stdout } = await promisify(execFile)(process.execPath, [CLIENT], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      SESSION_ID: "lc-session",
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: openAi.baseUrl,
+      OTEL_SERVICE_NAME: "weather-app",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${service.url}${OTLP_PATH}`,
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=${encodeURIComponent(basic(KEY_ACME))},project_id=${P}`,
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_LOGS_EXPORTER: "none",
+    },
+    timeout: 60_000,
+  });
+  expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ text: "Sunny in Lyon." });
+  const deadline = Date.now() + 20_000;
+  do {
+    calls = await api.lines<Call>("/calls/stream_query", { project_id: P, sort_by: [{ field: "started_at", direction: "asc" }] });
+    if (calls.length >= 3) break;
+    await new Promise((r) => setTimeout(r, 100));
+  } while (Date.now() < deadline);
+});
+afterAll(() => openAi?.close());
+
+const only = (name: string) => {
+  const found = calls.filter((c) => c.op_name === name);
+  expect(found, name).toHaveLength(1);
+  return found[0]!;
+};
+/** A LangChain message as LangChain serializes it. */
+const lc = (type: string, kwargs: Record<string, unknown>) => ({ lc: 1, type: "constructor", id: ["langchain_core", "messages", type], kwargs });
+const promptMessages = [
+  lc("SystemMessage", { content: "Answer briefly.", additional_kwargs: {}, response_metadata: {} }),
+  lc("HumanMessage", { content: "What is the weather in Lyon?", additional_kwargs: {}, response_metadata: {} }),
+];
+const answer = lc("AIMessage", {
+  id: "chatcmpl-1",
+  content: "Sunny in Lyon.",
+  additional_kwargs: {},
+  response_metadata: {
+    tokenUsage: { promptTokens: 21, completionTokens: 5, totalTokens: 26 },
+    finish_reason: "stop", model_provider: "openai", model_name: MODEL,
+    usage: { prompt_tokens: 21, completion_tokens: 5, total_tokens: 26 },
+  },
+  type: "ai", tool_calls: [], invalid_tool_calls: [],
+  usage_metadata: { output_tokens: 5, input_tokens: 21, total_tokens: 26, input_token_details: {}, output_token_details: {} },
+});
+// OpenInference's LangChain instrumentation names the model the chat model was asked for (`llm.model_name` = ls_model_name).
+const ASKED = "gpt-4o-mini";
+
+describe("OpenInference instrumenting LangChain (ChatOpenAI)", () => {
+  it("stores every span as a call, in its tree", () => {
+    expect(calls.map((c) => c.op_name).sort()).toEqual(["ChatOpenAI", "ChatPromptTemplate", "RunnableSequence"]);
+    const [chain, prompt, chat] = [only("RunnableSequence"), only("ChatPromptTemplate"), only("ChatOpenAI")];
+    expect([chain.parent_id, prompt.parent_id, chat.parent_id]).toEqual([null, chain.id, chain.id]);
+    expect(new Set(calls.map((c) => c.trace_id))).toEqual(new Set([chain.trace_id]));
+    expect([chain, prompt, chat].map((c) => c.attributes["kind"])).toEqual(["CHAIN", "PROMPT", "LLM"]);
+    expect(chain.inputs).toEqual({ value: "Lyon" });
+    expect(chain.output).toEqual(answer);
+    expect(prompt.output).toEqual({ lc: 1, type: "constructor", id: ["langchain_core", "prompt_values", "ChatPromptValue"], kwargs: { messages: promptMessages } });
+  });
+
+  it("maps the model call's prompt, answer, model and usage under that model", () => {
+    expect(openAi.requests).toEqual([{ model: "gpt-4o-mini", temperature: 0.2, stream: false, messages: [{ role: "system", content: "Answer briefly." }, { role: "user", content: "What is the weather in Lyon?" }] }]);
+    const chat = only("ChatOpenAI");
+    expect(chat.inputs).toEqual({ messages: [promptMessages] });
+    expect(chat.output).toEqual({
+      generations: [[{ text: "Sunny in Lyon.", message: answer, generationInfo: { finish_reason: "stop" } }]],
+      llmOutput: { tokenUsage: { promptTokens: 21, completionTokens: 5, totalTokens: 26 } },
+    });
+    const { otel: _otel, ...mapped } = chat.attributes;
+    expect(mapped).toEqual({ model: ASKED, kind: "LLM", model_parameters: { model: "gpt-4o-mini", temperature: 0.2, stream: false } });
+    expect(chat.summary["usage"]).toEqual({ [ASKED]: { prompt_tokens: 21, completion_tokens: 5, total_tokens: 26 } });
+    expect(calls.filter((c) => c.summary["usage"] !== undefined)).toEqual([chat]);
+  });
+
+  it("counts the trace's usage once", async () => {
+    const [chain, prompt, chat] = [only("RunnableSequence"), only("ChatPromptTemplate"), only("ChatOpenAI")];
+    const once = { [ASKED]: { requests: 0, prompt_tokens: 21, completion_tokens: 5, total_tokens: 26 } };
+    const byTrace = await api.json<{ call_usage: Record<string, unknown> }>("/trace/usage", { project_id: P, filter: { trace_ids: [chain.trace_id] } });
+    expect(byTrace.call_usage).toEqual({ [chain.id]: once, [prompt.id]: {}, [chat.id]: once });
+    const byCall = await api.json<{ call_usage: Record<string, unknown> }>("/calls/usage", { project_id: P, call_ids: [chain.id] });
+    expect(byCall.call_usage).toEqual({ [chain.id]: once });
+  });
+
+  it("stores the session (`session.id` on every span) as a thread of one turn", async () => {
+    const [chain, prompt, chat] = [only("RunnableSequence"), only("ChatPromptTemplate"), only("ChatOpenAI")];
+    expect([chain, prompt, chat].map((c) => [c.thread_id, c.turn_id])).toEqual([["lc-session", chain.id], ["lc-session", null], ["lc-session", null]]);
+    const threads = await api.lines<{ thread_id: string; turn_count: number }>("/threads/stream_query", { project_id: P });
+    expect(threads.map((t) => [t.thread_id, t.turn_count])).toEqual([["lc-session", 1]]);
+  });
+});

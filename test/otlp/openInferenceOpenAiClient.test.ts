@@ -1,0 +1,102 @@
+/**
+ * OpenInference, unmodified: `@arizeai/openinference-instrumentation-openai` on the
+ * OpenTelemetry Node SDK instrumenting the OpenAI Node SDK (`openai`), with an agent function
+ * traced by `@arizeai/openinference-core` inside a session (test/clients/openinference-openai.mjs),
+ * run as its users run it: a program of its own configured by OTEL_EXPORTER_OTLP_TRACES_ENDPOINT /
+ * _HEADERS, its OpenAI client by OPENAI_BASE_URL = a fake OpenAI-compatible server this test
+ * starts. Its spans: `weather-agent` (AGENT) → `OpenAI Chat Completions` (LLM), both carrying
+ * `session.id`.
+ */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
+import { OTLP_PATH } from "./httpSupport.js";
+import { startFakeOpenAi, type FakeOpenAi } from "./fakeOpenAi.js";
+
+const CLIENT = fileURLToPath(new URL("../clients/openinference-openai.mjs", import.meta.url));
+const P = "acme/openinference-openai";
+const MODEL = "gpt-4o-mini-2024-07-18";
+
+const service = serviceForFile();
+const api = service.api;
+
+type Call = { id: string; trace_id: string; parent_id: string | null; thread_id: string | null; turn_id: string | null; op_name: string; inputs: unknown; output: unknown; attributes: Record<string, unknown>; summary: Record<string, unknown> };
+let calls: Call[] = [];
+let openAi: FakeOpenAi;
+
+beforeAll(async () => {
+  openAi = await startFakeOpenAi({ model: MODEL, content: "Sunny in Lyon.", usage: { prompt_tokens: 21, completion_tokens: 5 } });
+  const { stdout } = await promisify(execFile)(process.execPath, [CLIENT], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      SESSION_ID: "oi-session",
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: openAi.baseUrl,
+      OTEL_SERVICE_NAME: "weather-app",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${service.url}${OTLP_PATH}`,
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=${encodeURIComponent(basic(KEY_ACME))},project_id=${P}`,
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_LOGS_EXPORTER: "none",
+    },
+    timeout: 60_000,
+  });
+  expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ text: "Sunny in Lyon." });
+  const deadline = Date.now() + 20_000;
+  do {
+    calls = await api.lines<Call>("/calls/stream_query", { project_id: P, sort_by: [{ field: "started_at", direction: "asc" }] });
+    if (calls.length >= 2) break;
+    await new Promise((r) => setTimeout(r, 100));
+  } while (Date.now() < deadline);
+});
+afterAll(() => openAi?.close());
+
+const only = (name: string) => {
+  const found = calls.filter((c) => c.op_name === name);
+  expect(found, name).toHaveLength(1);
+  return found[0]!;
+};
+const messages = [{ role: "system", content: "Answer briefly." }, { role: "user", content: "What is the weather in Lyon?" }];
+
+describe("OpenInference instrumenting the OpenAI SDK", () => {
+  it("stores every span as a call, in its tree", () => {
+    expect(calls.map((c) => c.op_name).sort()).toEqual(["OpenAI Chat Completions", "weather-agent"]);
+    const [agent, chat] = [only("weather-agent"), only("OpenAI Chat Completions")];
+    expect([agent.parent_id, chat.parent_id, chat.trace_id]).toEqual([null, agent.id, agent.trace_id]);
+    expect(agent.inputs).toEqual({ value: "What is the weather in Lyon?" });
+    expect(agent.output).toBe("Sunny in Lyon.");
+    expect(agent.attributes).toMatchObject({ kind: "AGENT" });
+    expect(agent.summary["usage"]).toBeUndefined();
+  });
+
+  it("maps the model call's prompt, answer, model and usage under the answering model", () => {
+    expect(openAi.requests).toEqual([{ model: "gpt-4o-mini", temperature: 0.2, messages }]);
+    const chat = only("OpenAI Chat Completions");
+    expect(chat.inputs).toEqual({ model: "gpt-4o-mini", temperature: 0.2, messages });
+    expect(chat.output).toEqual({
+      id: "chatcmpl-1", object: "chat.completion", created: 1_767_607_200, model: MODEL,
+      choices: [{ index: 0, message: { role: "assistant", content: "Sunny in Lyon." }, finish_reason: "stop", logprobs: null }],
+      usage: { prompt_tokens: 21, completion_tokens: 5, total_tokens: 26 },
+    });
+    const { otel: _otel, ...mapped } = chat.attributes;
+    expect(mapped).toEqual({ model: MODEL, system: "openai", kind: "LLM", model_parameters: { model: "gpt-4o-mini", temperature: 0.2 } });
+    expect(chat.summary["usage"]).toEqual({ [MODEL]: { prompt_tokens: 21, completion_tokens: 5, total_tokens: 26 } });
+  });
+
+  it("counts the trace's usage once", async () => {
+    const [agent, chat] = [only("weather-agent"), only("OpenAI Chat Completions")];
+    const once = { [MODEL]: { requests: 0, prompt_tokens: 21, completion_tokens: 5, total_tokens: 26 } };
+    const byTrace = await api.json<{ call_usage: Record<string, unknown> }>("/trace/usage", { project_id: P, filter: { trace_ids: [agent.trace_id] } });
+    expect(byTrace.call_usage).toEqual({ [agent.id]: once, [chat.id]: once });
+    const byCall = await api.json<{ call_usage: Record<string, unknown> }>("/calls/usage", { project_id: P, call_ids: [agent.id] });
+    expect(byCall.call_usage).toEqual({ [agent.id]: once });
+  });
+
+  it("stores the session (`session.id` on every span) as a thread of one turn", async () => {
+    const [agent, chat] = [only("weather-agent"), only("OpenAI Chat Completions")];
+    expect([agent, chat].map((c) => [c.thread_id, c.turn_id])).toEqual([["oi-session", agent.id], ["oi-session", null]]);
+    const threads = await api.lines<{ thread_id: string; turn_count: number }>("/threads/stream_query", { project_id: P });
+    expect(threads.map((t) => [t.thread_id, t.turn_count])).toEqual([["oi-session", 1]]);
+  });
+});

