@@ -12,6 +12,8 @@ import type { JsonObject, JsonValue } from "../json.js";
 
 export const INPUT_KEYS = [
   "ai.prompt",
+  // Vercel AI SDK up to 6: a tool call's arguments (JSON text).
+  "ai.toolCall.args",
   "gen_ai.prompt",
   "input.value",
   "mlflow.spanInputs",
@@ -31,6 +33,7 @@ export const INPUT_KEYS = [
 
 export const OUTPUT_KEYS = [
   "ai.response",
+  "ai.toolCall.result",
   "gen_ai.completion",
   "output.value",
   "gen_ai.output.messages",
@@ -91,7 +94,8 @@ export const REQUEST_PARAMETERS_KEY = "gen_ai.request";
 export const INVOCATION_PARAMETERS_KEY = "llm.invocation_parameters";
 export const LANGFUSE_PARAMETERS_KEY = "langfuse.observation.model.parameters";
 
-export const THREAD_ID_KEYS = ["wandb.thread_id", "gcp.vertex.agent.session_id", "session.id", "gen_ai.conversation.id"] as const;
+// Last: the session a Vercel AI SDK user passes as telemetry metadata (the AI SDK has no session of its own).
+export const THREAD_ID_KEYS = ["wandb.thread_id", "gcp.vertex.agent.session_id", "session.id", "gen_ai.conversation.id", "ai.telemetry.metadata.sessionId"] as const;
 export const DISPLAY_NAME_KEY = "wandb.display_name";
 export const IS_TURN_KEY = "wandb.is_turn";
 export const RUN_ID_KEY = "wandb.run_id";

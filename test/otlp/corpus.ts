@@ -23,6 +23,7 @@ const int = (random: Random, below: number): number => Math.floor(random() * bel
 const ADDED_AFTER_DIGEST = new Set<string>([
   "langfuse.observation.input", "langfuse.observation.output", "mastra.*.input", "mastra.*.output", "langfuse.trace.input", "langfuse.trace.output",
   "langfuse.observation.model.name", "langfuse.observation.type", "langfuse.trace.name", "ai.operationId",
+  "ai.toolCall.args", "ai.toolCall.result", "ai.telemetry.metadata.sessionId",
 ]);
 const MAPPED_KEYS = [
   ...INPUT_KEYS, ...OUTPUT_KEYS, ...THREAD_ID_KEYS,

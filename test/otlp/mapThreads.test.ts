@@ -4,7 +4,7 @@ import { mapAttributes, PARENT_ID, SPAN_ID } from "./support.js";
 const CHILD = { parentSpanId: PARENT_ID };
 
 describe("mapSpans: threads and turns", () => {
-  it.each(["wandb.thread_id", "gcp.vertex.agent.session_id", "session.id", "gen_ai.conversation.id"])("takes thread_id from %s", (key) => {
+  it.each(["wandb.thread_id", "gcp.vertex.agent.session_id", "session.id", "gen_ai.conversation.id", "ai.telemetry.metadata.sessionId"])("takes thread_id from %s", (key) => {
     expect(mapAttributes({ [key]: "thread-1" }, CHILD).start.thread_id).toBe("thread-1");
   });
 

@@ -103,8 +103,16 @@ describe("Vercel AI SDK 6 telemetry", () => {
     expect(byCall.call_usage).toEqual({ [root.id]: once });
   });
 
-  it("has no thread: AI SDK 6's session is only user metadata (`ai.telemetry.metadata.sessionId`), which is not a thread key", async () => {
-    expect(calls.map((c) => c.thread_id)).toEqual([null, null, null, null]);
-    expect(await api.lines("/threads/stream_query", { project_id: P })).toEqual([]);
+  it("maps its tool call's arguments and result", () => {
+    const tool = only("ai.toolCall");
+    expect(tool.inputs).toEqual({ city: "Lyon" });
+    expect(tool.output).toEqual({ city: "Lyon", sky: "sunny" });
+  });
+
+  it("makes the session its user passes as telemetry metadata (`ai.telemetry.metadata.sessionId`) a thread, the root its turn", async () => {
+    const root = only("ai.generateText");
+    expect(calls.map((c) => c.thread_id)).toEqual(["v6-session", "v6-session", "v6-session", "v6-session"]);
+    const threads = await api.lines<{ thread_id: string; turn_count: number; first_turn_id: string }>("/threads/stream_query", { project_id: P });
+    expect(threads.map((t) => [t.thread_id, t.turn_count, t.first_turn_id])).toEqual([["v6-session", 1, root.id]]);
   });
 });
