@@ -107,6 +107,20 @@ describe("web UI", () => {
         },
       ],
     });
+    // A model call as Vercel AI SDK 6 writes it: its messages as JSON text, tool parts named `tool-call` / `tool-result`.
+    const v6Messages = JSON.stringify([
+      { role: "user", content: [{ type: "text", text: "Weather in Oslo?" }] },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "weather", input: { city: "Oslo" } }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "weather", output: { type: "json", value: { sky: "snow" } } }] },
+    ]);
+    const v6 = jsonBody({
+      spans: [{
+        traceId: "6a".repeat(16), spanId: "6b".repeat(8), name: "ai.generateText.doGenerate",
+        start: BigInt(t0 - 7_200_000) * 1_000_000n, end: BigInt(t0 - 7_199_500) * 1_000_000n,
+        attributes: { "ai.operationId": "ai.generateText.doGenerate", "ai.model.id": "gpt-4o-mini", "ai.prompt.messages": v6Messages, "ai.response.text": "Snowing in Oslo." },
+      }],
+    });
+    expect((await fetch(`${service.url}/otel/v1/traces`, { method: "POST", headers: { authorization: basic(KEY_ACME), project_id: PROJECT, "content-type": "application/json" }, body: v6 })).status).toBe(200);
     const otlp = await fetch(`${service.url}/otel/v1/traces`, { method: "POST", headers: { authorization: basic(KEY_ACME), project_id: PROJECT, "content-type": "application/json" }, body: spans });
     expect(otlp.status).toBe(200);
     // A plain log record of the tool's span (OTLP logs), shown on its call's page.
@@ -158,8 +172,8 @@ describe("web UI", () => {
     await page.waitForURL(url(`/${PROJECT}/traces`));
     const rows = page.locator(".grid-row");
     await poll(() => rows.count()).toBeGreaterThan(0);
-    // Trace roots by default, newest first: the OTLP agent, the turns, then summarize, agent_run, then the big trace.
-    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["invoke_agent weather", "chat_turn", "chat_turn", "chat_turn", "summarize", "agent_run", "big_root"]);
+    // Trace roots by default, newest first: the OTLP agent, the turns, then summarize, agent_run, the big trace, the AI SDK 6 call.
+    await poll(() => page.locator(".grid-row [role=cell]:first-child").allTextContents()).toEqual(["invoke_agent weather", "chat_turn", "chat_turn", "chat_turn", "summarize", "agent_run", "big_root", "ai.generateText.doGenerate"]);
     await shot("traces");
   });
 
@@ -187,7 +201,7 @@ describe("web UI", () => {
     // A trace larger than /calls/usage reads at once: no figures rather than wrong ones.
     expect(await shown("big-0")).toEqual({ op: "big_root", status: "success", tokens: "—", cost: "—" });
     page.off("request", listen);
-    const roots = ["7b".repeat(8), "turn-3", "turn-2", "turn-1", "root-2", "root-1", "big-0"];
+    const roots = ["7b".repeat(8), "turn-3", "turn-2", "turn-1", "root-2", "root-1", "big-0", "6b".repeat(8)];
     expect(asked.filter((a) => a.path === "/calls/usage").map((a) => a.body.call_ids)).toEqual([roots]);
     expect(asked.filter((a) => a.body.filter?.trace_ids).map((a) => a.body.filter!.trace_ids!.length)).toEqual([roots.length]);
     await shot("traces-totals");
@@ -251,6 +265,18 @@ describe("web UI", () => {
     expect(await chats.nth(1).locator(".chat-tool-name").textContent()).toBe("calls weather");
     expect(await chats.nth(1).textContent()).toContain("Lyon");
     await shot("trace-genai-call");
+  });
+
+  it("shows a Vercel AI SDK 6 model call's messages (JSON text, its tool parts) as a conversation", async () => {
+    await page.goto(url(`/${PROJECT}/calls/${"6b".repeat(8)}`));
+    const messages = page.locator(".call-detail .chat").first().locator(".chat-msg");
+    await poll(() => messages.count()).toBe(3);
+    expect(await messages.locator(".chat-role").allTextContents()).toEqual(["user", "assistant", "tool"]);
+    expect(await messages.nth(0).locator(".chat-content").textContent()).toBe("Weather in Oslo?");
+    expect(await messages.nth(1).locator(".chat-tool-name").textContent()).toBe("calls weather");
+    expect(await messages.nth(2).locator(".chat-tool-name").textContent()).toBe("tool result");
+    expect(await messages.nth(2).textContent()).toContain("snow");
+    await shot("trace-vercel6-call");
   });
 
   it("shows base64 images and image refs as images", async () => {

@@ -5,7 +5,8 @@ import { JsonView, LongText } from "./JsonView";
  * Chat messages shown as a conversation: OpenAI and Anthropic style (`{role, content}` where
  * content is a string or a list of parts), and the OpenTelemetry GenAI conventions' parts form
  * (`{role, parts: [{type: "text", content}, {type: "tool_call", …}, …]}`, as Vercel AI SDK 7
- * and Mastra send it).
+ * and Mastra send it), and Vercel AI SDK 6's (`ai.prompt.messages`: the messages as JSON text,
+ * parts `tool-call` / `tool-result`).
  */
 export interface ChatMessage {
   role: string;
@@ -14,7 +15,18 @@ export interface ChatMessage {
 
 const isObject = (v: Json | undefined): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** Messages kept as the JSON text a client sent them in (Vercel AI SDK 6's `ai.prompt.messages`). */
+function parsedText(value: Json | undefined): Json | undefined {
+  if (typeof value !== "string" || !value.trimStart().startsWith("[")) return value;
+  try {
+    return JSON.parse(value) as Json;
+  } catch {
+    return value;
+  }
+}
+
 function asMessages(value: Json | undefined, defaultRole?: string): ChatMessage[] | null {
+  value = parsedText(value);
   if (!Array.isArray(value) || value.length === 0) return null;
   const out: ChatMessage[] = [];
   for (const m of value) {
@@ -60,6 +72,24 @@ function Part({ part, projectId }: { part: Json; projectId: string }) {
         <div className="chat-tool">
           <div className="chat-tool-name">calls {part.name}</div>
           <JsonView value={part.arguments ?? null} projectId={projectId} openDepth={1} />
+        </div>
+      );
+    }
+    if (part.type === "tool-call" && typeof part.toolName === "string") {
+      return (
+        <div className="chat-tool">
+          <div className="chat-tool-name">calls {part.toolName}</div>
+          <JsonView value={part.input ?? part.args ?? null} projectId={projectId} openDepth={1} />
+        </div>
+      );
+    }
+    if (part.type === "tool-result") {
+      // AI SDK 6 wraps the tool's value: `{type: "json" | "text", value}`.
+      const output = isObject(part.output) && "value" in part.output ? part.output.value : part.output;
+      return (
+        <div className="chat-tool">
+          <div className="chat-tool-name">tool result</div>
+          <JsonView value={output ?? part.result ?? null} projectId={projectId} openDepth={1} />
         </div>
       );
     }
