@@ -6,7 +6,7 @@
  * `null` reads as the field's default. A value of the wrong type is an `OtlpDecodeError`
  * naming its path.
  */
-import { doubleValue, int64Value, SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpSpanBatch } from "./batch.js";
+import { doubleValue, int64Value, SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScope, type OtlpScopeGroup, type OtlpSpan, type OtlpSpanBatch } from "./batch.js";
 import { OtlpDecodeError } from "./decodeError.js";
 import { setOwn } from "./nest.js";
 import type { JsonObject, JsonValue } from "../json.js";
@@ -33,6 +33,22 @@ export const MAX_JSON_DEPTH = 16 + 4 * MAX_VALUE_DEPTH;
  * containers at most MAX_JSON_DEPTH deep, no lone surrogate: services/jsonBounds.ts).
  */
 export function batchFromJson(body: Buffer | string): OtlpSpanBatch {
+  const request = parseRequest(body);
+  return { resources: list(request, "resourceSpans", "").map((rs, i) => resourceGroup(rs, `resourceSpans[${i}]`)) };
+}
+
+function resourceGroup(value: unknown, path: string): OtlpResourceGroup {
+  const { group, ...head } = resourceGroupHead(value, path);
+  return { ...head, scopes: list(group, "scopeSpans", path).map((ss, i) => scopeGroup(ss, `${path}.scopeSpans[${i}]`)) };
+}
+
+function scopeGroup(value: unknown, path: string): OtlpScopeGroup {
+  const { group, ...head } = scopeGroupHead(value, path);
+  return { ...head, spans: list(group, "spans", path).map((s, i) => span(s, `${path}.spans[${i}]`)) };
+}
+
+/** An OTLP/JSON request's object, after the byte checks; an OtlpDecodeError when it is not JSON. */
+export function parseRequest(body: Buffer | string): JsonRecord {
   let parsed: unknown;
   try {
     const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
@@ -41,34 +57,35 @@ export function batchFromJson(body: Buffer | string): OtlpSpanBatch {
   } catch (error) {
     throw new OtlpDecodeError(`invalid JSON: ${(error as Error).message}`);
   }
-  const request = record(parsed, "request");
-  return { resources: list(request, "resourceSpans", "").map((rs, i) => resourceGroup(rs, `resourceSpans[${i}]`)) };
+  return record(parsed, "request");
 }
 
-function resourceGroup(value: unknown, path: string): OtlpResourceGroup {
-  const rs = record(value, path);
-  const resource = optionalRecord(rs, "resource", path) ?? {};
+/** What every resource group has (traces and logs alike), and its object for the rest. */
+export function resourceGroupHead(value: unknown, path: string): { group: JsonRecord; attributes: OtlpAttributes; droppedAttributesCount: number; schemaUrl: string } {
+  const group = record(value, path);
+  const resource = optionalRecord(group, "resource", path) ?? {};
   return {
+    group,
     attributes: attributes(resource, "attributes", `${path}.resource`),
     droppedAttributesCount: uint32(resource, "droppedAttributesCount", `${path}.resource`),
-    schemaUrl: text(rs, "schemaUrl", path),
-    scopes: list(rs, "scopeSpans", path).map((ss, i) => scopeGroup(ss, `${path}.scopeSpans[${i}]`)),
+    schemaUrl: text(group, "schemaUrl", path),
   };
 }
 
-function scopeGroup(value: unknown, path: string): OtlpScopeGroup {
-  const ss = record(value, path);
-  const scope = optionalRecord(ss, "scope", path) ?? {};
+/** What every scope group has (traces and logs alike), and its object for the rest. */
+export function scopeGroupHead(value: unknown, path: string): { group: JsonRecord; scope: OtlpScope; schemaUrl: string } {
+  const group = record(value, path);
+  const scope = optionalRecord(group, "scope", path) ?? {};
   const scopePath = `${path}.scope`;
   return {
+    group,
     scope: {
       name: text(scope, "name", scopePath),
       version: text(scope, "version", scopePath),
       attributes: attributes(scope, "attributes", scopePath),
       droppedAttributesCount: uint32(scope, "droppedAttributesCount", scopePath),
     },
-    schemaUrl: text(ss, "schemaUrl", path),
-    spans: list(ss, "spans", path).map((s, i) => span(s, `${path}.spans[${i}]`)),
+    schemaUrl: text(group, "schemaUrl", path),
   };
 }
 

@@ -3,10 +3,8 @@
  * json.ts (lowerCamelCase keys, hex ids, 64-bit integers as numbers or strings, enums as
  * integers or names; a value of the wrong type is an `OtlpDecodeError` naming its path).
  */
-import { OtlpDecodeError } from "./decodeError.js";
 import type { OtlpLogBatch, OtlpLogRecord, OtlpLogResourceGroup, OtlpLogScopeGroup } from "./logBatch.js";
-import { anyValue, attributes, enumValue, id, list, MAX_JSON_DEPTH, optionalRecord, record, text, uint32, uint64 } from "./json.js";
-import { checkJsonBytes } from "../jsonBounds.js";
+import { anyValue, attributes, enumValue, id, list, parseRequest, record, resourceGroupHead, scopeGroupHead, text, uint32, uint64 } from "./json.js";
 
 /** `SeverityNumber` names by value, as OTLP/JSON may send them. */
 const SEVERITY_NAMES: readonly string[] = [
@@ -15,43 +13,18 @@ const SEVERITY_NAMES: readonly string[] = [
 ];
 
 export function logBatchFromJson(body: Buffer | string): OtlpLogBatch {
-  let parsed: unknown;
-  try {
-    const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-    checkJsonBytes(bytes, MAX_JSON_DEPTH);
-    parsed = JSON.parse(bytes.toString("utf8"));
-  } catch (error) {
-    throw new OtlpDecodeError(`invalid JSON: ${(error as Error).message}`);
-  }
-  const request = record(parsed, "request");
+  const request = parseRequest(body);
   return { resources: list(request, "resourceLogs", "").map((rl, i) => resourceGroup(rl, `resourceLogs[${i}]`)) };
 }
 
 function resourceGroup(value: unknown, path: string): OtlpLogResourceGroup {
-  const rl = record(value, path);
-  const resource = optionalRecord(rl, "resource", path) ?? {};
-  return {
-    attributes: attributes(resource, "attributes", `${path}.resource`),
-    droppedAttributesCount: uint32(resource, "droppedAttributesCount", `${path}.resource`),
-    schemaUrl: text(rl, "schemaUrl", path),
-    scopes: list(rl, "scopeLogs", path).map((sl, i) => scopeGroup(sl, `${path}.scopeLogs[${i}]`)),
-  };
+  const { group, ...head } = resourceGroupHead(value, path);
+  return { ...head, scopes: list(group, "scopeLogs", path).map((sl, i) => scopeGroup(sl, `${path}.scopeLogs[${i}]`)) };
 }
 
 function scopeGroup(value: unknown, path: string): OtlpLogScopeGroup {
-  const sl = record(value, path);
-  const scope = optionalRecord(sl, "scope", path) ?? {};
-  const scopePath = `${path}.scope`;
-  return {
-    scope: {
-      name: text(scope, "name", scopePath),
-      version: text(scope, "version", scopePath),
-      attributes: attributes(scope, "attributes", scopePath),
-      droppedAttributesCount: uint32(scope, "droppedAttributesCount", scopePath),
-    },
-    schemaUrl: text(sl, "schemaUrl", path),
-    records: list(sl, "logRecords", path).map((lr, i) => logRecord(lr, `${path}.logRecords[${i}]`)),
-  };
+  const { group, ...head } = scopeGroupHead(value, path);
+  return { ...head, records: list(group, "logRecords", path).map((lr, i) => logRecord(lr, `${path}.logRecords[${i}]`)) };
 }
 
 function logRecord(value: unknown, path: string): OtlpLogRecord {
