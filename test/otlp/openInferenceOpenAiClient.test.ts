@@ -7,15 +7,11 @@
  * starts. Its spans: `weather-agent` (AGENT) → `OpenAI Chat Completions` (LLM), both carrying
  * `session.id`.
  */
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
-import { OTLP_PATH } from "./httpSupport.js";
+import { serviceForFile } from "../support/service.js";
+import { otelExporterEnv, runClient, storedCalls } from "./clientSupport.js";
 import { startFakeOpenAi, type FakeOpenAi } from "./fakeOpenAi.js";
 
-const CLIENT = fileURLToPath(new URL("../clients/openinference-openai.mjs", import.meta.url));
 const P = "acme/openinference-openai";
 const MODEL = "gpt-4o-mini-2024-07-18";
 
@@ -28,27 +24,15 @@ let openAi: FakeOpenAi;
 
 beforeAll(async () => {
   openAi = await startFakeOpenAi({ model: MODEL, content: "Sunny in Lyon.", usage: { prompt_tokens: 21, completion_tokens: 5 } });
-  const { stdout } = await promisify(execFile)(process.execPath, [CLIENT], {
-    env: {
-      PATH: process.env.PATH ?? "",
+  expect(
+    await runClient(process.execPath, "openinference-openai.mjs", {
+      ...otelExporterEnv(service.url, P),
       SESSION_ID: "oi-session",
       OPENAI_API_KEY: "sk-test",
       OPENAI_BASE_URL: openAi.baseUrl,
-      OTEL_SERVICE_NAME: "weather-app",
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${service.url}${OTLP_PATH}`,
-      OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=${encodeURIComponent(basic(KEY_ACME))},project_id=${P}`,
-      OTEL_METRICS_EXPORTER: "none",
-      OTEL_LOGS_EXPORTER: "none",
-    },
-    timeout: 60_000,
-  });
-  expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ text: "Sunny in Lyon." });
-  const deadline = Date.now() + 20_000;
-  do {
-    calls = await api.lines<Call>("/calls/stream_query", { project_id: P, sort_by: [{ field: "started_at", direction: "asc" }] });
-    if (calls.length >= 2) break;
-    await new Promise((r) => setTimeout(r, 100));
-  } while (Date.now() < deadline);
+    }),
+  ).toEqual({ text: "Sunny in Lyon." });
+  calls = await storedCalls<Call>(api, P, 2);
 });
 afterAll(() => openAi?.close());
 

