@@ -1,7 +1,9 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { expect } from "vitest";
 import { basic, KEY_ACME, type Client } from "../support/service.js";
+import { startFakeOpenAi, type FakeOpenAi } from "./fakeOpenAi.js";
 import { OTLP_PATH } from "./httpSupport.js";
 
 /**
@@ -39,4 +41,32 @@ export async function storedCalls<C>(api: Client, project: string, count: number
     if (calls.length >= count || Date.now() > deadline) return calls;
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A call as the client tests read it back. */
+export type ClientCall = {
+  id: string;
+  trace_id: string;
+  parent_id: string | null;
+  thread_id: string | null;
+  turn_id: string | null;
+  op_name: string;
+  inputs: unknown;
+  output: unknown;
+  attributes: Record<string, unknown>;
+  summary: Record<string, unknown>;
+};
+
+/** The model the fake OpenAI server answers as (and the clients' model calls are priced under). */
+export const ANSWERING_MODEL = "gpt-4o-mini-2024-07-18";
+
+/** The fake OpenAI server the OpenAI-SDK clients call: one answer, usage 21/5. */
+export const weatherOpenAi = (): Promise<FakeOpenAi> =>
+  startFakeOpenAi({ model: ANSWERING_MODEL, content: "Sunny in Lyon.", usage: { prompt_tokens: 21, completion_tokens: 5 } });
+
+/** The one call named `name` (a test failure when there is none or more). */
+export function onlyCall<C extends { op_name: string }>(calls: readonly C[], name: string): C {
+  const found = calls.filter((c) => c.op_name === name);
+  expect(found, name).toHaveLength(1);
+  return found[0]!;
 }

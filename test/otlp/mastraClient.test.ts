@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
-import { NODE_22, runClient, storedCalls } from "./clientSupport.js";
+import { NODE_22, runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall } from "./clientSupport.js";
 import { OTLP_PATH } from "./httpSupport.js";
 
 const P = "acme/mastra";
@@ -14,7 +14,7 @@ const P = "acme/mastra";
 const service = serviceForFile();
 const api = service.api;
 
-type Call = { id: string; trace_id: string; parent_id: string | null; op_name: string; inputs: unknown; output: unknown; attributes: Record<string, unknown>; summary: Record<string, unknown> };
+type Call = ClientCall;
 let calls: Call[] = [];
 
 beforeAll(async () => {
@@ -22,12 +22,8 @@ beforeAll(async () => {
   calls = await storedCalls<Call>(api, P, 2);
 });
 
-const only = (name: string) => {
-  const found = calls.filter((c) => c.op_name === name);
-  expect(found, name).toHaveLength(1);
-  return found[0]!;
-};
-const MODEL = "gpt-4o-mini-2024-07-18";
+const only = (name: string) => onlyCall(calls, name);
+const MODEL = ANSWERING_MODEL;
 const PROMPT = [{ role: "system", content: "Answer briefly." }, { role: "user", content: "What is the weather in Lyon?" }];
 
 describe("Mastra 1.x through its OpenTelemetry exporter", () => {

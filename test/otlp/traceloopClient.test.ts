@@ -8,21 +8,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
-import { runClient, storedCalls } from "./clientSupport.js";
-import { startFakeOpenAi, type FakeOpenAi } from "./fakeOpenAi.js";
+import { runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall, weatherOpenAi } from "./clientSupport.js";
+import type { FakeOpenAi } from "./fakeOpenAi.js";
 
 const P = "acme/traceloop";
-const MODEL = "gpt-4o-mini-2024-07-18";
+const MODEL = ANSWERING_MODEL;
 
 const service = serviceForFile();
 const api = service.api;
 
-type Call = { id: string; trace_id: string; parent_id: string | null; thread_id: string | null; turn_id: string | null; op_name: string; inputs: unknown; output: unknown; attributes: Record<string, unknown>; summary: Record<string, unknown> };
+type Call = ClientCall;
 let calls: Call[] = [];
 let openAi: FakeOpenAi;
 
 beforeAll(async () => {
-  openAi = await startFakeOpenAi({ model: MODEL, content: "Sunny in Lyon.", usage: { prompt_tokens: 21, completion_tokens: 5 } });
+  openAi = await weatherOpenAi();
   const env = {
     SESSION_ID: "tl-session",
     OPENAI_API_KEY: "sk-test",
@@ -36,11 +36,7 @@ beforeAll(async () => {
 });
 afterAll(() => openAi?.close());
 
-const only = (name: string) => {
-  const found = calls.filter((c) => c.op_name === name);
-  expect(found, name).toHaveLength(1);
-  return found[0]!;
-};
+const only = (name: string) => onlyCall(calls, name);
 /** The calls from the root down (started_at has millisecond precision: the three may tie). */
 const tree = () => [only("conversation.tl-session.workflow"), only("answer-question.workflow"), only("chat gpt-4o-mini")] as const;
 const text = (content: string) => [{ type: "text", content }];

@@ -8,14 +8,14 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { serviceForFile } from "../support/service.js";
-import { NODE_22, otelExporterEnv, runClient, storedCalls } from "./clientSupport.js";
+import { NODE_22, otelExporterEnv, runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall } from "./clientSupport.js";
 
 const P = "acme/vercel-ai";
 
 const service = serviceForFile();
 const api = service.api;
 
-type Call = { id: string; trace_id: string; parent_id: string | null; op_name: string; inputs: unknown; output: unknown; attributes: Record<string, unknown>; summary: Record<string, unknown> };
+type Call = ClientCall;
 let calls: Call[] = [];
 
 beforeAll(async () => {
@@ -24,12 +24,8 @@ beforeAll(async () => {
 });
 
 const byName = (name: string) => calls.filter((c) => c.op_name === name);
-const only = (name: string) => {
-  const found = byName(name);
-  expect(found, name).toHaveLength(1);
-  return found[0]!;
-};
-const MODEL = "gpt-4o-mini-2024-07-18";
+const only = (name: string) => onlyCall(calls, name);
+const MODEL = ANSWERING_MODEL;
 const userTurn = [{ role: "user", parts: [{ type: "text", content: "What is the weather in Lyon?" }] }];
 
 describe("Vercel AI SDK 7 default telemetry", () => {
