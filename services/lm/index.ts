@@ -9,7 +9,8 @@ export type {
 } from "./types.js";
 export { baseModels, baseModelWeights } from "./baseModels.js";
 export { loadModel } from "./model.js";
-export { trainSft, SFT_DEFAULTS } from "./sft.js";
-export { trainRl, RL_DEFAULTS } from "./rl.js";
+export { trainSft } from "./sft.js";
+export { trainRl } from "./rl.js";
+export { RL_DEFAULTS, SFT_DEFAULTS } from "./trainingDefaults.js";
 export { decodeWeights } from "./weightsFormat.js";
 export { InvalidWeightsError, TrainingAbortedError, TrainingInputError } from "./errors.js";
