@@ -182,25 +182,29 @@ async function serviceFigures(sampled: Sampled[][]): Promise<string[]> {
     const model = async (name: string) => (await api<{ id: string }>("POST", "/v1/preview/models", { entity: "bench", project: "lm", name, base_model: BASE_MODEL_SPECS[0]!.info.id })).id;
     const rlModel = await model("rl");
     const sftModel = await model("sft");
-    const lines: string[] = [];
-    let slowest = 0;
-    let started = Date.now();
-    let blocked = await blockedMs(async () => {
-      slowest = await slowestCallStart(url, async () => {
-        const { id } = await api<{ id: string }>("POST", "/v1/preview/training-jobs", { model_id: rlModel, trajectory_groups: apiGroups(sampled), experimental_config: { learning_rate: RL_DEFAULTS.learningRate } });
-        await jobEnded(api, id);
+    const measured = async (what: string, work: () => Promise<unknown>) => {
+      let slowest = 0;
+      const started = Date.now();
+      const blocked = await blockedMs(async () => {
+        slowest = await slowestCallStart(url, work);
       });
-    });
-    lines.push(`RL job (the same step, the service's first job: its model thread starts): ${Date.now() - started} ms submitted to ended, longest event-loop block of the thread that answers requests ${blocked.toFixed(0)} ms, slowest /call/start ${slowest.toFixed(0)} ms`);
-    started = Date.now();
-    blocked = await blockedMs(async () => {
-      slowest = await slowestCallStart(url, async () => {
-        const { id } = await api<{ id: string }>("POST", "/v1/preview/sft-training-jobs", { model_id: sftModel, training_data_url: dataUrl, config: { batch_size: 8, learning_rate: 1e-3 } });
-        await jobEnded(api, id);
-      });
-    });
-    lines.push(`SFT job (the same 4 steps): ${Date.now() - started} ms submitted to ended, longest event-loop block of the thread that answers requests ${blocked.toFixed(0)} ms, slowest /call/start ${slowest.toFixed(0)} ms`);
-    return lines;
+      return `${what}: ${Date.now() - started} ms, longest event-loop block of the thread that answers requests ${blocked.toFixed(0)} ms, slowest /call/start ${slowest.toFixed(0)} ms`;
+    };
+    const rlJob = async () => {
+      const { id } = await api<{ id: string }>("POST", "/v1/preview/training-jobs", { model_id: rlModel, trajectory_groups: apiGroups(sampled), experimental_config: { learning_rate: RL_DEFAULTS.learningRate } });
+      await jobEnded(api, id);
+    };
+    const sftJob = async () => {
+      const { id } = await api<{ id: string }>("POST", "/v1/preview/sft-training-jobs", { model_id: sftModel, training_data_url: dataUrl, config: { batch_size: 8, learning_rate: 1e-3 } });
+      await jobEnded(api, id);
+    };
+    return [
+      // What this machine does to the thread with no job at all (other processes, the probe's own requests).
+      await measured("no job, 3 s", () => new Promise((r) => setTimeout(r, 3_000))),
+      await measured("RL job, the service's first (its model thread starts, tfjs loads there), submitted to ended", rlJob),
+      await measured("RL job again (the same step on the new checkpoint)", rlJob),
+      await measured("SFT job (the same 4 steps)", sftJob),
+    ];
   } finally {
     await service.stop();
     await new Promise((done) => data.close(done));
