@@ -66,9 +66,7 @@ const { tell } = serveThread<ToModelThread, FromModelThread>((message) => {
   const controller = new AbortController();
   running.set(id, controller);
   void perform(work, controller.signal, (event) => tell({ type: "event", id, event }))
-    .then(
-      ({ answer, transfer }) => tell({ type: "done", id, answer }, transfer),
-      (err: unknown) => tell({ type: "failed", id, error: errorOf(err) }),
-    )
+    .then(({ answer, transfer }) => tell({ type: "done", id, answer }, transfer))
+    .catch((err: unknown) => tell({ type: "failed", id, error: errorOf(err) }))
     .finally(() => running.delete(id));
 });
