@@ -143,7 +143,7 @@ export class ConfigError extends Error {}
  * test/docs/configuration.test.ts fails when services/ reads a variable named in neither place.
  */
 export const OTHER_VARIABLES: Readonly<Record<string, string>> = {
-  LM_CACHE_DIR: "Where the built-in base models' weights are cached (`services/lm/baseModels.ts`); unset: `.cache/lm` at the repository root. `make base-model` writes them there.",
+  LM_CACHE_DIR: "Where the built-in base models' weights are cached (`services/lm/baseModelCatalog.ts`); unset: `.cache/lm` at the repository root. `make base-model` writes them there.",
   CLICKHOUSE_LOG_QUERIES: "`1`: the private local ClickHouse keeps `system.query_log` and `system.part_log` (`services/store/localServer.ts`), to see what each query, insert and merge cost.",
 };
 
