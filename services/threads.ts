@@ -47,6 +47,12 @@ export interface SupervisedThreadOptions<Out> {
   readonly onEnded?: (code: number) => void;
   /** Ends in a row, with no `progressed()` between them, after which it stays down (default: never). */
   readonly maxRestarts?: number;
+  /**
+   * Whether `/metrics` asks the thread for its values (default true). A thread that keeps none
+   * and holds its event loop for long (a model thread's training step) says false, so that
+   * `/metrics` does not wait for it.
+   */
+  readonly hasMetrics?: boolean;
 }
 
 export class SupervisedThread<In extends Typed, Out extends Typed> {
@@ -60,7 +66,7 @@ export class SupervisedThread<In extends Typed, Out extends Typed> {
 
   constructor(private readonly options: SupervisedThreadOptions<Out>) {
     this.start();
-    this.removeMetricsSource = addMetricsSource(() => this.metrics());
+    this.removeMetricsSource = options.hasMetrics === false ? () => {} : addMetricsSource(() => this.metrics());
   }
 
   get running(): boolean {

@@ -91,6 +91,7 @@ class ModelThread {
       log,
       onMessage: (message) => this.answered(message),
       onEnded: (code) => this.failAll(new RetryableError(`the model thread ended (exit code ${code}); it is started again`)),
+      hasMetrics: false,
     });
   }
 
