@@ -1,6 +1,7 @@
 import { checkJsonSyntax } from "../jsonSyntax.js";
 import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../jsonBounds.js";
-import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
 import { credentials } from "../auth/basic.js";
@@ -30,6 +31,7 @@ export interface HttpOptions {
 }
 
 const ANONYMOUS: Principal = { username: "anonymous", entities: new Set() };
+const MAX_KNOWN_HEADERS = 1_000;
 
 /**
  * Writes an operation's own error body (e.g. OTLP's `google.rpc.Status`) for an answer
@@ -60,13 +62,76 @@ export class HttpApi {
   /** Text of each JSON body an operation asked to keep (`keepBodyText`). */
   private readonly bodyTexts = new WeakMap<object, string>();
   private readonly retries: RetryAnswers;
+  private readonly logRequest: RequestHandler;
+  /** The handlers of each operation on a path without parameters, by `METHOD /path` (see `listener`). */
+  private readonly exactRoutes = new Map<string, readonly RequestHandler[]>();
+  /** Principals of the Authorization headers that authenticated, so that a key is hashed once, not per request. */
+  private readonly principals = new Map<string, Principal>();
 
   constructor(private readonly options: HttpOptions) {
     this.retries = new RetryAnswers(options.recordedAnswers ?? null, (err) => options.log.warn({ err }, "could not record the answer of a retried request"));
     this.app = express();
     this.app.disable("x-powered-by");
     this.app.set("trust proxy", false);
-    this.app.use(requestLog(options.log));
+    this.logRequest = requestLog(options.log);
+    this.app.use(this.logRequest);
+  }
+
+  /**
+   * The server's request listener. A request for an operation whose path has no parameters
+   * runs that operation's handlers directly, as Express would after its router (the same
+   * request and answer objects, the same request log, parsers, handler and error answers),
+   * without walking the router's list of every route; any other request goes to Express.
+   */
+  readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? "";
+    const query = url.indexOf("?");
+    const handlers = this.exactRoutes.get(`${req.method ?? ""} ${query < 0 ? url : url.slice(0, query)}`);
+    if (!handlers) {
+      this.app(req, res);
+      return;
+    }
+    const request = Object.setPrototypeOf(req, this.app.request) as Request;
+    const response = Object.setPrototypeOf(res, this.app.response) as Response;
+    request.res = response;
+    response.req = request;
+    response.locals = Object.create(null) as Record<string, unknown>;
+    request.baseUrl = "";
+    request.originalUrl = url;
+    request.params = {};
+    this.runHandlers([this.logRequest, ...handlers], request, response);
+  };
+
+  /** Listens on `port` with `listener`. */
+  listen(port: number, host: string): Promise<Server> {
+    const server = createServer(this.listener);
+    return new Promise<Server>((done, fail) => {
+      server.once("error", fail);
+      server.listen(port, host, () => done(server));
+    });
+  }
+
+  /** Runs handlers in turn as Express's router does: each calls `next` to pass on, `next(err)` to answer an error. */
+  private runHandlers(handlers: readonly RequestHandler[], req: Request, res: Response): void {
+    let at = 0;
+    const next = (err?: unknown): void => {
+      if (err !== undefined && err !== null && err !== "route" && err !== "router") {
+        this.answerError(err, req, res, (answer) => res.json(answer.body));
+        return;
+      }
+      const handler = handlers[at++];
+      if (!handler) {
+        this.answerNoRoute(req, res);
+        return;
+      }
+      try {
+        const ran: unknown = handler(req, res, next);
+        if (ran instanceof Promise) ran.catch(next);
+      } catch (thrown) {
+        next(thrown);
+      }
+    };
+    next();
   }
 
   /** Something a mounted resource must release when the service stops (timers, loaded models). */
@@ -95,9 +160,15 @@ export class HttpApi {
   }
 
   authenticate(req: Request): Principal {
-    const secret = credentials(req.headers.authorization)?.secret;
+    const header = req.headers.authorization;
+    const known = header === undefined ? undefined : this.principals.get(header);
+    if (known) return known;
+    const secret = credentials(header)?.secret;
     const principal = secret === undefined ? null : this.options.keys.find(secret);
     if (!principal) throw new UnauthorizedError("missing or invalid API key");
+    // The keys are fixed for the life of the process; the bound keeps a stream of distinct headers from growing it.
+    if (this.principals.size >= MAX_KNOWN_HEADERS) this.principals.clear();
+    this.principals.set(header!, principal);
     return principal;
   }
 
@@ -115,14 +186,14 @@ export class HttpApi {
     if (op.retries === "recorded" && !this.retries.records) throw new Error(`operation ${op.id} records retried answers: the API needs recordedAnswers`);
     this.operations.push(op as unknown as Operation);
     const parsers = !op.body || op.rawBody ? [] : options.bodyFromText ? this.textBody(options.bodyFromText) : [this.jsonBody(op.keepBodyText === true)];
-    this.app[op.method](expressPath(op.path), ...parsers, async (req: Request, res: Response, next: NextFunction) => {
+    const run = async (req: Request, res: Response, next: NextFunction) => {
       nameRoute(res, op.path);
       try {
         this.refuseWhileDraining(res);
         const principal = op.scope.kind === "public" ? ANONYMOUS : this.authenticate(req);
         const input = {
-          params: this.validate(op.params, req.params, "path", res),
-          query: this.validate(op.query, req.query, "query", res),
+          params: op.params ? this.validate(op.params, req.params, "path", res) : undefined,
+          query: op.query ? this.validate(op.query, req.query, "query", res) : undefined,
           body: op.fastBody?.(req.body) ?? this.validate(op.body, req.body, "body", res),
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
@@ -141,7 +212,7 @@ export class HttpApi {
         };
         if (retryId === null) {
           const result = await handler(input, ctx);
-          if (!res.headersSent && result !== undefined) res.status(200).json(result);
+          if (!res.headersSent && result !== undefined) answerJson(res, result);
           return;
         }
         const answer = await this.retries.answer(retryKey(retryId, op.id, projects), op.retries === "recorded", async () => {
@@ -155,7 +226,9 @@ export class HttpApi {
         if (options.renderError) this.answerError(err, req, res, options.renderError);
         else next(err);
       }
-    });
+    };
+    this.app[op.method](expressPath(op.path), ...parsers, run);
+    if (!op.path.includes("{")) this.exactRoutes.set(`${op.method.toUpperCase()} ${op.path}`, [...parsers, run]);
   }
 
   private get maxJsonDepth(): number {
@@ -221,14 +294,16 @@ export class HttpApi {
 
   /** Must be installed after every route: answers unknown routes, maps typed errors to answers. */
   installErrorHandler(): void {
-    this.app.use((req: Request, res: Response) => {
-      const message = `no route ${req.method} ${req.path.slice(0, 200)}`;
-      res.status(404).setHeader("x-should-retry", "false");
-      res.json({ detail: message, message });
-    });
+    this.app.use((req: Request, res: Response) => this.answerNoRoute(req, res));
     this.app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
       this.answerError(err, req, res, (answer) => res.json(answer.body));
     });
+  }
+
+  private answerNoRoute(req: Request, res: Response): void {
+    const message = `no route ${req.method} ${req.path.slice(0, 200)}`;
+    res.status(404).setHeader("x-should-retry", "false");
+    res.json({ detail: message, message });
   }
 
   private answerError(err: unknown, req: Request, res: Response, render: ErrorRenderer): void {
@@ -245,6 +320,22 @@ export class HttpApi {
     res.status(answer.status);
     render(answer, err, req, res);
   }
+}
+
+/**
+ * A 200 answer of JSON. A GET answer goes through Express (its ETag lets a client revalidate);
+ * the answer to any other method is written as it is, as no client caches those.
+ */
+function answerJson(res: Response, result: unknown): void {
+  if (res.req.method === "GET") {
+    res.status(200).json(result);
+    return;
+  }
+  const text = JSON.stringify(result);
+  res.statusCode = 200;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.end(text);
 }
 
 /** The request's `X-Weave-Retry-Id`, null when absent or empty. */
