@@ -1,7 +1,7 @@
 import { checkJsonSyntax } from "../jsonSyntax.js";
 import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../jsonBounds.js";
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
 import type { Logger } from "pino";
 import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
 import { credentials } from "../auth/basic.js";
@@ -13,6 +13,7 @@ import { ignoredFields, toValidationError } from "./validation.js";
 import { RETRY_ID_HEADER, RetryAnswers, retryKey, type RecordedAnswers } from "./retries.js";
 import type { z } from "zod";
 import { nameRoute, requestLog, requestLogger } from "./requestLog.js";
+import { plainBodyLength, readPlainBody } from "./plainBody.js";
 
 export interface HttpOptions {
   readonly keys: KeyRing;
@@ -32,6 +33,8 @@ export interface HttpOptions {
 
 const ANONYMOUS: Principal = { username: "anonymous", entities: new Set() };
 const MAX_KNOWN_HEADERS = 1_000;
+/** Dropped before parsing, as body-parser's UTF-8 decoding drops it. */
+const LEADING_BOM = /^\uFEFF/;
 
 /**
  * Writes an operation's own error body (e.g. OTLP's `google.rpc.Status`) for an answer
@@ -91,8 +94,9 @@ export class HttpApi {
       this.app(req, res);
       return;
     }
-    const request = Object.setPrototypeOf(req, this.app.request) as Request;
-    const response = Object.setPrototypeOf(res, this.app.response) as Response;
+    // Made by `listen`'s server, they already are Express's; a prototype set afterwards costs more.
+    const request = (Object.prototype.isPrototypeOf.call(this.app.request, req) ? req : Object.setPrototypeOf(req, this.app.request)) as Request;
+    const response = (Object.prototype.isPrototypeOf.call(this.app.response, res) ? res : Object.setPrototypeOf(res, this.app.response)) as Response;
     request.res = response;
     response.req = request;
     response.locals = Object.create(null) as Record<string, unknown>;
@@ -104,7 +108,11 @@ export class HttpApi {
 
   /** Listens on `port` with `listener`. */
   listen(port: number, host: string): Promise<Server> {
-    const server = createServer(this.listener);
+    class ApiRequest extends IncomingMessage {}
+    class ApiResponse<R extends IncomingMessage> extends ServerResponse<R> {}
+    Object.setPrototypeOf(ApiRequest.prototype, this.app.request);
+    Object.setPrototypeOf(ApiResponse.prototype, this.app.response);
+    const server = createServer({ IncomingMessage: ApiRequest, ServerResponse: ApiResponse }, this.listener);
     return new Promise<Server>((done, fail) => {
       server.once("error", fail);
       server.listen(port, host, () => done(server));
@@ -235,17 +243,36 @@ export class HttpApi {
     return this.options.maxJsonDepth ?? DEFAULT_JSON_MAX_DEPTH;
   }
 
-  private jsonBody(keepText: boolean) {
-    return express.json({
-      limit: this.options.maxBodyBytes,
-      type: () => true,
-      strict: false,
-      verify: (req, _res, buf) => {
-        checkJsonBytes(buf, this.maxJsonDepth);
-        this.bodySizes.set(req, buf.length);
-        if (keepText) this.bodyTexts.set(req, buf.toString("utf8"));
-      },
-    });
+  /**
+   * The JSON body: checked (UTF-8, depth), its size and, if asked, its text kept, then parsed.
+   * A plain body (plainBody.ts) is read here; any other through body-parser, which inflates,
+   * decodes or refuses it; both check and answer alike.
+   */
+  private jsonBody(keepText: boolean): RequestHandler {
+    const verify = (req: IncomingMessage, bytes: Buffer) => {
+      checkJsonBytes(bytes, this.maxJsonDepth);
+      this.bodySizes.set(req, bytes.length);
+      if (keepText) this.bodyTexts.set(req, bytes.toString("utf8"));
+    };
+    const parser = express.json({ limit: this.options.maxBodyBytes, type: () => true, strict: false, verify: (req, _res, buf) => verify(req, buf) });
+    return (req, res, next) => {
+      const length = plainBodyLength(req, this.options.maxBodyBytes);
+      if (length === null) return parser(req, res, next);
+      readPlainBody(req, length, (err, bytes) => {
+        if (err) return next(err);
+        try {
+          verify(req, bytes);
+        } catch (refused) {
+          return next(refused);
+        }
+        try {
+          req.body = JSON.parse(bytes.toString("utf8").replace(LEADING_BOM, "")) as unknown;
+        } catch (malformed) {
+          return next(Object.assign(new Error(malformed instanceof Error ? malformed.message : String(malformed)), { status: 400, type: "entity.parse.failed" }));
+        }
+        next();
+      });
+    };
   }
 
   /** The body as text (decoded once), checked as JSON and turned into what validation sees; the text is kept. */

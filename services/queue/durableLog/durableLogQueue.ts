@@ -185,7 +185,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   /**
    * Everything synced before the call (of these scopes, or all) is stored: hurries the
-   * consumer and waits for the committed position to pass it.
+   * consumer and waits until it reports a position past it stored (its checkpoint may follow).
    */
   stored(timeoutMs: number, scopes?: readonly string[]): Promise<void> {
     const position = scopes ? Math.max(0, ...scopes.map((s) => this.scopeEnds.get(s) ?? 0)) : this.durableEnd;
@@ -245,12 +245,12 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   commitStored(position: number): Promise<void> {
     if (position > this.storedEnd) {
       this.storedEnd = position;
+      this.updateGauge();
       this.wakeStoredWaiters();
     }
     const next = this.committing.then(async () => {
       if (position <= this.log.committed) return;
       await this.log.commit(position);
-      this.updateGauge();
     });
     this.committing = next.catch((err: unknown) => {
       this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not commit the log position");
@@ -302,8 +302,9 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return this.durableEnd - this.log.committed;
   }
 
+  /** The bytes not yet stored (the checkpoint of what is stored may still be on its way to disk). */
   private updateGauge(): void {
-    backlogGauge.set({ topic: this.topic.name }, this.backlogBytes);
+    backlogGauge.set({ topic: this.topic.name }, this.durableEnd - this.storedEnd);
   }
 
   private kick(): void {
