@@ -236,7 +236,9 @@ export class HttpApi {
       }
     };
     this.app[op.method](expressPath(op.path), ...parsers, run);
-    if (!op.path.includes("{")) this.exactRoutes.set(`${op.method.toUpperCase()} ${op.path}`, [...parsers, run]);
+    const key = `${op.method.toUpperCase()} ${op.path}`;
+    // The first mounted wins, as in Express's router.
+    if (!op.path.includes("{") && !this.exactRoutes.has(key)) this.exactRoutes.set(key, [...parsers, run]);
   }
 
   private get maxJsonDepth(): number {
