@@ -214,9 +214,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     if (servesApi) mountRoutes(api, roles, parts);
     mountDocs(api);
     api.installErrorHandler();
-    server = await new Promise<Server>((done) => {
-      const s = http.app.listen(port, config.HOST, () => done(s));
-    });
+    server = await http.listen(port, config.HOST);
     server.keepAliveTimeout = 65_000;
     const address = server.address();
     url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
