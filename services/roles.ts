@@ -37,7 +37,8 @@ import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
 import { JOBS_MIGRATION } from "./store/jobs/schema.js";
 import { FILES_MIGRATION } from "./store/files/schema.js";
 import type { Migration } from "./store/migrations.js";
-import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
+import { PROJECT_SETTINGS_MIGRATION, PROJECTS_MIGRATION } from "./store/projects/schema.js";
+import type { ProjectRetention } from "./store/projects/retention.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { TABLE_SORT_KEYS_MIGRATION, TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
@@ -84,6 +85,10 @@ export interface ServiceParts {
   readonly jobsHealthy: () => Promise<boolean>;
   /** The process's one cache of loaded models: chat completions and evaluation jobs share it (service.ts clears it on stop). */
   readonly models: ModelCache;
+  /** Each project's retention: every read of calls, and of what derives from them, leaves out what is past it. */
+  readonly retention: ProjectRetention;
+  /** A project's settings changed in this process: the worker's retention job, if it runs here, runs soon. */
+  readonly retentionChanged: () => void;
 }
 
 export interface Resource {
@@ -152,12 +157,12 @@ export const RESOURCES: readonly Resource[] = [
   { name: "usage", routes: { query: (api, { store }) => mountUsageRoutes(api, { store }) } },
   {
     name: "projects",
-    migrations: [PROJECTS_MIGRATION],
+    migrations: [PROJECTS_MIGRATION, PROJECT_SETTINGS_MIGRATION],
     // The projects seen in each call batch: worker/callWorker.ts.
     routes: {
-      query: (api, { store }) => {
+      query: (api, { store, retention, retentionChanged }) => {
         mountGraphqlRoutes(api, { store });
-        mountProjectRoutes(api, { store });
+        mountProjectRoutes(api, { store, retention, retentionChanged });
       },
     },
   },

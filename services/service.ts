@@ -26,6 +26,10 @@ import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles
 import { languageModelCache } from "./inference/modelCache.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { LogWorkerData } from "./worker/logWorker.js";
+import { RetentionJob } from "./worker/retentionJob.js";
+import { RetentionExpiry } from "./store/projects/expiry.js";
+import { ProjectRetention } from "./store/projects/retention.js";
+import { ProjectSettingsRepository } from "./store/projects/settingsRepository.js";
 
 export interface RunningService {
   readonly url: string | null;
@@ -171,7 +175,19 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
   // One per process: chat completions and evaluation jobs load a model once.
   const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
-  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy, models };
+  const retention = new ProjectRetention(new ProjectSettingsRepository(store), config.RETENTION_DAYS ?? null);
+  const retentionJob = roles.has("worker") ? new RetentionJob(new RetentionExpiry(store), retention, { intervalMs: config.RETENTION_INTERVAL_MS, log }) : null;
+  const parts: ServiceParts = {
+    config,
+    log,
+    store,
+    publisher,
+    jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null,
+    jobsHealthy,
+    models,
+    retention,
+    retentionChanged: () => retentionJob?.runSoon(),
+  };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
@@ -185,6 +201,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     await jobConsumer.start(deliverWith(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())), log, jobsTopicOf.name));
     jobRunner.start();
     runner = jobRunner;
+    retentionJob?.start();
   }
 
   let server: Server | null = null;
@@ -232,6 +249,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
         api.runStopHooks();
       }
       if (runner) await runner.stop();
+      await retentionJob?.stop();
       // No request and no job asks for a model any more.
       models.clear();
       if (jobConsumer) await jobConsumer.shutdown();
