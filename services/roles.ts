@@ -126,12 +126,12 @@ export const RESOURCES: readonly Resource[] = [
     migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION],
     routes: {
       ingest: (api, parts) => mountCallIngest(api, publisherOf(parts)),
-      query: (api, { store }) =>
+      query: (api, { store, retention }) =>
         mountCallQueries(api, {
-          reads: new CallsReadRepository(store),
+          reads: new CallsReadRepository(store, retention),
           logs: new OtelLogsRepository(store),
           enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
-          expander: new RefExpander(new CallsReadRepository(store), new RefResolver(storeSources(store))),
+          expander: new RefExpander(new CallsReadRepository(store, retention), new RefResolver(storeSources(store, retention))),
         }),
     },
   },
@@ -146,15 +146,15 @@ export const RESOURCES: readonly Resource[] = [
     name: "threads",
     migrations: [THREADS_MIGRATION],
     // Its aggregates over each call batch: worker/callWorker.ts.
-    routes: { query: (api, { store }) => mountThreadQueries(api, { store }) },
+    routes: { query: (api, { store, retention }) => mountThreadQueries(api, { store, retention }) },
   },
   { name: "otel_logs", migrations: [OTEL_LOGS_MIGRATION], routes: { query: (api, { store }) => mountOtelLogsRoutes(api, { store }) } },
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
-  { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
+  { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store, retention }) => mountFeedbackRoutes(api, { store, retention }) } },
   // Job state for the job runner (worker/jobs/runner.ts); the resources that submit jobs (evaluations, scoring,
   // training) add their job types and start the runner in the worker role.
   { name: "jobs", migrations: [JOBS_MIGRATION] },
-  { name: "usage", routes: { query: (api, { store }) => mountUsageRoutes(api, { store }) } },
+  { name: "usage", routes: { query: (api, { store, retention }) => mountUsageRoutes(api, { store, retention }) } },
   {
     name: "projects",
     migrations: [PROJECTS_MIGRATION, PROJECT_SETTINGS_MIGRATION],
@@ -174,13 +174,13 @@ export const RESOURCES: readonly Resource[] = [
   },
   { name: "tables", migrations: [TABLES_MIGRATION, TABLE_SORT_KEYS_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
-  { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
-  { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store }) => mountAnnotationQueueRoutes(api, { store }) } },
+  { name: "refs", routes: { query: (api, { store, retention }) => mountRefRoutes(api, { store, retention }) } },
+  { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store, retention }) => mountAnnotationQueueRoutes(api, { store, retention }) } },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
   // /v2/ ops, datasets, scorers, evaluations, models (objects), evaluation runs, predictions and scores (calls
   // written through the worker's merge in this process, readable at once), eval_results. No tables of its own.
-  { name: "v2", routes: { query: (api, parts) => mountV2Routes(api, { store: parts.store, writeCalls: callBatchHandler(parts) }) } },
+  { name: "v2", routes: { query: (api, parts) => mountV2Routes(api, { store: parts.store, retention: parts.retention, writeCalls: callBatchHandler(parts) }) } },
   {
     name: "inference",
     routes: {
@@ -211,9 +211,9 @@ export const RESOURCES: readonly Resource[] = [
   // calls through the worker's merge in this process and calling the LLM endpoint of evalCompleter.
   {
     name: "evaluations",
-    routes: { query: (api, { store, jobSubmitter }) => mountEvaluationRoutes(api, { store, submitter: jobSubmitter }) },
+    routes: { query: (api, { store, jobSubmitter, retention }) => mountEvaluationRoutes(api, { store, retention, submitter: jobSubmitter }) },
     jobHandlers: (parts) =>
-      evaluationJobs({ store: parts.store, writeCalls: callBatchHandler(parts), completer: evalCompleter(parts), maxAttempts: parts.config.JOBS_MAX_ATTEMPTS }),
+      evaluationJobs({ store: parts.store, retention: parts.retention, writeCalls: callBatchHandler(parts), completer: evalCompleter(parts), maxAttempts: parts.config.JOBS_MAX_ATTEMPTS }),
   },
   // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
   { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },

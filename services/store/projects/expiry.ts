@@ -1,6 +1,7 @@
 import type { ClickHouseStore } from "../clickhouse.js";
 import { localTableName } from "../clusterSchema.js";
 import { ParamBuilder } from "../sql.js";
+import { expiredCallIds } from "./retention.js";
 
 /**
  * What the retention job deletes of a project's data past its cutoff (a `started_at` in µs),
@@ -17,8 +18,7 @@ interface ExpiringTable {
   readonly after?: readonly string[];
 }
 
-const EXPIRED_CALL_IDS = (project: string, cutoff: string, ref: (table: string) => string) =>
-  `(SELECT id FROM ${ref("call_index")} WHERE project_id = ${project} AND started_at < ${cutoff})`;
+const EXPIRED_CALL_IDS = (project: string, cutoff: string, ref: (table: string) => string) => expiredCallIds(project, cutoff, ref("call_index"));
 
 export const EXPIRING_TABLES: readonly ExpiringTable[] = [
   { table: "feedback", expired: (p, c, ref) => `call_id IN ${EXPIRED_CALL_IDS(p, c, ref)}` },

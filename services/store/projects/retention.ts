@@ -17,6 +17,15 @@ export function retainedSince(column: string, cutoff: number | null | undefined,
   return cutoff === null || cutoff === undefined ? [] : [`${column} >= ${pb.int(cutoff)}`];
 }
 
+/** The ids of the project's calls that started before the cutoff (placeholders given), from `call_index`. */
+export const expiredCallIds = (project: string, cutoff: string, callIndex = "call_index"): string =>
+  `(SELECT id FROM ${callIndex} WHERE project_id = ${project} AND started_at < ${cutoff})`;
+
+/** The condition a read of a project's feedback adds: none on a call past the retention. */
+export function retainedFeedback(project: string, cutoff: number | null | undefined, pb: ParamBuilder): string[] {
+  return cutoff === null || cutoff === undefined ? [] : [`call_id NOT IN ${expiredCallIds(project, pb.int(cutoff))}`];
+}
+
 /**
  * Each project's retention: its own `retention_days`, else the server's default
  * (`RETENTION_DAYS`, null = keep everything). The projects' own settings are one small
