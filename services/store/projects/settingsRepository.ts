@@ -30,10 +30,11 @@ export class ProjectSettingsRepository {
 
   /** Every project that set a retention of its own, with it. */
   async retentions(): Promise<Map<string, number>> {
-    const rows = await this.store.rows<{ project_id: string; retention_days: number }>("project_settings_retentions", {
-      sql: "SELECT project_id, assumeNotNull(retention_days) AS retention_days FROM project_settings FINAL WHERE retention_days IS NOT NULL",
+    // Not aliased as the column: ClickHouse would apply the alias in WHERE too.
+    const rows = await this.store.rows<{ project_id: string; days: number }>("project_settings_retentions", {
+      sql: "SELECT project_id, assumeNotNull(retention_days) AS days FROM project_settings FINAL WHERE retention_days IS NOT NULL",
       params: {},
     });
-    return new Map(rows.map((r) => [r.project_id, Number(r.retention_days)]));
+    return new Map(rows.map((r) => [r.project_id, Number(r.days)]));
   }
 }
