@@ -2,6 +2,8 @@ import type { Server } from "node:http";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { KeyRing, localKeys } from "./auth/keys.js";
+import { KeySync } from "./auth/keySync.js";
+import { KeysRepository } from "./store/keys/keysRepository.js";
 import { rolesOf, type Config } from "./config.js";
 import { setUpMetrics } from "./metrics.js";
 import type { Operation } from "./contract/operation.js";
@@ -175,6 +177,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
   // One per process: chat completions and evaluation jobs load a model once.
   const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
+  const { ring, printed } = resolveKeys(config, log);
   const retention = new ProjectRetention(new ProjectSettingsRepository(store), config.RETENTION_DAYS ?? null);
   const retentionJob = roles.has("worker") ? new RetentionJob(new RetentionExpiry(store), retention, { intervalMs: config.RETENTION_INTERVAL_MS, log }) : null;
   const parts: ServiceParts = {
@@ -185,6 +188,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null,
     jobsHealthy,
     models,
+    keys: ring,
     retention,
     retentionChanged: () => retentionJob?.runSoon(),
   };
@@ -207,9 +211,11 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let server: Server | null = null;
   let url: string | null = null;
   const queueStored = publisher?.stored?.bind(publisher);
-  const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
   const servesApi = roles.has("ingest") || roles.has("query") || roles.has("inference");
+  // The keys made over the API, read before the first request and kept in step with the other processes.
+  const keySync = servesApi ? new KeySync(ring, new KeysRepository(store), log) : null;
+  await keySync?.start();
   // A worker-only process answers only /health and /metrics, and only where METRICS_PORT asks it to.
   const port = servesApi ? config.PORT : config.METRICS_PORT;
   if (port !== undefined) {
@@ -248,6 +254,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
         await closeServer(server);
         api.runStopHooks();
       }
+      await keySync?.stop();
       if (runner) await runner.stop();
       await retentionJob?.stop();
       // No request and no job asks for a model any more.

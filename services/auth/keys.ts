@@ -2,30 +2,110 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AuthKey } from "../config.js";
+import { roleCovers, type Role } from "../keyRoles.js";
+import { nowMicros } from "../times.js";
 
-/** Who a request is: the key's user and the entities it may reach ("*" = all). */
+/**
+ * Who a request is: the key's user and its role in each entity it may reach (`"*"`: every
+ * entity, at that role).
+ */
 export interface Principal {
   readonly username: string;
-  readonly entities: ReadonlySet<string>;
+  readonly roles: ReadonlyMap<string, Role>;
+  /** The id of a key made over the API (`/admin/keys`); absent for configured keys. */
+  readonly keyId?: string;
 }
 
-const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
+/** The principal of a key that holds one role in each of its entities. */
+export function principalOf(username: string, entities: readonly string[], role: Role): Principal {
+  return { username, roles: new Map(entities.map((entity) => [entity, role])) };
+}
 
+/** A key made over the API, as every process's ring holds it: one entity, one role, the secret's SHA-256 (hex). */
+export interface StoredKey {
+  readonly id: string;
+  readonly entity: string;
+  readonly role: Role;
+  readonly name: string;
+  readonly secretSha256: string;
+}
+
+/** The role of a configured key that names none (AUTH_KEYS, the local key): admin, so that it can make the others. */
+const BOOTSTRAP_ROLE: Role = "admin";
+
+/** The SHA-256 of a key's secret, as stored and compared. */
+export const secretDigest = (secret: string): Buffer => createHash("sha256").update(secret).digest();
+
+interface Entry {
+  readonly digest: Buffer;
+  readonly principal: Principal;
+}
+
+const storedEntry = (key: StoredKey): Entry => ({
+  digest: Buffer.from(key.secretSha256, "hex"),
+  principal: { username: key.name, roles: new Map([[key.entity, key.role]]), keyId: key.id },
+});
+
+/**
+ * The keys a process accepts: the configured ones (AUTH_KEYS or the local key) and those made
+ * over the API, which auth/keySync.ts reloads from ClickHouse and the process that makes or
+ * revokes one changes at once. Remembers when each stored key was last used, for keySync to write.
+ */
 export class KeyRing {
-  private readonly entries: { digest: Buffer; principal: Principal }[];
+  private readonly configured: readonly Entry[];
+  private stored: readonly Entry[] = [];
+  /** Bumped by every change made here, so that a reload read before it does not undo it. */
+  private changes = 0;
+  private uses = new Map<string, number>();
 
   constructor(keys: readonly AuthKey[]) {
-    this.entries = keys.map((k) => ({ digest: digest(k.key), principal: { username: k.username, entities: new Set(k.entities) } }));
+    this.configured = keys.map((k) => ({ digest: secretDigest(k.key), principal: principalOf(k.username, k.entities, k.role ?? BOOTSTRAP_ROLE) }));
   }
 
   /** Compares against every key in constant time per key, so timing tells nothing. */
   find(secret: string): Principal | null {
-    const candidate = digest(secret);
+    const candidate = secretDigest(secret);
     let found: Principal | null = null;
-    for (const entry of this.entries) {
+    for (const entry of this.configured) {
       if (timingSafeEqual(entry.digest, candidate)) found = entry.principal;
     }
+    for (const entry of this.stored) {
+      if (entry.digest.length === candidate.length && timingSafeEqual(entry.digest, candidate)) found = entry.principal;
+    }
+    if (found?.keyId !== undefined) this.uses.set(found.keyId, nowMicros());
     return found;
+  }
+
+  /** A mark to pass to `replaceStored` with the keys read after taking it. */
+  mark(): number {
+    return this.changes;
+  }
+
+  /** The stored keys as a reload read them; ignored when this process changed them since `mark` (the next reload has it). */
+  replaceStored(keys: readonly StoredKey[], mark: number): void {
+    if (mark === this.changes) this.stored = keys.map(storedEntry);
+  }
+
+  add(key: StoredKey): void {
+    this.changes += 1;
+    this.stored = [...this.stored.filter((e) => e.principal.keyId !== key.id), storedEntry(key)];
+  }
+
+  remove(id: string): void {
+    this.changes += 1;
+    this.stored = this.stored.filter((e) => e.principal.keyId !== id);
+  }
+
+  /** When this process last saw the stored key used, if not yet taken by `takeUses`. */
+  pendingUse(id: string): number | undefined {
+    return this.uses.get(id);
+  }
+
+  /** When each stored key was last used since the previous call (key id → microseconds). */
+  takeUses(): Map<string, number> {
+    const taken = this.uses;
+    this.uses = new Map();
+    return taken;
   }
 }
 
@@ -34,14 +114,37 @@ export class KeyRing {
  * (`"*"`, e.g. the local key), its username.
  */
 export function defaultEntity(principal: Principal): string {
-  const first = [...principal.entities].find((e) => e !== "*");
+  const first = [...principal.roles.keys()].find((e) => e !== "*");
   return first ?? principal.username;
 }
 
-export function canReach(principal: Principal, projectId: string): boolean {
-  if (principal.entities.has("*")) return true;
+/** The entity of `entity/project` (or of a bare entity name). */
+export function entityOf(projectId: string): string {
   const slash = projectId.indexOf("/");
-  return principal.entities.has(slash < 0 ? projectId : projectId.slice(0, slash));
+  return slash < 0 ? projectId : projectId.slice(0, slash);
+}
+
+/** The key's role in the entity of `entity/project` (or in a bare entity), null when it reaches none. */
+export function roleIn(principal: Principal, projectId: string): Role | null {
+  return principal.roles.get(entityOf(projectId)) ?? principal.roles.get("*") ?? null;
+}
+
+/** Whether the key reaches the project (or entity) with at least the role `needed`. */
+export function canReach(principal: Principal, projectId: string, needed: Role = "viewer"): boolean {
+  const held = roleIn(principal, projectId);
+  return held !== null && roleCovers(held, needed);
+}
+
+/** Whether the key holds at least `needed` somewhere (operations that name no project). */
+export function holdsAnywhere(principal: Principal, needed: Role): boolean {
+  return [...principal.roles.values()].some((held) => roleCovers(held, needed));
+}
+
+/** The entities where the key holds at least `needed`; null when that is every entity (`"*"`). */
+export function entitiesWith(principal: Principal, needed: Role = "viewer"): string[] | null {
+  const all = principal.roles.get("*");
+  if (all !== undefined && roleCovers(all, needed)) return null;
+  return [...principal.roles].filter(([entity, held]) => entity !== "*" && roleCovers(held, needed)).map(([entity]) => entity);
 }
 
 /**

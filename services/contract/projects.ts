@@ -54,6 +54,7 @@ export const projectSettingsReadOp = operation({
   tag: "Service",
   params: V2ProjectParams,
   scope: PATH_PROJECT,
+  role: "viewer",
   response: ProjectSettingsRes,
 });
 
@@ -66,5 +67,6 @@ export const projectSettingsUpdateOp = operation({
   params: V2ProjectParams,
   body: ProjectSettingsReq,
   scope: PATH_PROJECT,
+  role: "admin",
   response: ProjectSettingsRes,
 });

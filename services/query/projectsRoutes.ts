@@ -14,6 +14,7 @@ export const projectsListOp = operation({
   summary: "List the projects the key reaches (for project pickers)",
   tag: "Service",
   response: ProjectsListRes,
+  role: "viewer",
   scope: ANY_KEY,
 });
 
@@ -28,7 +29,7 @@ export function mountProjectRoutes(api: HttpApi, deps: ProjectRoutesDeps): void 
   const projects = new ProjectsRepository(deps.store);
   const settings = new ProjectSettingsRepository(deps.store);
   api.mount(projectsListOp, async (_input, ctx) => {
-    const entities = [...ctx.principal.entities];
+    const entities = [...ctx.principal.roles.keys()];
     if (entities.length === 0) return { projects: [] };
     const rows = await projects.list(entities);
     return { projects: rows.map((p) => ({ entity: p.entity, name: p.name, project_id: `${p.entity}/${p.name}`, description: p.description })) };

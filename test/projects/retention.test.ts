@@ -17,7 +17,6 @@ const OLD = Date.now() - 400 * DAY;
 const RECENT = Date.now() - 2 * DAY;
 // The job runs every 2 s here (it also runs at start and after each settings change).
 const service = serviceForFile({ RETENTION_INTERVAL_MS: "2000" });
-const api = service.api;
 const P = "acme/retention";
 
 const settingsUrl = (project: string) => `${service.url}/projects/${project}/settings`;
