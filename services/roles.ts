@@ -153,7 +153,7 @@ export const RESOURCES: readonly Resource[] = [
     // Its aggregates over each call batch: worker/callWorker.ts.
     routes: { query: (api, { store, retention }) => mountThreadQueries(api, { store, retention }) },
   },
-  { name: "otel_logs", migrations: [OTEL_LOGS_MIGRATION], routes: { query: (api, { store }) => mountOtelLogsRoutes(api, { store }) } },
+  { name: "otel_logs", migrations: [OTEL_LOGS_MIGRATION], routes: { query: (api, { store, retention }) => mountOtelLogsRoutes(api, { store, retention }) } },
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
   { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store, retention }) => mountFeedbackRoutes(api, { store, retention }) } },
   // Job state for the job runner (worker/jobs/runner.ts); the resources that submit jobs (evaluations, scoring,

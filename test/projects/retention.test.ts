@@ -34,6 +34,19 @@ async function writeCall(baseUrl: string, project: string, id: string, startedMs
   await c.json("/feedback/create", { project_id: project, weave_ref: `weave:///${project}/call/${id}`, feedback_type: "custom", payload: { note: id } });
 }
 
+const OLD_SPAN = "0123456789abcdef";
+
+/** An OTLP log record of span OLD_SPAN, timed at OLD. */
+async function writeOldLogRecord(baseUrl: string, project: string): Promise<void> {
+  const record = { timeUnixNano: `${OLD}000000`, traceId: "0123456789abcdef0123456789abcdef", spanId: OLD_SPAN, eventName: "app.note", body: { stringValue: "old" } };
+  const res = await fetch(`${baseUrl}/otel/v1/logs`, {
+    method: "POST",
+    headers: { authorization: basic(KEY_ACME), "content-type": "application/json", project_id: project },
+    body: JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [record] }] }] }),
+  });
+  expect(res.status).toBe(200);
+}
+
 /** What each read answers of the project's calls: ids per read path. */
 async function visible(project = P, baseUrl = service.url) {
   const c = client(baseUrl);
@@ -45,6 +58,7 @@ async function visible(project = P, baseUrl = service.url) {
   const usage = await c.json<{ call_usage: Record<string, Record<string, unknown>> }>("/calls/usage", { project_id: project, call_ids: ["old", "new"] });
   const traceUsage = await c.json<{ call_usage: Record<string, unknown> }>("/trace/usage", { project_id: project });
   // The old call's day (a stats range spans at most 31 days).
+  const logRecords = (await c.json<{ records: unknown[] }>("/call/log_records", { project_id: project, call_id: OLD_SPAN })).records.length;
   const stats = await c.json<{ call_buckets: Record<string, unknown>[] }>("/calls/stats", { project_id: project, start: iso(OLD - DAY), end: iso(OLD + DAY), granularity: 3600 * 24 });
   return {
     calls,
@@ -54,12 +68,13 @@ async function visible(project = P, baseUrl = service.url) {
     feedback,
     usage: Object.keys(usage.call_usage).filter((id) => Object.keys(usage.call_usage[id]!).length > 0).sort(),
     traceUsage: Object.keys(traceUsage.call_usage).sort(),
+    logRecords,
     oldStats: stats.call_buckets.reduce((n, b) => n + Number(b.sum_call_count), 0),
   };
 }
 
-const BOTH = { calls: ["new", "old"], count: 2, oldRead: "old", threads: ["th-new", "th-old"], feedback: ["new", "old"], usage: ["new", "old"], traceUsage: ["new", "old"], oldStats: 1 };
-const RECENT_ONLY = { calls: ["new"], count: 1, oldRead: null, threads: ["th-new"], feedback: ["new"], usage: ["new"], traceUsage: ["new"], oldStats: 0 };
+const BOTH = { calls: ["new", "old"], count: 2, oldRead: "old", threads: ["th-new", "th-old"], feedback: ["new", "old"], usage: ["new", "old"], traceUsage: ["new", "old"], oldStats: 1, logRecords: 1 };
+const RECENT_ONLY = { calls: ["new"], count: 1, oldRead: null, threads: ["th-new"], feedback: ["new"], usage: ["new"], traceUsage: ["new"], oldStats: 0, logRecords: 0 };
 
 /** Rows of the project's call `id` (and what derives from it) still stored, per table. */
 async function storedRows(store: ClickHouseStore, project: string, id: string): Promise<Record<string, number>> {
@@ -71,7 +86,8 @@ async function storedRows(store: ClickHouseStore, project: string, id: string): 
                  (SELECT count() FROM call_index WHERE project_id = ${p} AND id = ${i}) AS call_index,
                  (SELECT count() FROM feedback WHERE project_id = ${p} AND call_id = ${i}) AS feedback,
                  (SELECT count() FROM thread_turns WHERE project_id = ${p} AND turn_id = ${i}) AS thread_turns,
-                 (SELECT count() FROM threads WHERE project_id = ${p} AND thread_id = ${pb.str(`th-${id}`)}) AS threads`,
+                 (SELECT count() FROM threads WHERE project_id = ${p} AND thread_id = ${pb.str(`th-${id}`)}) AS threads,
+                 (SELECT count() FROM otel_log_records WHERE project_id = ${p} AND span_id = ${pb.str(id === "old" ? OLD_SPAN : id)}) AS otel_log_records`,
     params: pb.params,
   });
   return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v)]));
@@ -86,7 +102,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
   }
 }
 
-const NONE = { calls: 0, call_index: 0, feedback: 0, thread_turns: 0, threads: 0 };
+const NONE = { calls: 0, call_index: 0, feedback: 0, thread_turns: 0, threads: 0, otel_log_records: 0 };
 const allZero = (rows: Record<string, number>) => Object.values(rows).every((n) => n === 0);
 
 describe("project settings", () => {
@@ -121,6 +137,7 @@ describe("a project's retention", () => {
     store = await storeOn(service.database);
     await writeCall(service.url, P, "old", OLD);
     await writeCall(service.url, P, "new", RECENT);
+    await writeOldLogRecord(service.url, P);
   });
   afterAll(async () => store.close());
 
@@ -142,7 +159,7 @@ describe("a project's retention", () => {
 
     const left = await until(() => storedRows(store, P, "old"), allZero);
     expect(left).toEqual(NONE);
-    expect(await storedRows(store, P, "new")).toEqual({ calls: 1, call_index: 1, feedback: 1, thread_turns: 1, threads: 1 });
+    expect(await storedRows(store, P, "new")).toEqual({ calls: 1, call_index: 1, feedback: 1, thread_turns: 1, threads: 1, otel_log_records: 0 });
     expect(await visible()).toEqual(RECENT_ONLY);
     const after = await until(async () => ((await (await readSettings()).json()) as Settings).storage_bytes, (bytes) => bytes < before.storage_bytes);
     expect(after).toBeLessThan(before.storage_bytes);
@@ -178,6 +195,7 @@ describe("RETENTION_DAYS, the server's default", () => {
       await writeCall(svc.url, "acme/defaulted", "ancient", ANCIENT);
       await writeCall(svc.url, "acme/defaulted", "old", OLD);
       await writeCall(svc.url, "acme/defaulted", "new", RECENT);
+      await writeOldLogRecord(svc.url, "acme/defaulted");
       const res = await readSettings("acme/defaulted", `${svc.url}/projects/acme/defaulted/settings`);
       expect(await res.json()).toMatchObject({ retention_days: null, effective_retention_days: 30 });
       expect(await visible("acme/defaulted", svc.url)).toEqual(RECENT_ONLY);
