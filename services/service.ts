@@ -179,7 +179,8 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
   const { ring, printed } = resolveKeys(config, log);
   const retention = new ProjectRetention(new ProjectSettingsRepository(store), config.RETENTION_DAYS ?? null);
-  const retentionJob = roles.has("worker") ? new RetentionJob(new RetentionExpiry(store), retention, { intervalMs: config.RETENTION_INTERVAL_MS, log }) : null;
+  // One job per machine's processes (PROCESSES > 1 run copies of the worker): its deletes are the same for all.
+  const retentionJob = roles.has("worker") && config.PROCESS_INDEX === 0 ? new RetentionJob(new RetentionExpiry(store), retention, { intervalMs: config.RETENTION_INTERVAL_MS, log }) : null;
   const parts: ServiceParts = {
     config,
     log,
