@@ -55,12 +55,11 @@ export const GEN_AI_EVENT_PREFIX = "gen_ai.";
 
 export function forSpansQuery(projectId: string, spanIds: readonly string[], genAiOnly: boolean, retainedFrom: number | null): BuiltQuery {
   const pb = new ParamBuilder();
-  const retained = retainedSince("time", retainedFrom, pb).map((c) => `\n  AND ${c}`).join("");
   return {
     sql: `SELECT span_id, record_key, trace_id, time, position, event_name, severity_number, severity_text, body, attributes, scope_name
 FROM otel_log_records FINAL
 WHERE project_id = ${pb.str(projectId)} AND span_id IN ${pb.inStrings(spanIds)}
-  AND (${pb.int(genAiOnly ? 1 : 0)} = 0 OR startsWith(event_name, ${pb.str(GEN_AI_EVENT_PREFIX)}))${retained}
+  AND (${pb.int(genAiOnly ? 1 : 0)} = 0 OR startsWith(event_name, ${pb.str(GEN_AI_EVENT_PREFIX)}))${retainedSince("time", retainedFrom, pb).map((c) => `\n  AND ${c}`).join("")}
 ORDER BY span_id, time, position, record_key
 LIMIT ${pb.count(MAX_RECORDS_PER_SPAN)} BY span_id`,
     params: pb.params,
