@@ -39,7 +39,7 @@ export function mountV2Routes(api: HttpApi, deps: V2Deps): void {
   const objects = new V2ObjectsRepository(deps.store);
   mountObjectFamilies(api, objects);
   mountCallFamilies(api, new EvalCallsService(new CallsReadRepository(deps.store, deps.retention), objects, new FeedbackRepository(deps.store), deps.writeCalls));
-  const results = new EvalResultsRepository(deps.store);
+  const results = new EvalResultsRepository(deps.store, deps.retention);
   api.mount(evalResultsQueryOp, async ({ params, body }) => results.query(projectOf(params), body));
 }
 
