@@ -14,6 +14,7 @@ import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
 import { moduleBeside } from "./threads.js";
+import { ModelThreads } from "./lm/modelThreads.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import { measuredBatches, type EventConsumer, type EventPublisher, type Topic } from "./queue/queue.js";
 import { deliverWith } from "./worker/delivery.js";
@@ -25,7 +26,6 @@ import { JobsRepository } from "./store/jobs/jobsRepository.js";
 import { JobRunner } from "./worker/jobs/runner.js";
 import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
 import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
-import { languageModelCache } from "./inference/modelCache.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { LogWorkerData } from "./worker/logWorker.js";
 import { RetentionJob } from "./worker/retentionJob.js";
@@ -175,8 +175,8 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config, log), limits) : embeddedJobs;
   let runner: JobRunner | null = null;
   const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
-  // One per process: chat completions and evaluation jobs load a model once.
-  const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
+  // One per process: chat completions, evaluation jobs and training share its threads (started at their first work).
+  const modelThreads = new ModelThreads({ count: config.MODEL_THREADS, cacheBytes: config.INFERENCE_MODEL_CACHE_BYTES, log });
   const { ring, printed } = resolveKeys(config, log);
   const retention = new ProjectRetention(new ProjectSettingsRepository(store), config.RETENTION_DAYS ?? null);
   // One job per machine's processes (PROCESSES > 1 run copies of the worker): its deletes are the same for all.
@@ -188,7 +188,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     publisher,
     jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null,
     jobsHealthy,
-    models,
+    modelThreads,
     keys: ring,
     retention,
     retentionChanged: () => retentionJob?.runSoon(),
@@ -259,7 +259,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
       if (runner) await runner.stop();
       await retentionJob?.stop();
       // No request and no job asks for a model any more.
-      models.clear();
+      await modelThreads.stop();
       if (jobConsumer) await jobConsumer.shutdown();
       if (jobPublisher && jobPublisher !== embeddedJobs) await jobPublisher.close();
       if (publisher && publisher !== embedded) await publisher.close();
