@@ -35,6 +35,7 @@ export const DEFAULTS = {
   INFERENCE_MODEL_CACHE_BYTES: 512 * 1024 * 1024,
   MODEL_THREADS: 1,
   INFERENCE_CATALOG_REFRESH_MS: 3_600_000,
+  RETENTION_INTERVAL_MS: 600_000,
 } as const;
 
 /** The roles a process can run; what each one mounts and runs is the table in services/roles.ts. */
@@ -128,6 +129,8 @@ export const EnvVariables = z.object({
   EVAL_LLM_API_KEY: z.string().optional().describe("The Bearer key of `EVAL_LLM_BASE_URL`."),
   INFERENCE_CATALOG_URLS: jsonArray(CatalogUrls).default({}).describe("JSON `{\"analysis_models\": url, \"hardware\": url, \"router_models\": url}`, each optional: where the inference information catalogs are refreshed from (unset: the shipped ones)."),
   INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS).describe("How often those catalogs are fetched."),
+  RETENTION_DAYS: z.coerce.number().int().min(1).optional().describe("Days a project's calls are kept (by `started_at`) when the project sets no `retention_days` of its own (`PUT /projects/{entity}/{project}/settings`); unset = keep everything. Older calls leave every read within a minute and are deleted by the worker's retention job (docs/operations.md, \"Retention and disk\")."),
+  RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.RETENTION_INTERVAL_MS).describe("How often the worker's retention job deletes the calls past their project's retention (it also runs at start and soon after a project's settings change in the same process)."),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("pino log level (JSON lines on stdout); at `info` one line per request, `warn` drops those."),
 });
 const EnvSchema = EnvVariables.transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));

@@ -47,6 +47,12 @@ const QUERY_AND_PART_LOGS = ["query_log", "part_log"]
   .map((table) => `<${table}><database>system</database><table>${table}</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></${table}>`)
   .join("");
 
+/**
+ * Bounded disk: ClickHouse keeps a system log table (query, query thread, part, trace, metric,
+ * text logs...) only for a section of its config that names it, and this config names none
+ * (but the diagnosis logs above, when asked for): the server writes no log tables at all
+ * (test/store/localServer.test.ts). Its text logs are capped at two files of 50 MB each.
+ */
 function configXml(dir: string, httpPort: number, tcpPort: number): string {
   return `<?xml version="1.0"?>
 <yandex>

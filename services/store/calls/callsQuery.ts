@@ -7,6 +7,7 @@ import { compileQuery } from "../query/compile.js";
 import { orderByTerms } from "../query/sort.js";
 import type { FieldSet } from "../query/fields.js";
 import { callsQueryFields } from "./queryFields.js";
+import { retainedSince } from "../projects/retention.js";
 
 /** What a calls read asks for, independent of HTTP. */
 export interface CallsQuerySpec {
@@ -21,6 +22,8 @@ export interface CallsQuerySpec {
   readonly noDeletions?: boolean;
   /** The fields of refs resolved for `expand_columns` (expandedFields.ts), when asked. */
   readonly expandedFields?: FieldSet | null;
+  /** The project's retention cutoff (projects/retention.ts): calls that started before it are left out. */
+  readonly retainedFrom?: number | null;
 }
 
 export const DEFAULT_SORT: readonly SortBy[] = [{ field: "started_at", direction: "asc" }];
@@ -86,11 +89,12 @@ function filterConditions(filter: CallsFilter, pb: ParamBuilder, projectParam: s
   return out;
 }
 
-/** The WHERE clause of every calls read: project, not deleted, filter, query expression. */
+/** The WHERE clause of every calls read: project, within its retention, not deleted, filter, query expression. */
 export function whereClause(spec: CallsQuerySpec, pb: ParamBuilder, extra: readonly string[] = []): string {
   const project = pb.str(spec.projectId);
   const conditions = [
     `project_id = ${project}`,
+    ...retainedSince("started_at", spec.retainedFrom, pb),
     ...(spec.noDeletions ? [] : [`id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`]),
     ...(spec.filter ? filterConditions(spec.filter, pb, project) : []),
     ...(spec.query ? [compileQuery(spec.query, callsQueryFields(spec.expandedFields), pb, { projectId: spec.projectId })] : []),
