@@ -15,17 +15,22 @@ export async function suiteClickHouse(): Promise<string | InjectedClickHouse> {
   return chdbClickHouse(chdbDir);
 }
 
+/** The cluster run's ClickHouse cluster (CLICKHOUSE_CLUSTER), else undefined. */
+export function suiteCluster(): string | undefined {
+  return inject("clickhouseCluster");
+}
+
 /** A store on an existing database of the run's ClickHouse. */
 export async function storeOn(database: string): Promise<ClickHouseStore> {
-  return new ClickHouseStore(await suiteClickHouse(), database);
+  return new ClickHouseStore(await suiteClickHouse(), database, { cluster: suiteCluster() });
 }
 
 /** A fresh, migrated database on the suite's ClickHouse, private to one test file. */
 export async function freshStore(): Promise<ClickHouseStore> {
   const target = await suiteClickHouse();
   const database = `t_${randomBytes(6).toString("hex")}`;
-  await ensureDatabase(target, database);
-  const store = new ClickHouseStore(target, database);
+  await ensureDatabase(target, database, suiteCluster());
+  const store = new ClickHouseStore(target, database, { cluster: suiteCluster() });
   await migrate(store, MIGRATIONS);
   return store;
 }

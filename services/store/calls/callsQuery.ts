@@ -125,11 +125,23 @@ function windowConditions(window: TimeWindow | null, pb: ParamBuilder): string[]
  * started_at (the second key of the sort order) lets ClickHouse read only the granules of
  * the newest (or oldest) calls when the sort starts with started_at.
  */
-export function callsPageQuery(spec: CallsQuerySpec, window: TimeWindow | null) {
+export function callsPageQuery(spec: CallsQuerySpec, window: TimeWindow | null, onCluster = false) {
   const pb = new ParamBuilder();
   const where = whereClause(spec, pb, windowConditions(window, pb));
   const order = orderByClause(spec.sortBy, pb, spec.projectId, spec.expandedFields);
   const limitClause = pb.limitOffset(spec.limit, spec.offset);
+  // On a cluster, 18.16 names a scalar subquery of ORDER BY one way on the node that asked and
+  // another on the shards ("Not found column"): such a page (a sort by feedback or cost) is
+  // sorted above the shards, over every matching call.
+  if (onCluster && /\(SELECT\b/.test(order)) {
+    return {
+      sql: `SELECT ${selectedColumns(spec.columns).join(", ")}
+FROM (SELECT * FROM calls FINAL WHERE ${where})
+ORDER BY ${order}
+${limitClause}`,
+      params: pb.params,
+    };
+  }
   return {
     sql: `SELECT ${selectedColumns(spec.columns).join(", ")}
 FROM calls FINAL

@@ -81,7 +81,7 @@ export class CallsReadRepository {
     const first = (spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_SORT)[0]!;
     const wanted = (spec.offset ?? 0) + (spec.limit ?? Infinity);
     if (first.field !== "started_at" || wanted > WINDOWED_MAX_ROWS || spec.limit === 0) {
-      yield* this.store.stream<CallRow>("calls_stream", callsPageQuery(spec, null));
+      yield* this.store.stream<CallRow>("calls_stream", callsPageQuery(spec, null, this.store.cluster !== null));
       return;
     }
     const bounds = await this.bounds(spec.projectId);
@@ -95,7 +95,7 @@ export class CallsReadRepository {
         : first.direction === "desc"
           ? { fromMicros: bounds.max - width }
           : { toMicros: bounds.min + width };
-      const rows = await this.store.rows<CallRow>("calls_page_window", callsPageQuery(spec, window));
+      const rows = await this.store.rows<CallRow>("calls_page_window", callsPageQuery(spec, window, this.store.cluster !== null));
       if (covers || rows.length >= (spec.limit ?? 0)) {
         yield* rows;
         return;
