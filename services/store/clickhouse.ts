@@ -249,9 +249,10 @@ export class ClickHouseStore {
 
 /**
  * ClickHouse error codes that mean "try again later" (overload, timeouts, replicas busy, no
- * replica of some shard reachable: 279); any other server error is permanent. Errors without a server code are transport failures.
+ * replica of some shard reachable: 279 on 18.16, 519 on newer servers); any other server error
+ * is permanent. Errors without a server code are transport failures.
  */
-const RETRYABLE_SERVER_CODES = new Set([159, 164, 202, 209, 210, 241, 242, 252, 279, 319, 425, 999]);
+const RETRYABLE_SERVER_CODES = new Set([159, 164, 202, 209, 210, 241, 242, 252, 279, 319, 425, 519, 999]);
 
 /**
  * The server's numeric error code: the `code` field the client library sets on server
