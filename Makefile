@@ -12,14 +12,17 @@ start: install
 	MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 build/services/main.js
 
 ## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,
-## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts).
+## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts); then the
+## storage-touching API suites against a ClickHouse 18.16 cluster, 2 shards x 2 replicas with ZooKeeper
+## (project cluster-18.16, the harness of scripts/clickhouse-cluster.sh).
 ## The faults suite runs last, alone and one file at a time: it stops and starts its own ClickHouse,
 ## broker and service processes, and its timings (consumer-group rebalances) need the cores to itself.
 test: install
 	npx tsc --noEmit -p .
 	npx tsc --noEmit -p ui
 	npx depcruise services --config .dependency-cruiser.cjs
-	npx vitest run --exclude 'test/faults/**'
+	npx vitest run --exclude 'test/faults/**' --project clickhouse-18.16 --project chdb-26.7
+	npx vitest run --project cluster-18.16
 	npx vitest run --project clickhouse-18.16 --no-file-parallelism test/faults/
 
 ## Imports only point down the layers, and never in a circle (.dependency-cruiser.cjs).
