@@ -172,15 +172,17 @@ describe("faults: ClickHouse cluster (2 shards x 2 replicas, ZooKeeper)", () => 
       await waitFor("ch21 to catch up", async () => (await replicating(node("ch21"))) && (await replicaCount(node("ch21"), P)).ids === (await replicaCount(node("ch22"), P)).ids, 120_000);
     })();
     const whileCatchingUp = await readUntil(P, caughtUp);
-    report(`replica ch21 killed for ${seconds(REPLICA_DOWN_MS)}: caught up ${seconds(Date.now() - restartedAt)} after its restart began (${whileDown.length} reads while down, ${whileCatchingUp.length} while it caught up)`);
+    // Printed, not asserted: nothing keeps a replica that is still fetching from being read (docs/operations.md).
+    const sinceRestart = [...whileDown.slice(-1), ...whileCatchingUp];
+    const wentBack = sinceRestart.filter((r, i) => i > 0 && r.calls < sinceRestart[i - 1]!.calls).length;
+    report(`replica ch21 killed for ${seconds(REPLICA_DOWN_MS)}: caught up ${seconds(Date.now() - restartedAt)} after its restart began (${whileDown.length} reads while down; ${whileCatchingUp.length} while it caught up, ${wentBack} of them answering fewer calls than the read before)`);
 
     expect(whileDown.length).toBeGreaterThan(0);
     expect(new Set(whileDown.map((r) => r.status))).toEqual(new Set([200]));
+    // All answered by the partner, which holds more with each read: the writes went on there.
+    expect(neverOlder(whileDown), whileDown.map((r) => r.calls).join(" ")).toBe(true);
     expect(whileDown.at(-1)!.calls).toBeGreaterThan(storedBefore);
     expect(new Set(whileCatchingUp.map((r) => r.status))).toEqual(new Set([200]));
-    // No read answered fewer calls than one before it: the restarted replica was not read while it lacked what its partner took.
-    const reads = [{ status: 200, calls: storedBefore }, ...whileDown, ...whileCatchingUp];
-    expect(neverOlder(reads), reads.map((r) => r.calls).join(" ")).toBe(true);
     expect(load.badRefusals).toEqual([]);
     expect(load.uncertain).toEqual([]);
     await waitAllStored(P, load);
