@@ -14,7 +14,8 @@ start: install
 ## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,
 ## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts); then the
 ## storage-touching API suites against a ClickHouse 18.16 cluster, 2 shards x 2 replicas with ZooKeeper
-## (project cluster-18.16, the harness of scripts/clickhouse-cluster.sh).
+## (project cluster-18.16, the harness of scripts/clickhouse-cluster.sh), one file at a time: each file's
+## service migrates a fresh database ON CLUSTER, which takes the cores from a neighbour's first reads.
 ## The faults suite runs last, alone and one file at a time: it stops and starts its own ClickHouse,
 ## broker and service processes, and its timings (consumer-group rebalances) need the cores to itself.
 test: install
@@ -22,7 +23,7 @@ test: install
 	npx tsc --noEmit -p ui
 	npx depcruise services --config .dependency-cruiser.cjs
 	npx vitest run --exclude 'test/faults/**' --project clickhouse-18.16 --project chdb-26.7
-	npx vitest run --project cluster-18.16
+	npx vitest run --project cluster-18.16 --no-file-parallelism
 	npx vitest run --project clickhouse-18.16 --no-file-parallelism test/faults/
 
 ## Imports only point down the layers, and never in a circle (.dependency-cruiser.cjs).
