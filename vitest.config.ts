@@ -44,6 +44,8 @@ const ON_CLUSTER = [
   "test/v2/evalResults.test.ts",
   "test/annotationQueues/queues.test.ts",
   "test/annotationQueues/items.test.ts",
+  "test/projects/retention.test.ts",
+  "test/keys/adminKeys.test.ts",
 ];
 
 export default defineConfig({
