@@ -60,3 +60,36 @@ export type AnnotationQueueItem = AnnotationQueueItemSchema;
 
 /** The OTLP log records of a call's span (`POST /call/log_records`). */
 export type CallLogRecords = z.infer<typeof CallLogRecordsRes>;
+
+/** What a key may do in an entity, from least to most (each role includes the ones before it). */
+export type Role = "viewer" | "writer" | "admin";
+/** `GET /auth/me`: the key's role per entity; `all_entities` for a key of every entity ("*"). */
+export interface Me {
+  username: string;
+  roles: Record<string, Role>;
+  all_entities: Role | null;
+}
+/** A key as `GET /admin/keys` lists it (never its secret). */
+export interface ApiKey {
+  id: string;
+  name: string;
+  entity: string;
+  role: Role;
+  created_at: string;
+  last_used_at: string | null;
+}
+/** The answer of `POST /admin/keys`: the only time the secret (`key`) is shown. */
+export interface NewApiKey {
+  id: string;
+  key: string;
+  entity: string;
+  role: Role;
+  name: string;
+  created_at: string;
+}
+/** `GET`/`PUT /projects/{entity}/{project}/settings`. */
+export interface ProjectSettings {
+  retention_days: number | null;
+  effective_retention_days: number | null;
+  storage_bytes: number;
+}
