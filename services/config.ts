@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ROLES } from "./keyRoles.js";
 
 /**
  * Every tunable, parsed once at start from the environment. Defaults are named here;
@@ -57,6 +58,7 @@ const AuthKey = z.object({
   key: z.string().min(16, "keys must be at least 16 characters"),
   username: z.string().min(1),
   entities: z.array(z.string().min(1)).min(1),
+  role: z.enum(ROLES).optional(),
 });
 export type AuthKey = z.infer<typeof AuthKey>;
 
@@ -93,7 +95,7 @@ export const EnvVariables = z.object({
   KAFKA_GROUP_ID: z.string().default(DEFAULTS.KAFKA_GROUP_ID).describe("The workers' consumer group (the job runners use `<group>.jobs`)."),
   KAFKA_JOBS_TOPIC: z.string().optional().describe("Topic of submitted jobs (evaluations, scoring, training); unset = `<KAFKA_TOPIC>.jobs`."),
   KAFKA_SEND_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULTS.KAFKA_SEND_TIMEOUT_MS).describe("Longest a write waits for Kafka's acknowledgement, queueing included; then it is answered 503 with `Retry-After`, so a broker gone or hung does not hold requests open. The broker may still take the message: the client's retry rewrites the same call."),
-  AUTH_KEYS: jsonArray(z.array(AuthKey).min(1)).optional().describe("JSON array `[{\"key\": \"...\", \"username\": \"...\", \"entities\": [\"acme\"]}]`, `\"*\"` = every entity; keys of at least 16 characters. Unset: a local key reaching every entity is generated once, kept in `DATA_DIR/local-api-key.json` and printed at start."),
+  AUTH_KEYS: jsonArray(z.array(AuthKey).min(1)).optional().describe("JSON array `[{\"key\": \"...\", \"username\": \"...\", \"entities\": [\"acme\"], \"role\": \"admin\"}]`, `\"*\"` = every entity; `role` (`viewer`, `writer` or `admin`, the default) applies in each of its entities (docs/keys.md); keys of at least 16 characters. Unset: a local key reaching every entity is generated once, kept in `DATA_DIR/local-api-key.json` and printed at start."),
   MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.MAX_BODY_BYTES).describe("JSON request body limit (413 beyond)."),
   OTLP_MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_BODY_BYTES).describe("OTLP body limit, applied while decompressing (413 beyond)."),
   OTLP_MAX_SPAN_BYTES: z.coerce.number().int().positive().default(DEFAULTS.OTLP_MAX_SPAN_BYTES).describe("One span's size limit; a larger span is rejected in `partial_success`."),

@@ -2,12 +2,24 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AuthKey } from "../config.js";
+import { roleCovers, type Role } from "../keyRoles.js";
 
-/** Who a request is: the key's user and the entities it may reach ("*" = all). */
+/**
+ * Who a request is: the key's user and its role in each entity it may reach (`"*"`: every
+ * entity, at that role).
+ */
 export interface Principal {
   readonly username: string;
-  readonly entities: ReadonlySet<string>;
+  readonly roles: ReadonlyMap<string, Role>;
 }
+
+/** The principal of a key that holds one role in each of its entities. */
+export function principalOf(username: string, entities: readonly string[], role: Role): Principal {
+  return { username, roles: new Map(entities.map((entity) => [entity, role])) };
+}
+
+/** The role of a configured key that names none (AUTH_KEYS, the local key): admin, so that it can make the others. */
+const BOOTSTRAP_ROLE: Role = "admin";
 
 const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
 
@@ -15,7 +27,7 @@ export class KeyRing {
   private readonly entries: { digest: Buffer; principal: Principal }[];
 
   constructor(keys: readonly AuthKey[]) {
-    this.entries = keys.map((k) => ({ digest: digest(k.key), principal: { username: k.username, entities: new Set(k.entities) } }));
+    this.entries = keys.map((k) => ({ digest: digest(k.key), principal: principalOf(k.username, k.entities, k.role ?? BOOTSTRAP_ROLE) }));
   }
 
   /** Compares against every key in constant time per key, so timing tells nothing. */
@@ -34,14 +46,37 @@ export class KeyRing {
  * (`"*"`, e.g. the local key), its username.
  */
 export function defaultEntity(principal: Principal): string {
-  const first = [...principal.entities].find((e) => e !== "*");
+  const first = [...principal.roles.keys()].find((e) => e !== "*");
   return first ?? principal.username;
 }
 
-export function canReach(principal: Principal, projectId: string): boolean {
-  if (principal.entities.has("*")) return true;
+/** The entity of `entity/project` (or of a bare entity name). */
+export function entityOf(projectId: string): string {
   const slash = projectId.indexOf("/");
-  return principal.entities.has(slash < 0 ? projectId : projectId.slice(0, slash));
+  return slash < 0 ? projectId : projectId.slice(0, slash);
+}
+
+/** The key's role in the entity of `entity/project` (or in a bare entity), null when it reaches none. */
+export function roleIn(principal: Principal, projectId: string): Role | null {
+  return principal.roles.get(entityOf(projectId)) ?? principal.roles.get("*") ?? null;
+}
+
+/** Whether the key reaches the project (or entity) with at least the role `needed`. */
+export function canReach(principal: Principal, projectId: string, needed: Role = "viewer"): boolean {
+  const held = roleIn(principal, projectId);
+  return held !== null && roleCovers(held, needed);
+}
+
+/** Whether the key holds at least `needed` somewhere (operations that name no project). */
+export function holdsAnywhere(principal: Principal, needed: Role): boolean {
+  return [...principal.roles.values()].some((held) => roleCovers(held, needed));
+}
+
+/** The entities where the key holds at least `needed`; null when that is every entity (`"*"`). */
+export function entitiesWith(principal: Principal, needed: Role = "viewer"): string[] | null {
+  const all = principal.roles.get("*");
+  if (all !== undefined && roleCovers(all, needed)) return null;
+  return [...principal.roles].filter(([entity, held]) => entity !== "*" && roleCovers(held, needed)).map(([entity]) => entity);
 }
 
 /**

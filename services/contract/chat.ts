@@ -167,6 +167,7 @@ export const chatCompletionsOp = operation({
   summary: "Create a chat completion (also at /v1/chat/completions/); recorded as a call in the project of the OpenAI-Project or Vendor-Project header",
   tag: TAG,
   body: ChatCompletionReq,
+  role: "writer",
   scope: HEADER_PROJECT,
   response: ChatCompletion,
 });
@@ -177,6 +178,7 @@ export const modelsListOp = operation({
   path: "/v1/models",
   summary: "Models available for inference: base models and the trained models the key reaches",
   tag: TAG,
+  role: "viewer",
   scope: HEADER_PROJECT,
   response: ModelList,
 });

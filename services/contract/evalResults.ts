@@ -105,7 +105,7 @@ export const EvalResultsQueryRes = z
 
 export const evalResultsQueryOp = operation({
   id: "v2_eval_results_query", method: "post", path: "/v2/{entity}/{project}/eval_results/query", summary: "Evaluation results grouped by dataset row",
-  tag: TAG, params: V2ProjectParams, body: EvalResultsQueryBody, scope: PATH_PROJECT, response: EvalResultsQueryRes,
+  tag: TAG, params: V2ProjectParams, body: EvalResultsQueryBody, role: "viewer", scope: PATH_PROJECT, response: EvalResultsQueryRes,
 });
 
 export type EvalResultsQueryBody = z.output<typeof EvalResultsQueryBody>;

@@ -81,6 +81,7 @@ export const evaluateModelOp = operation({
   tag: TAG,
   body: EvaluateModelReq,
   response: EvaluateModelRes,
+  role: "writer",
   scope: BODY_PROJECT,
 });
 
@@ -92,6 +93,7 @@ export const evaluationStatusOp = operation({
   tag: TAG,
   body: EvaluationStatusReq,
   response: EvaluationStatusRes,
+  role: "viewer",
   scope: BODY_PROJECT,
 });
 
@@ -103,5 +105,6 @@ export const callsScoreOp = operation({
   tag: TAG,
   body: CallsScoreReq,
   response: CallsScoreRes,
+  role: "writer",
   scope: BODY_PROJECT,
 });

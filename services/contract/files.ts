@@ -52,6 +52,7 @@ export const fileCreateOp = operation({
   summary: "Upload a file (multipart: project_id, then file) → its digest",
   tag: FILES,
   multipart: FileCreateForm,
+  role: "writer",
   scope: STREAMED_PROJECT,
   response: FileCreateRes,
 });
@@ -65,6 +66,7 @@ export const fileContentOp = operation({
   summary: "A file's bytes (application/octet-stream)",
   tag: FILES,
   body: FileContentReadReq,
+  role: "viewer",
   scope: BODY_PROJECT,
   response: Binary,
   rawResponse: "application/octet-stream",
@@ -78,6 +80,7 @@ export const filesQueryStatsOp = operation({
   summary: "Total size of a project's files",
   tag: FILES,
   body: FilesStatsReq,
+  role: "viewer",
   scope: BODY_PROJECT,
   response: FilesStatsRes,
 });
@@ -90,6 +93,7 @@ export const imageCreateOp = operation({
   summary: "Upload an image (PNG, JPEG, GIF or WebP) → its digest and a ref to it",
   tag: IMAGES,
   multipart: ImageCreateForm,
+  role: "writer",
   scope: STREAMED_PROJECT,
   response: ImageCreateRes,
 });

@@ -30,5 +30,6 @@ export const graphqlOp = operation({
   tag: "GraphQL",
   body: GraphqlReq,
   response: GraphqlRes,
+  role: "viewer",
   scope: ANY_KEY,
 });

@@ -24,7 +24,7 @@ export type Catalog = z.infer<typeof Catalog>;
 const TAG = "Inference information";
 
 export const CATALOG_OPERATIONS = {
-  analysis_models: operation({ id: "inference_analysis_models", method: "get", path: "/inference/analysis/vendora/models", summary: "Analysis data about models", tag: TAG, scope: ANY_KEY, response: Catalog }),
-  hardware: operation({ id: "inference_hardware", method: "get", path: "/inference/vendorb/v2/hardware", summary: "Hardware information", tag: TAG, scope: ANY_KEY, response: Catalog }),
-  router_models: operation({ id: "inference_router_models", method: "get", path: "/inference/router/vendorc/models", summary: "Router model list", tag: TAG, scope: ANY_KEY, response: Catalog }),
+  analysis_models: operation({ id: "inference_analysis_models", method: "get", path: "/inference/analysis/vendora/models", summary: "Analysis data about models", tag: TAG, role: "viewer", scope: ANY_KEY, response: Catalog }),
+  hardware: operation({ id: "inference_hardware", method: "get", path: "/inference/vendorb/v2/hardware", summary: "Hardware information", tag: TAG, role: "viewer", scope: ANY_KEY, response: Catalog }),
+  router_models: operation({ id: "inference_router_models", method: "get", path: "/inference/router/vendorc/models", summary: "Router model list", tag: TAG, role: "viewer", scope: ANY_KEY, response: Catalog }),
 } as const;

@@ -181,32 +181,32 @@ export const AliasesListRes = z.object({ aliases: z.array(z.string()) }).openapi
 
 export const objCreateOp = operation({
   id: "obj_create", method: "post", path: "/obj/create", summary: "Create an object", tag: TAG,
-  body: ObjCreateReq, keepBodyText: true, scope: { kind: "projects", of: ({ body }) => [body.obj.project_id] }, response: ObjCreateRes,
+  body: ObjCreateReq, keepBodyText: true, role: "writer", scope: { kind: "projects", of: ({ body }) => [body.obj.project_id] }, response: ObjCreateRes,
 });
-export const objReadOp = operation({ id: "obj_read", method: "post", path: "/obj/read", summary: "Read an object", tag: TAG, body: ObjReadReq, scope: BODY_PROJECT, response: ObjReadRes });
-export const objsQueryOp = operation({ id: "objs_query", method: "post", path: "/objs/query", summary: "Query objects", tag: TAG, body: ObjQueryReq, scope: BODY_PROJECT, response: ObjQueryRes });
-export const objDeleteOp = operation({ id: "obj_delete", method: "post", path: "/obj/delete", summary: "Delete an object", tag: TAG, body: ObjDeleteReq, scope: BODY_PROJECT, response: ObjDeleteRes, retries: "recorded" });
+export const objReadOp = operation({ id: "obj_read", method: "post", path: "/obj/read", summary: "Read an object", tag: TAG, body: ObjReadReq, role: "viewer", scope: BODY_PROJECT, response: ObjReadRes });
+export const objsQueryOp = operation({ id: "objs_query", method: "post", path: "/objs/query", summary: "Query objects", tag: TAG, body: ObjQueryReq, role: "viewer", scope: BODY_PROJECT, response: ObjQueryRes });
+export const objDeleteOp = operation({ id: "obj_delete", method: "post", path: "/obj/delete", summary: "Delete an object", tag: TAG, body: ObjDeleteReq, role: "admin", scope: BODY_PROJECT, response: ObjDeleteRes, retries: "recorded" });
 export const objAddTagsOp = operation({
   id: "obj_add_tags", method: "put", path: "/objs/{object_id}/versions/{digest}/tags", summary: "Add tags to an object version", tag: TAG,
-  params: ObjVersionParams, body: ObjTagsBody, scope: BODY_PROJECT, response: EmptyRes,
+  params: ObjVersionParams, body: ObjTagsBody, role: "writer", scope: BODY_PROJECT, response: EmptyRes,
 });
 export const objRemoveTagsOp = operation({
   id: "obj_remove_tags", method: "post", path: "/objs/{object_id}/versions/{digest}/tags/remove", summary: "Remove tags from an object version", tag: TAG,
-  params: ObjVersionParams, body: ObjTagsBody, scope: BODY_PROJECT, response: EmptyRes,
+  params: ObjVersionParams, body: ObjTagsBody, role: "writer", scope: BODY_PROJECT, response: EmptyRes,
 });
 export const objSetAliasesOp = operation({
   id: "obj_set_aliases", method: "put", path: "/objs/{object_id}/aliases", summary: "Set an object alias", tag: TAG,
-  params: ObjParams, body: ObjSetAliasesBody, scope: BODY_PROJECT, response: EmptyRes,
+  params: ObjParams, body: ObjSetAliasesBody, role: "writer", scope: BODY_PROJECT, response: EmptyRes,
 });
 export const objRemoveAliasesOp = operation({
   id: "obj_remove_aliases", method: "post", path: "/objs/{object_id}/aliases/remove", summary: "Remove an object alias", tag: TAG,
-  params: ObjParams, body: ObjRemoveAliasesBody, scope: BODY_PROJECT, response: EmptyRes,
+  params: ObjParams, body: ObjRemoveAliasesBody, role: "writer", scope: BODY_PROJECT, response: EmptyRes,
 });
 export const tagsListOp = operation({
   id: "tags_list", method: "get", path: "/tags", summary: "List tags", tag: TAG,
-  query: ProjectQuery, scope: { kind: "projects", of: ({ query }) => [query.project_id] }, response: TagsListRes,
+  query: ProjectQuery, role: "viewer", scope: { kind: "projects", of: ({ query }) => [query.project_id] }, response: TagsListRes,
 });
 export const aliasesListOp = operation({
   id: "aliases_list", method: "get", path: "/aliases", summary: "List aliases", tag: TAG,
-  query: ProjectQuery, scope: { kind: "projects", of: ({ query }) => [query.project_id] }, response: AliasesListRes,
+  query: ProjectQuery, role: "viewer", scope: { kind: "projects", of: ({ query }) => [query.project_id] }, response: AliasesListRes,
 });

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { Role } from "../keyRoles.js";
 
 /**
  * One operation of the API: its route, the schemas of each part of its request (path
@@ -44,6 +45,15 @@ export type OperationScope<I> =
   | { readonly kind: "streamedProject" }
   | { readonly kind: "lookedUpProject" };
 
+/**
+ * The role (services/keyRoles.ts) a key needs in the entity of every project the operation
+ * touches: checked by the HTTP layer for `projects` scopes and in `ctx.reachProject` for
+ * `streamedProject` and `lookedUpProject`. For `key` scopes the key must hold it in some
+ * entity, and the handler keeps to the entities where it does. `null` only for `public`
+ * scopes (no key).
+ */
+export type OperationRole = Role | null;
+
 declare const reached: unique symbol;
 /** A project id the HTTP layer checked against the request's key (see `streamedProject`). */
 export type ReachedProject = string & { readonly [reached]: true };
@@ -65,6 +75,8 @@ export interface Operation<
   readonly params?: P;
   readonly response: R;
   readonly scope: OperationScope<InputOf<B, Q, P>>;
+  /** Required of every operation, so that none is mounted without saying who may call it. */
+  readonly role: OperationRole;
   /** Answers JSON lines instead of one JSON document. */
   readonly streamed?: boolean;
   /** Takes a body other than JSON (described here, read by its handler). */

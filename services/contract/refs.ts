@@ -53,6 +53,7 @@ export const refsReadBatchOp = operation({
   id: "refs_read_batch", method: "post", path: "/refs/read_batch", summary: "Read the values of refs", tag: "Refs",
   body: RefsReadBatchReq,
   // Only refs that passed the body schema reach here.
+  role: "viewer",
   scope: { kind: "projects", of: ({ body }) => [...new Set(body.refs.map((r) => projectIdOf(parseRef(r))))] },
   response: RefsReadBatchRes,
 });

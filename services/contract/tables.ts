@@ -116,6 +116,7 @@ export const tableCreateOp = operation({
   path: "/table/create",
   summary: "Create a table from its rows",
   body: TableCreateReq,
+  role: "writer",
   scope: { kind: "projects", of: ({ body }) => [body.table.project_id] },
   response: TableCreateRes,
   keepBodyText: true,
@@ -123,6 +124,7 @@ export const tableCreateOp = operation({
 export const tableCreateFromDigestsOp = operation({
   ...tableOperation,
   id: "table_create_from_digests",
+  role: "writer",
   path: "/table/create_from_digests",
   summary: "Create a table from the digests of stored rows",
   body: TableCreateFromDigestsReq,
@@ -131,6 +133,7 @@ export const tableCreateFromDigestsOp = operation({
 export const tableUpdateOp = operation({
   ...tableOperation,
   id: "table_update",
+  role: "writer",
   path: "/table/update",
   summary: "Create a table from another by appending, popping and inserting rows",
   body: TableUpdateReq,
@@ -140,6 +143,7 @@ export const tableUpdateOp = operation({
 export const tableQueryOp = operation({
   ...tableOperation,
   id: "table_query",
+  role: "viewer",
   path: "/table/query",
   summary: "Query a table's rows",
   body: TableQueryReq,
@@ -148,6 +152,7 @@ export const tableQueryOp = operation({
 export const tableQueryStreamOp = operation({
   ...tableOperation,
   id: "table_query_stream",
+  role: "viewer",
   path: "/table/query_stream",
   summary: "Query a table's rows, streamed as JSON lines",
   body: TableQueryReq,
@@ -157,6 +162,7 @@ export const tableQueryStreamOp = operation({
 export const tableQueryStatsOp = operation({
   ...tableOperation,
   id: "table_query_stats",
+  role: "viewer",
   path: "/table/query_stats",
   summary: "Count a table's rows",
   body: TableQueryStatsReq,
@@ -165,6 +171,7 @@ export const tableQueryStatsOp = operation({
 export const tableQueryStatsBatchOp = operation({
   ...tableOperation,
   id: "table_query_stats_batch",
+  role: "viewer",
   path: "/table/query_stats_batch",
   summary: "Count the rows (and storage size) of several tables",
   body: TableQueryStatsBatchReq,

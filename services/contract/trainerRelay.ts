@@ -54,9 +54,9 @@ export const TrainerJobParams = z.object({ job_id: z.string().min(1).max(64) });
 export const trainerClaimOp = operation({
   id: "trainer_claim", method: "post", path: "/v1/trainer/claim", summary: "An external trainer claims the oldest training job waiting for one", tag: TAG,
   // Any key; only jobs of projects the key reaches are offered to it.
-  body: TrainerClaimReq, response: TrainerClaimRes, scope: ANY_KEY,
+  body: TrainerClaimReq, response: TrainerClaimRes, role: "writer", scope: ANY_KEY,
 });
 export const trainerMessageOp = operation({
   id: "trainer_message", method: "post", path: "/v1/trainer/jobs/{job_id}/messages", summary: "An external trainer's event, heartbeat or end for a job it claimed", tag: TAG,
-  params: TrainerJobParams, body: TrainerMessageReq, response: TrainerMessageRes, scope: LOOKED_UP_PROJECT,
+  params: TrainerJobParams, body: TrainerMessageReq, response: TrainerMessageRes, role: "writer", scope: LOOKED_UP_PROJECT,
 });

@@ -160,44 +160,45 @@ export const modelCreateOp = operation({
   id: "training_model_create", method: "post", path: `${BASE}/models`, summary: "Create a model (or answer the existing one)", tag: TAG,
   body: ModelCreateReq, response: TrainingModel,
   // entity null: the key's default entity, which the key reaches by definition.
+  role: "writer",
   scope: { kind: "projects", of: ({ body }) => (body.entity ? [`${body.entity}/${body.project}`] : []) },
 });
 export const modelDeleteOp = operation({
   id: "training_model_delete", method: "delete", path: `${BASE}/models/{model_id}`, summary: "Delete a model and its checkpoints", tag: TAG,
-  params: ModelParams, response: ModelDeleteRes, scope: LOOKED_UP_PROJECT,
+  params: ModelParams, response: ModelDeleteRes, role: "admin", scope: LOOKED_UP_PROJECT,
 });
 export const checkpointsListOp = operation({
   id: "training_checkpoints_list", method: "get", path: `${BASE}/models/{model_id}/checkpoints`, summary: "List a model's checkpoints", tag: TAG,
-  params: ModelParams, query: CheckpointsQuery, response: CheckpointsList, scope: LOOKED_UP_PROJECT,
+  params: ModelParams, query: CheckpointsQuery, response: CheckpointsList, role: "viewer", scope: LOOKED_UP_PROJECT,
 });
 export const checkpointsDeleteOp = operation({
   id: "training_checkpoints_delete", method: "delete", path: `${BASE}/models/{model_id}/checkpoints`, summary: "Delete checkpoints by step", tag: TAG,
-  params: ModelParams, body: CheckpointsDeleteReq, response: CheckpointsDeleteRes, scope: LOOKED_UP_PROJECT,
+  params: ModelParams, body: CheckpointsDeleteReq, response: CheckpointsDeleteRes, role: "admin", scope: LOOKED_UP_PROJECT,
 });
 export const modelLogOp = operation({
   id: "training_model_log", method: "post", path: `${BASE}/models/{model_id}/log`, summary: "Log trajectory groups to a model", tag: TAG,
-  params: ModelParams, body: ModelLogReq, response: EmptyRes, scope: LOOKED_UP_PROJECT,
+  params: ModelParams, body: ModelLogReq, response: EmptyRes, role: "writer", scope: LOOKED_UP_PROJECT,
 });
 export const rlJobCreateOp = operation({
   id: "training_job_create", method: "post", path: `${BASE}/training-jobs`, summary: "Create an RL training job", tag: TAG,
-  body: RlJobCreateReq, response: JobCreateRes, scope: LOOKED_UP_PROJECT,
+  body: RlJobCreateReq, response: JobCreateRes, role: "writer", scope: LOOKED_UP_PROJECT,
 });
 export const sftJobCreateOp = operation({
   id: "sft_training_job_create", method: "post", path: `${BASE}/sft-training-jobs`, summary: "Create an SFT training job", tag: TAG,
-  body: SftJobCreateReq, response: JobCreateRes, scope: LOOKED_UP_PROJECT,
+  body: SftJobCreateReq, response: JobCreateRes, role: "writer", scope: LOOKED_UP_PROJECT,
 });
 export const jobReadOp = operation({
   id: "training_job_read", method: "get", path: `${BASE}/training-jobs/{job_id}`, summary: "Read a training job", tag: TAG,
-  params: JobParams, response: TrainingJob, scope: LOOKED_UP_PROJECT,
+  params: JobParams, response: TrainingJob, role: "viewer", scope: LOOKED_UP_PROJECT,
 });
 export const jobEventsOp = operation({
   id: "training_job_events", method: "get", path: `${BASE}/training-jobs/{job_id}/events`, summary: "List a training job's events", tag: TAG,
-  params: JobParams, query: EventsQuery, response: EventsList, scope: LOOKED_UP_PROJECT,
+  params: JobParams, query: EventsQuery, response: EventsList, role: "viewer", scope: LOOKED_UP_PROJECT,
 });
 export const trainingHealthOp = operation({
-  id: "training_health", method: "get", path: "/v1/health", summary: "Health check", tag: TAG, response: TrainingHealthRes, scope: PUBLIC,
+  id: "training_health", method: "get", path: "/v1/health", summary: "Health check", tag: TAG, response: TrainingHealthRes, role: null, scope: PUBLIC,
 });
 export const systemCheckOp = operation({
   id: "system_check", method: "get", path: "/v1/system-check", summary: "System check: API, database, job queues (503 when one fails)", tag: TAG,
-  response: SystemCheckRes, scope: ANY_KEY,
+  response: SystemCheckRes, role: "viewer", scope: ANY_KEY,
 });

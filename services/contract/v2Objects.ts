@@ -85,10 +85,10 @@ export type V2ObjectFamily = (typeof V2_OBJECT_FAMILIES)[number];
 function familyOps<B extends z.ZodType, C extends z.ZodType, R extends z.ZodType>(family: V2ObjectFamily, one: string, body: B, created: C, read: R, keepBodyText = false) {
   const base = `/v2/{entity}/{project}/${family}`;
   return {
-    list: operation({ id: `v2_${family}_list`, method: "get", path: base, summary: `List ${family} (JSON lines)`, tag: TAG, params: V2ProjectParams, query: ListQuery, scope: PATH_PROJECT, response: read, streamed: true }),
-    create: operation({ id: `v2_${family}_create`, method: "post", path: base, summary: `Create a version of a ${one}`, tag: TAG, params: V2ProjectParams, body, scope: PATH_PROJECT, response: created, keepBodyText }),
-    delete: operation({ id: `v2_${family}_delete`, method: "delete", path: `${base}/{object_id}`, summary: `Delete versions of a ${one} (all without digests)`, tag: TAG, params: ObjectParams, query: DeleteQuery, scope: PATH_PROJECT, response: DeleteRes }),
-    read: operation({ id: `v2_${family}_read`, method: "get", path: `${base}/{object_id}/versions/{digest}`, summary: `Read one version of a ${one}`, tag: TAG, params: VersionParams, scope: PATH_PROJECT, response: read }),
+    list: operation({ id: `v2_${family}_list`, method: "get", path: base, summary: `List ${family} (JSON lines)`, tag: TAG, params: V2ProjectParams, query: ListQuery, role: "viewer", scope: PATH_PROJECT, response: read, streamed: true }),
+    create: operation({ id: `v2_${family}_create`, method: "post", path: base, summary: `Create a version of a ${one}`, tag: TAG, params: V2ProjectParams, body, role: "writer", scope: PATH_PROJECT, response: created, keepBodyText }),
+    delete: operation({ id: `v2_${family}_delete`, method: "delete", path: `${base}/{object_id}`, summary: `Delete versions of a ${one} (all without digests)`, tag: TAG, params: ObjectParams, query: DeleteQuery, role: "admin", scope: PATH_PROJECT, response: DeleteRes }),
+    read: operation({ id: `v2_${family}_read`, method: "get", path: `${base}/{object_id}/versions/{digest}`, summary: `Read one version of a ${one}`, tag: TAG, params: VersionParams, role: "viewer", scope: PATH_PROJECT, response: read }),
   };
 }
 

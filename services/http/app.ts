@@ -2,10 +2,11 @@ import { checkJsonSyntax } from "../jsonSyntax.js";
 import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../jsonBounds.js";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
-import { canReach, type KeyRing, type Principal } from "../auth/keys.js";
+import { canReach, holdsAnywhere, roleIn, type KeyRing, type Principal } from "../auth/keys.js";
 import { credentials } from "../auth/basic.js";
 import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
-import type { InputOf, Operation, ReachedProject } from "../contract/operation.js";
+import type { InputOf, Operation, OperationRole, ReachedProject } from "../contract/operation.js";
+import type { Role } from "../keyRoles.js";
 import { closeAfterAnswer } from "./lingeringClose.js";
 import type { Handler, RequestContext } from "./operation.js";
 import { ignoredFields, toValidationError } from "./validation.js";
@@ -29,7 +30,7 @@ export interface HttpOptions {
   readonly queuedWritesStored?: (projects: readonly string[]) => Promise<void>;
 }
 
-const ANONYMOUS: Principal = { username: "anonymous", entities: new Set() };
+const ANONYMOUS: Principal = { username: "anonymous", roles: new Map() };
 
 /**
  * Writes an operation's own error body (e.g. OTLP's `google.rpc.Status`) for an answer
@@ -112,6 +113,7 @@ export class HttpApi {
     options: MountOptions = {},
   ): void {
     if (!op.scope) throw new Error(`operation ${op.id} declares no scope: name the projects it touches, or mark it public`);
+    const role = declaredRole(op);
     if (op.retries === "recorded" && !this.retries.records) throw new Error(`operation ${op.id} records retried answers: the API needs recordedAnswers`);
     this.operations.push(op as unknown as Operation);
     const parsers = !op.body || op.rawBody ? [] : options.bodyFromText ? this.textBody(options.bodyFromText) : [this.jsonBody(op.keepBodyText === true)];
@@ -119,14 +121,16 @@ export class HttpApi {
       nameRoute(res, op.path);
       try {
         this.refuseWhileDraining(res);
-        const principal = op.scope.kind === "public" ? ANONYMOUS : this.authenticate(req);
+        const principal = role === null ? ANONYMOUS : this.authenticate(req);
+        // Before validation: a key below the role everywhere learns nothing of the input's rules.
+        if (role !== null && !holdsAnywhere(principal, role)) throw new ForbiddenError(`this operation needs the role ${role}; this key holds it in no entity`);
         const input = {
           params: this.validate(op.params, req.params, "path", res),
           query: this.validate(op.query, req.query, "query", res),
           body: op.fastBody?.(req.body) ?? this.validate(op.body, req.body, "body", res),
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
-        for (const projectId of projects) checkReach(principal, projectId);
+        for (const projectId of projects) checkReach(principal, projectId, role);
         if (!op.queued && projects.length > 0) await this.options.queuedWritesStored?.(projects);
         const retryId = op.retries ? retryIdOf(req) : null;
         const ctx: RequestContext = {
@@ -136,7 +140,8 @@ export class HttpApi {
           bodyBytes: this.bodySizes.get(req) ?? 0,
           bodyText: this.bodyTexts.get(req),
           projects,
-          reachProject: (projectId) => checkReach(principal, projectId),
+          reachProject: (projectId) => checkReach(principal, projectId, role),
+          mayReach: (projectId) => canReach(principal, projectId, role ?? undefined),
           retryId,
         };
         if (retryId === null) {
@@ -254,8 +259,17 @@ function retryIdOf(req: Request): string | null {
   return value ? value : null;
 }
 
-function checkReach(principal: Principal, projectId: string): ReachedProject {
+/** The role an operation needs: declared by every one, null exactly for `public` scopes. */
+function declaredRole(op: Operation): OperationRole {
+  const role: OperationRole | undefined = op.role;
+  if (role === undefined) throw new Error(`operation ${op.id} declares no role: say whether viewers, writers or admins may call it`);
+  if ((role === null) !== (op.scope.kind === "public")) throw new Error(`operation ${op.id}: only public operations (and all of them) declare role null`);
+  return role;
+}
+
+function checkReach(principal: Principal, projectId: string, needed: Role | null): ReachedProject {
   if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
+  if (needed !== null && !canReach(principal, projectId, needed)) throw new ForbiddenError(`this operation needs the role ${needed} in project ${projectId}; this key is ${roleIn(principal, projectId)} there`);
   return projectId as ReachedProject;
 }
 

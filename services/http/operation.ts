@@ -18,6 +18,8 @@ export interface RequestContext {
    * `streamedProject`): ForbiddenError (403) otherwise. Call it before storing anything.
    */
   reachProject(projectId: string): ReachedProject;
+  /** Whether the key reaches the project with the role the operation declares (`key` scopes filter what they answer with it). */
+  mayReach(projectId: string): boolean;
   /** `X-Weave-Retry-Id`, for operations that declare `retries` (null otherwise or when absent). */
   readonly retryId: string | null;
 }

@@ -1,4 +1,4 @@
-import type { Principal } from "../auth/keys.js";
+import { entitiesWith, type Principal } from "../auth/keys.js";
 import { ForbiddenError } from "../errors.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { liveModels } from "../store/training/trainedModelList.js";
@@ -26,7 +26,7 @@ export function trainedModelResolver(trained: TrainedModels): ModelResolver {
 /** The live trained models of the entities the key reaches (every entity for a `*` key), newest first. */
 export function trainedModelLister(store: ClickHouseStore): ModelLister {
   return async (principal: Principal) => {
-    const entities = principal.entities.has("*") ? null : [...principal.entities];
+    const entities = entitiesWith(principal);
     const models = await liveModels(store, entities);
     return models.map((m) => {
       const id = trainedName(m.entity, m.project, m.name);

@@ -13,9 +13,9 @@ import { chunked, writeStream } from "./jsonLines.js";
 
 const TAG = "Calls";
 
-export const callReadOp = operation({ id: "call_read", method: "post", path: "/call/read", summary: "Read a call", tag: TAG, body: CallReadReq, scope: BODY_PROJECT, response: CallReadRes });
-export const callsStreamQueryOp = operation({ id: "calls_stream_query", method: "post", path: "/calls/stream_query", summary: "Query calls, streamed as JSON lines", tag: TAG, body: CallsQueryReq, scope: BODY_PROJECT, response: CallSchema, streamed: true });
-export const callsQueryStatsOp = operation({ id: "calls_query_stats", method: "post", path: "/calls/query_stats", summary: "Count the calls a query matches", tag: TAG, body: CallsQueryStatsReq, scope: BODY_PROJECT, response: CallsQueryStatsRes });
+export const callReadOp = operation({ id: "call_read", method: "post", path: "/call/read", summary: "Read a call", tag: TAG, body: CallReadReq, role: "viewer", scope: BODY_PROJECT, response: CallReadRes });
+export const callsStreamQueryOp = operation({ id: "calls_stream_query", method: "post", path: "/calls/stream_query", summary: "Query calls, streamed as JSON lines", tag: TAG, body: CallsQueryReq, role: "viewer", scope: BODY_PROJECT, response: CallSchema, streamed: true });
+export const callsQueryStatsOp = operation({ id: "calls_query_stats", method: "post", path: "/calls/query_stats", summary: "Count the calls a query matches", tag: TAG, body: CallsQueryStatsReq, role: "viewer", scope: BODY_PROJECT, response: CallsQueryStatsRes });
 
 /** Turns a chunk of rows into API calls, adding what the request asked to include. */
 export type CallEnricher = (rows: readonly CallRow[], calls: Record<string, unknown>[]) => Promise<void>;

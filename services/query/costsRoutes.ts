@@ -12,9 +12,9 @@ import { isJsonObject } from "../json.js";
 
 const TAG = "Costs";
 
-export const costCreateOp = operation({ id: "cost_create", method: "post", path: "/cost/create", summary: "Create project prices per model", tag: TAG, body: CostCreateReq, scope: BODY_PROJECT, response: CostCreateRes, retries: "recorded" });
-export const costQueryOp = operation({ id: "cost_query", method: "post", path: "/cost/query", summary: "Query the project's prices", tag: TAG, body: CostQueryReq, scope: BODY_PROJECT, response: CostQueryRes });
-export const costPurgeOp = operation({ id: "cost_purge", method: "post", path: "/cost/purge", summary: "Delete the project's prices a query matches", tag: TAG, body: CostPurgeReq, scope: BODY_PROJECT, response: EmptyResponse });
+export const costCreateOp = operation({ id: "cost_create", method: "post", path: "/cost/create", summary: "Create project prices per model", tag: TAG, body: CostCreateReq, role: "writer", scope: BODY_PROJECT, response: CostCreateRes, retries: "recorded" });
+export const costQueryOp = operation({ id: "cost_query", method: "post", path: "/cost/query", summary: "Query the project's prices", tag: TAG, body: CostQueryReq, role: "viewer", scope: BODY_PROJECT, response: CostQueryRes });
+export const costPurgeOp = operation({ id: "cost_purge", method: "post", path: "/cost/purge", summary: "Delete the project's prices a query matches", tag: TAG, body: CostPurgeReq, role: "admin", scope: BODY_PROJECT, response: EmptyResponse });
 
 /** POST /cost/create, /cost/query, /cost/purge. */
 export function mountCostRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {

@@ -65,7 +65,7 @@ const ROOT = {
     const entity = args.input.entityName ?? defaultEntity(ctx.principal);
     const name = args.input.name;
     if (!name || name.includes("/")) throw new GraphQLError("upsertModel needs a project name without '/'", { extensions: { code: "BAD_REQUEST" } });
-    if (!canReach(ctx.principal, entity)) throw permissionError(entity);
+    if (!canReach(ctx.principal, entity, "writer")) throw permissionError(entity);
     const existed = await ctx.projects.find(entity, name);
     const record = await ctx.projects.upsert(entity, name, args.input.description ?? null);
     return { model: projectView(record), inserted: existed === null };

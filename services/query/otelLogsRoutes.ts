@@ -12,6 +12,7 @@ export const callLogRecordsOp = operation({
   summary: "The OTLP log records of a call's span, oldest first",
   tag: "OpenTelemetry",
   body: CallLogRecordsReq,
+  role: "viewer",
   scope: BODY_PROJECT,
   response: CallLogRecordsRes,
 });

@@ -11,13 +11,14 @@ export const projectsListOp = operation({
   summary: "List the projects the key reaches (for project pickers)",
   tag: "Service",
   response: ProjectsListRes,
+  role: "viewer",
   scope: ANY_KEY,
 });
 
 export function mountProjectRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {
   const projects = new ProjectsRepository(deps.store);
   api.mount(projectsListOp, async (_input, ctx) => {
-    const entities = [...ctx.principal.entities];
+    const entities = [...ctx.principal.roles.keys()];
     if (entities.length === 0) return { projects: [] };
     const rows = await projects.list(entities);
     return { projects: rows.map((p) => ({ entity: p.entity, name: p.name, project_id: `${p.entity}/${p.name}`, description: p.description })) };

@@ -2,7 +2,6 @@ import type { Request } from "express";
 import { openApiDocument } from "../contract/openapi.js";
 import { GeolocateRes, HealthRes, ProjectsInfoReq, ProjectsInfoRes, QueueStoredQuery, QueueStoredRes, ServerInfoRes } from "../contract/service.js";
 import { ClientError } from "../errors.js";
-import { canReach } from "../auth/keys.js";
 import { z } from "../contract/zod.js";
 import type { HttpApi } from "../http/app.js";
 import { ANY_KEY, PUBLIC, operation } from "../contract/operation.js";
@@ -15,11 +14,11 @@ export const SERVICE_VERSION = "0.1.0";
 // higher minimum makes older SDKs disable tracing. PEP 440, like SERVICE_VERSION.
 export const MIN_WEAVE_PYTHON_VERSION = "0.0.1";
 
-export const healthOp = operation({ id: "health", method: "get", path: "/health", summary: "Health: ClickHouse and the queue reachable", tag: TAG, response: HealthRes, scope: PUBLIC });
-export const versionOp = operation({ id: "version", method: "get", path: "/version", summary: "Service version", tag: TAG, response: z.string(), scope: ANY_KEY });
-export const serverInfoOp = operation({ id: "server_info", method: "get", path: "/server_info", summary: "Server information", tag: TAG, response: ServerInfoRes, scope: ANY_KEY });
-export const projectsInfoOp = operation({ id: "projects_info", method: "post", path: "/service/projects_info", summary: "Internal ids of projects", tag: TAG, body: ProjectsInfoReq, scope: ANY_KEY, response: ProjectsInfoRes });
-export const geolocateOp = operation({ id: "geolocate", method: "get", path: "/geolocate", summary: "Location of the caller from its IP", tag: TAG, response: GeolocateRes, scope: ANY_KEY });
+export const healthOp = operation({ id: "health", method: "get", path: "/health", summary: "Health: ClickHouse and the queue reachable", tag: TAG, response: HealthRes, role: null, scope: PUBLIC });
+export const versionOp = operation({ id: "version", method: "get", path: "/version", summary: "Service version", tag: TAG, response: z.string(), role: "viewer", scope: ANY_KEY });
+export const serverInfoOp = operation({ id: "server_info", method: "get", path: "/server_info", summary: "Server information", tag: TAG, response: ServerInfoRes, role: "viewer", scope: ANY_KEY });
+export const projectsInfoOp = operation({ id: "projects_info", method: "post", path: "/service/projects_info", summary: "Internal ids of projects", tag: TAG, body: ProjectsInfoReq, role: "viewer", scope: ANY_KEY, response: ProjectsInfoRes });
+export const geolocateOp = operation({ id: "geolocate", method: "get", path: "/geolocate", summary: "Location of the caller from its IP", tag: TAG, response: GeolocateRes, role: "viewer", scope: ANY_KEY });
 
 export const queueStoredOp = operation({
   id: "queue_stored",
@@ -32,6 +31,7 @@ export const queueStoredOp = operation({
   tag: TAG,
   query: QueueStoredQuery,
   response: QueueStoredRes,
+  role: "viewer",
   scope: ANY_KEY,
 });
 
@@ -83,7 +83,7 @@ export function mountServiceRoutes(api: HttpApi, probe: HealthProbe, trustedProx
   api.mount(serverInfoOp, async () => ({ min_required_weave_python_version: MIN_WEAVE_PYTHON_VERSION, trace_server_version: SERVICE_VERSION }));
   api.mount(projectsInfoOp, async ({ body: req }, ctx) =>
     req.project_ids
-      .filter((id) => canReach(ctx.principal, id))
+      .filter((id) => ctx.mayReach(id))
       .map((id) => ({ external_project_id: id, internal_project_id: id })),
   );
   api.mount(geolocateOp, async (_input, ctx) => {

@@ -15,6 +15,7 @@ export const threadsStreamQueryOp = operation({
   summary: "Query threads (figures over their turn calls), streamed as JSON lines",
   tag: TAG,
   body: ThreadsQueryReq,
+  role: "viewer",
   scope: BODY_PROJECT,
   response: ThreadSchema,
   streamed: true,

@@ -10,9 +10,9 @@ import { microsToIso } from "../times.js";
 
 const TAG = "Calls";
 
-export const callsUsageOp = operation({ id: "calls_usage", method: "post", path: "/calls/usage", summary: "Usage per model of calls, their descendants included", tag: TAG, body: CallsUsageReq, scope: BODY_PROJECT, response: UsageRes });
-export const traceUsageOp = operation({ id: "trace_usage", method: "post", path: "/trace/usage", summary: "Usage per model of the calls a filter matches, their descendants included", tag: TAG, body: TraceUsageReq, scope: BODY_PROJECT, response: UsageRes });
-export const callsStatsOp = operation({ id: "calls_stats", method: "post", path: "/calls/stats", summary: "Call and usage statistics in time buckets", tag: TAG, body: CallStatsReq, scope: BODY_PROJECT, response: CallStatsRes });
+export const callsUsageOp = operation({ id: "calls_usage", method: "post", path: "/calls/usage", summary: "Usage per model of calls, their descendants included", tag: TAG, body: CallsUsageReq, role: "viewer", scope: BODY_PROJECT, response: UsageRes });
+export const traceUsageOp = operation({ id: "trace_usage", method: "post", path: "/trace/usage", summary: "Usage per model of the calls a filter matches, their descendants included", tag: TAG, body: TraceUsageReq, role: "viewer", scope: BODY_PROJECT, response: UsageRes });
+export const callsStatsOp = operation({ id: "calls_stats", method: "post", path: "/calls/stats", summary: "Call and usage statistics in time buckets", tag: TAG, body: CallStatsReq, role: "viewer", scope: BODY_PROJECT, response: CallStatsRes });
 
 /** POST /calls/usage, /trace/usage, /calls/stats. */
 export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {

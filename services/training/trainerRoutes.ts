@@ -1,4 +1,3 @@
-import { canReach } from "../auth/keys.js";
 import { trainerClaimOp, trainerMessageOp, type TrainerJob } from "../contract/trainerRelay.js";
 import { isTrainingJobType, type TrainingJobType } from "../contract/trainingJobs.js";
 import { ClientError, NotFoundError } from "../errors.js";
@@ -47,7 +46,7 @@ export function mountTrainerRoutes(api: HttpApi, store: ClickHouseStore, setting
   };
 
   api.mount(trainerClaimOp, async ({ body }, ctx) => {
-    const offers = (await mailbox.openOffers(OFFERS_PER_CLAIM)).filter((o) => canReach(ctx.principal, o.projectId));
+    const offers = (await mailbox.openOffers(OFFERS_PER_CLAIM)).filter((o) => ctx.mayReach(o.projectId));
     for (const offer of offers) {
       const job = await claimOne(offer, body.trainer_id);
       if (job) return { job };

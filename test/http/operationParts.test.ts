@@ -3,7 +3,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeyRing } from "../../services/auth/keys.js";
 import { openApiDocument } from "../../services/contract/openapi.js";
-import { BODY_PROJECT, operation, type Operation } from "../../services/contract/operation.js";
+import { BODY_PROJECT, operation, PUBLIC, type Operation } from "../../services/contract/operation.js";
 import { z } from "../../services/contract/zod.js";
 import { HttpApi } from "../../services/http/app.js";
 import { basic, KEY_ACME, KEY_OTHER } from "../support/service.js";
@@ -24,6 +24,7 @@ const tagsOp = operation({
   params: z.object({ object_id: z.string().min(1), digest: Digest }),
   body: z.object({ project_id: z.string(), tags: z.array(z.string().min(1)) }),
   response: z.object({}).passthrough(),
+  role: "writer",
   scope: BODY_PROJECT,
 });
 
@@ -36,6 +37,7 @@ const deleteOp = operation({
   params: z.object({ entity: z.string().min(1), project: z.string().min(1), thing_id: z.string().regex(/^\d+$/, "must be digits") }),
   body: z.object({ steps: z.array(z.number().int()).min(1) }),
   response: z.object({}).passthrough(),
+  role: "admin",
   scope: { kind: "projects", of: ({ params }) => [`${params.entity}/${params.project}`] },
 });
 
@@ -47,6 +49,7 @@ const listOp = operation({
   tag: "Test",
   query: z.object({ project_id: z.string(), limit: z.coerce.number().int().min(1).max(100) }),
   response: z.object({}).passthrough(),
+  role: "viewer",
   scope: { kind: "projects", of: ({ query }) => [query.project_id] },
 });
 
@@ -59,6 +62,7 @@ const keptTextOp = operation({
   body: z.object({ project_id: z.string(), val: z.unknown() }),
   keepBodyText: true,
   response: z.object({}).passthrough(),
+  role: "writer",
   scope: BODY_PROJECT,
 });
 
@@ -142,6 +146,15 @@ describe("operation parts over HTTP", () => {
   it("refuses to mount an operation that declares no scope", () => {
     const unscoped = { ...listOp, id: "test_unscoped", path: "/unscoped", scope: undefined } as unknown as typeof listOp;
     expect(() => api.mount(unscoped, async () => ({}))).toThrow(/declares no scope/);
+  });
+
+  it("refuses to mount an operation that declares no role, or a role that does not fit its scope", () => {
+    const roleless = { ...listOp, id: "test_roleless", path: "/roleless", role: undefined } as unknown as typeof listOp;
+    expect(() => api.mount(roleless, async () => ({}))).toThrow(/declares no role/);
+    const keylessWithRole = { ...listOp, id: "test_public_viewer", path: "/public_viewer", scope: PUBLIC };
+    expect(() => api.mount(keylessWithRole, async () => ({}))).toThrow(/only public operations/);
+    const scopedWithoutRole = { ...listOp, id: "test_scoped_null", path: "/scoped_null", role: null };
+    expect(() => api.mount(scopedWithoutRole, async () => ({}))).toThrow(/only public operations/);
   });
 
   it("documents path and query parameters in the OpenAPI document", () => {

@@ -41,6 +41,7 @@ export const otlpTracesOp = operation({
   summary: "OTLP/HTTP trace export: spans become calls (project named by the `project_id` header)",
   tag: "OpenTelemetry",
   response: ExportTraceServiceResponse,
+  role: "writer",
   scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
   rawBody: "application/x-protobuf or application/json (ExportTraceServiceRequest), optionally gzip or deflate",
   queued: true,
@@ -61,6 +62,7 @@ export const otlpLangfuseOp = operation({
   id: "otel_export_traces_langfuse",
   path: "/api/public/otel/v1/traces",
   summary: "OTLP/HTTP trace export at Langfuse's path: the project is the `project_id` header, else the Basic user name (Langfuse's public key)",
+  role: "writer",
   scope: { kind: "projects", of: (_input, headers) => [langfuseProject(headers)] },
 });
 
@@ -76,6 +78,7 @@ export const otlpLogsOp = operation({
   summary: "OTLP/HTTP logs export: a span's log records are kept with its call (project named by the `project_id` header)",
   tag: "OpenTelemetry",
   response: ExportLogsServiceResponse,
+  role: "writer",
   scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
   rawBody: "application/x-protobuf or application/json (ExportLogsServiceRequest), optionally gzip or deflate",
   queued: true,
