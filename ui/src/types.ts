@@ -14,6 +14,7 @@ import type { TableRowSchema } from "../../services/contract/tables.js";
 import type { ThreadSchema } from "../../services/contract/threads.js";
 import type { UsageRes } from "../../services/contract/usage.js";
 import type { z } from "../../services/contract/zod.js";
+import type { Role } from "../../services/keyRoles.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -61,8 +62,8 @@ export type AnnotationQueueItem = AnnotationQueueItemSchema;
 /** The OTLP log records of a call's span (`POST /call/log_records`). */
 export type CallLogRecords = z.infer<typeof CallLogRecordsRes>;
 
-/** What a key may do in an entity, from least to most (each role includes the ones before it). */
-export type Role = "viewer" | "writer" | "admin";
+/** What a key may do in an entity: viewer, writer or admin, each including the ones before it. */
+export type { Role };
 /** `GET /auth/me`: the key's role per entity; `all_entities` for a key of every entity ("*"). */
 export interface Me {
   username: string;

@@ -6,11 +6,12 @@ import { formatTime } from "../format";
 import { useLoad } from "../hooks";
 import type { ApiKey, NewApiKey, Role } from "../types";
 
-const ROLES: readonly { role: Role; says: string }[] = [
-  { role: "viewer", says: "reads" },
-  { role: "writer", says: "reads, and writes traces, objects, feedback, evaluations, training" },
-  { role: "admin", says: "also manages keys and project settings" },
-];
+/** Each role in the API's order, with what it may do (services/keyRoles.ts). */
+const ROLE_SAYS: Record<Role, string> = {
+  viewer: "reads",
+  writer: "reads, and writes traces, objects, feedback, evaluations, training",
+  admin: "also manages keys and project settings",
+};
 
 /** An entity's settings, for its admins: its API keys (make one, list them, revoke one). */
 export function EntitySettingsPage({ entity }: { entity: string }) {
@@ -102,7 +103,7 @@ function NewKeyForm({ entity, onCreated }: { entity: string; onCreated: (key: Ne
         <label>
           Role{" "}
           <select name="keyRole" value={role} onChange={(e) => setRole(e.target.value as Role)}>
-            {ROLES.map(({ role: r, says }) => (
+            {Object.entries(ROLE_SAYS).map(([r, says]) => (
               <option key={r} value={r}>
                 {r}: {says}
               </option>
