@@ -1,6 +1,9 @@
 import type { Logger } from "pino";
 import type { Config, RoleName } from "./config.js";
 import type { HttpApi } from "./http/app.js";
+import type { KeyRing } from "./auth/keys.js";
+import { mountAdminKeyRoutes } from "./query/adminKeysRoutes.js";
+import { KEYS_MIGRATION } from "./store/keys/schema.js";
 import { mountCallIngest } from "./ingest/callsRoutes.js";
 import { mountOtlpIngest } from "./ingest/otlp/routes.js";
 import { mountCallQueries } from "./query/callsRoutes.js";
@@ -82,6 +85,8 @@ export interface ServiceParts {
   readonly jobSubmitter: JobSubmitter | null;
   /** The jobs topic accepts jobs and, in a worker process, the job runner runs. */
   readonly jobsHealthy: () => Promise<boolean>;
+  /** The keys this process accepts; the keys resource changes it when a key is made or revoked. */
+  readonly keys: KeyRing;
   /** The process's one cache of loaded models: chat completions and evaluation jobs share it (service.ts clears it on stop). */
   readonly models: ModelCache;
 }
@@ -171,6 +176,8 @@ export const RESOURCES: readonly Resource[] = [
   // Reads what objects, tables and calls store; no tables of its own.
   { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
   { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store }) => mountAnnotationQueueRoutes(api, { store }) } },
+  // API keys made over the API (stored hashed) and `/auth/me`; every HTTP process reloads them (auth/keySync.ts, service.ts).
+  { name: "keys", migrations: [KEYS_MIGRATION], routes: { query: (api, { store, keys }) => mountAdminKeyRoutes(api, { store, keys }) } },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
   // /v2/ ops, datasets, scorers, evaluations, models (objects), evaluation runs, predictions and scores (calls

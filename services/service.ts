@@ -2,6 +2,8 @@ import type { Server } from "node:http";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { KeyRing, localKeys } from "./auth/keys.js";
+import { KeySync } from "./auth/keySync.js";
+import { KeysRepository } from "./store/keys/keysRepository.js";
 import { rolesOf, type Config } from "./config.js";
 import { setUpMetrics } from "./metrics.js";
 import type { Operation } from "./contract/operation.js";
@@ -171,7 +173,8 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
   // One per process: chat completions and evaluation jobs load a model once.
   const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
-  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy, models };
+  const { ring, printed } = resolveKeys(config, log);
+  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy, models, keys: ring };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
@@ -190,9 +193,11 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let server: Server | null = null;
   let url: string | null = null;
   const queueStored = publisher?.stored?.bind(publisher);
-  const { ring, printed } = resolveKeys(config, log);
   let api: HttpApi | null = null;
   const servesApi = roles.has("ingest") || roles.has("query") || roles.has("inference");
+  // The keys made over the API, read before the first request and kept in step with the other processes.
+  const keySync = servesApi ? new KeySync(ring, new KeysRepository(store), log) : null;
+  await keySync?.start();
   // A worker-only process answers only /health and /metrics, and only where METRICS_PORT asks it to.
   const port = servesApi ? config.PORT : config.METRICS_PORT;
   if (port !== undefined) {
@@ -231,6 +236,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
         await closeServer(server);
         api.runStopHooks();
       }
+      await keySync?.stop();
       if (runner) await runner.stop();
       // No request and no job asks for a model any more.
       models.clear();

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { dirname, join } from "node:path";
 import type { AuthKey } from "../config.js";
 import { roleCovers, type Role } from "../keyRoles.js";
+import { nowMicros } from "../times.js";
 
 /**
  * Who a request is: the key's user and its role in each entity it may reach (`"*"`: every
@@ -11,6 +12,8 @@ import { roleCovers, type Role } from "../keyRoles.js";
 export interface Principal {
   readonly username: string;
   readonly roles: ReadonlyMap<string, Role>;
+  /** The id of a key made over the API (`/admin/keys`); absent for configured keys. */
+  readonly keyId?: string;
 }
 
 /** The principal of a key that holds one role in each of its entities. */
@@ -18,26 +21,91 @@ export function principalOf(username: string, entities: readonly string[], role:
   return { username, roles: new Map(entities.map((entity) => [entity, role])) };
 }
 
+/** A key made over the API, as every process's ring holds it: one entity, one role, the secret's SHA-256 (hex). */
+export interface StoredKey {
+  readonly id: string;
+  readonly entity: string;
+  readonly role: Role;
+  readonly name: string;
+  readonly secretSha256: string;
+}
+
 /** The role of a configured key that names none (AUTH_KEYS, the local key): admin, so that it can make the others. */
 const BOOTSTRAP_ROLE: Role = "admin";
 
-const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
+/** The SHA-256 of a key's secret, as stored and compared. */
+export const secretDigest = (secret: string): Buffer => createHash("sha256").update(secret).digest();
 
+interface Entry {
+  readonly digest: Buffer;
+  readonly principal: Principal;
+}
+
+const storedEntry = (key: StoredKey): Entry => ({
+  digest: Buffer.from(key.secretSha256, "hex"),
+  principal: { username: key.name, roles: new Map([[key.entity, key.role]]), keyId: key.id },
+});
+
+/**
+ * The keys a process accepts: the configured ones (AUTH_KEYS or the local key) and those made
+ * over the API, which auth/keySync.ts reloads from ClickHouse and the process that makes or
+ * revokes one changes at once. Remembers when each stored key was last used, for keySync to write.
+ */
 export class KeyRing {
-  private readonly entries: { digest: Buffer; principal: Principal }[];
+  private readonly configured: readonly Entry[];
+  private stored: readonly Entry[] = [];
+  /** Bumped by every change made here, so that a reload read before it does not undo it. */
+  private changes = 0;
+  private uses = new Map<string, number>();
 
   constructor(keys: readonly AuthKey[]) {
-    this.entries = keys.map((k) => ({ digest: digest(k.key), principal: principalOf(k.username, k.entities, k.role ?? BOOTSTRAP_ROLE) }));
+    this.configured = keys.map((k) => ({ digest: secretDigest(k.key), principal: principalOf(k.username, k.entities, k.role ?? BOOTSTRAP_ROLE) }));
   }
 
   /** Compares against every key in constant time per key, so timing tells nothing. */
   find(secret: string): Principal | null {
-    const candidate = digest(secret);
+    const candidate = secretDigest(secret);
     let found: Principal | null = null;
-    for (const entry of this.entries) {
+    for (const entry of this.configured) {
       if (timingSafeEqual(entry.digest, candidate)) found = entry.principal;
     }
+    for (const entry of this.stored) {
+      if (entry.digest.length === candidate.length && timingSafeEqual(entry.digest, candidate)) found = entry.principal;
+    }
+    if (found?.keyId !== undefined) this.uses.set(found.keyId, nowMicros());
     return found;
+  }
+
+  /** A mark to pass to `replaceStored` with the keys read after taking it. */
+  mark(): number {
+    return this.changes;
+  }
+
+  /** The stored keys as a reload read them; ignored when this process changed them since `mark` (the next reload has it). */
+  replaceStored(keys: readonly StoredKey[], mark: number): void {
+    if (mark === this.changes) this.stored = keys.map(storedEntry);
+  }
+
+  add(key: StoredKey): void {
+    this.changes += 1;
+    this.stored = [...this.stored.filter((e) => e.principal.keyId !== key.id), storedEntry(key)];
+  }
+
+  remove(id: string): void {
+    this.changes += 1;
+    this.stored = this.stored.filter((e) => e.principal.keyId !== id);
+  }
+
+  /** When this process last saw the stored key used, if not yet taken by `takeUses`. */
+  pendingUse(id: string): number | undefined {
+    return this.uses.get(id);
+  }
+
+  /** When each stored key was last used since the previous call (key id → microseconds). */
+  takeUses(): Map<string, number> {
+    const taken = this.uses;
+    this.uses = new Map();
+    return taken;
   }
 }
 

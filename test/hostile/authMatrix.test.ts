@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { baseModels } from "../../services/lm/index.js";
-import { KEY_ONLY, PUBLIC } from "../http/operationRequests.js";
-import { client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
+import { KEY_ONLY, makeLookedUp, PUBLIC, type LookedUp } from "../http/operationRequests.js";
+import { KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
 import { messageOf, validRequest } from "./hostile.js";
 
 /**
@@ -15,14 +14,12 @@ const WRONG = ["Basic " + Buffer.from("api:not-a-key-0123456789abcdef").toString
 
 describe("the auth matrix", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
-  const made = { model_id: "", job_id: "" };
-  const fill = (text: string) => text.replace("{model_id}", made.model_id).replace("{job_id}", made.job_id);
+  let made: LookedUp;
+  const fill = (text: string) => made.fill(text);
 
   beforeAll(async () => {
     service = await startTestService();
-    const admin = client(service.url, KEY_ADMIN);
-    made.model_id = (await admin.json<{ id: string }>("/v1/preview/models", { entity: "acme", project: "scoped", name: "matrix", base_model: baseModels()[0]!.id })).id;
-    made.job_id = (await admin.json<{ id: string }>("/v1/preview/sft-training-jobs", { model_id: made.model_id, training_data_url: "weave:///acme/scoped/file/missing" })).id;
+    made = await makeLookedUp(service.url, KEY_ADMIN, "matrix");
   });
   afterAll(async () => service.stop());
 

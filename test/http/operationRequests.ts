@@ -1,3 +1,5 @@
+import { baseModels } from "../../services/lm/index.js";
+
 /**
  * One request per mounted operation, shared by the tests that go over every operation
  * (test/http/scope.test.ts, test/hostile/): a request that passes validation and names
@@ -134,10 +136,14 @@ export const PROJECT_REQUESTS: Record<string, { body?: unknown; form?: [string, 
   training_job_read: { path: "/v1/preview/training-jobs/{job_id}" },
   training_job_events: { path: "/v1/preview/training-jobs/{job_id}/events" },
   trainer_message: { path: "/v1/trainer/jobs/{job_id}/messages", body: { trainer_id: "t1", attempt: 1, seq: 1, type: "heartbeat", data: {} } },
+  admin_keys_create: { body: { entity: "acme", role: "viewer", name: "made by a test" } },
+  admin_keys_list: { path: "/admin/keys?entity=acme" },
+  // `{key_id}`: a key of acme, made in beforeAll.
+  admin_keys_delete: { path: "/admin/keys/{key_id}" },
 };
 
 /** Operations that name a resource by id (a training model or job): the handler looks up its project and confirms it. */
-export const LOOKED_UP = ["training_model_delete", "training_checkpoints_list", "training_checkpoints_delete", "training_model_log", "training_job_create", "sft_training_job_create", "training_job_read", "training_job_events", "trainer_message"];
+export const LOOKED_UP = ["admin_keys_delete", "training_model_delete", "training_checkpoints_list", "training_checkpoints_delete", "training_model_log", "training_job_create", "sft_training_job_create", "training_job_read", "training_job_events", "trainer_message"];
 
 /** Operations whose project is named inside a streamed body: the handler confirms it before storing anything. */
 export const STREAMED = ["file_create", "files_create", "image_create"];
@@ -165,8 +171,37 @@ export const KEY_ONLY_BODIES: Record<string, unknown> = {
   inference_router_models: undefined,
   system_check: undefined,
   trainer_claim: { trainer_id: "t1" },
+  auth_me: undefined,
 };
 export const KEY_ONLY = Object.keys(KEY_ONLY_BODIES);
 export const PUBLIC = ["health", "training_health"];
 
 export type OperationRequest = (typeof PROJECT_REQUESTS)[string];
+
+/** What the rows' `{model_id}`, `{job_id}` and `{key_id}` stand for: made by `makeLookedUp`. */
+export interface LookedUp {
+  readonly model_id: string;
+  readonly job_id: string;
+  readonly key_id: string;
+  /** A row's path or body with its placeholders replaced. */
+  fill(text: string): string;
+}
+
+/**
+ * Makes, with an admin key of acme, what the looked-up operations' rows name: a training model
+ * of PROJECT, a job of it whose data is missing (it fails at once, without training), and a key
+ * of acme.
+ */
+export async function makeLookedUp(url: string, adminKey: string, modelName: string): Promise<LookedUp> {
+  const post = async <T>(path: string, body: unknown): Promise<T> => {
+    const res = await fetch(`${url}${path}`, { method: "POST", headers: { authorization: `Basic ${Buffer.from(`api:${adminKey}`).toString("base64")}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  const [entity, project] = PROJECT.split("/") as [string, string];
+  const model_id = (await post<{ id: string }>("/v1/preview/models", { entity, project, name: modelName, base_model: baseModels()[0]!.id })).id;
+  const job_id = (await post<{ id: string }>("/v1/preview/sft-training-jobs", { model_id, training_data_url: `weave:///${PROJECT}/file/missing` })).id;
+  const key_id = (await post<{ id: string }>("/admin/keys", { entity, role: "viewer", name: "looked up" })).id;
+  const fill = (text: string) => text.replace("{model_id}", model_id).replace("{job_id}", job_id).replace("{key_id}", key_id);
+  return { model_id, job_id, key_id, fill };
+}

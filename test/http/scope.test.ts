@@ -3,7 +3,7 @@ import { rowDigest, tableDigest } from "../../services/digests.js";
 import { parseLossless } from "../../services/losslessJson.js";
 import { baseModels, baseModelWeights } from "../../services/lm/index.js";
 import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService, waitStored } from "../support/service.js";
-import { formOf, KEY_ONLY, KEY_ONLY_BODIES, LOOKED_UP, PROJECT, PROJECT_REQUESTS, PUBLIC, START, STREAMED } from "./operationRequests.js";
+import { formOf, KEY_ONLY, KEY_ONLY_BODIES, LOOKED_UP, makeLookedUp, PROJECT, PROJECT_REQUESTS, PUBLIC, START, STREAMED, type LookedUp } from "./operationRequests.js";
 
 /**
  * Every mounted operation is scoped: a key of another entity gets 403 for each one that
@@ -14,17 +14,14 @@ import { formOf, KEY_ONLY, KEY_ONLY_BODIES, LOOKED_UP, PROJECT, PROJECT_REQUESTS
 describe("operation scopes", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
 
-  const made = { model_id: "", job_id: "", weightsBytes: 0 };
-  const filled = (text: string) => text.replace("{model_id}", made.model_id).replace("{job_id}", made.job_id);
+  let made: LookedUp;
+  let weightsBytes = 0;
+  const filled = (text: string) => made.fill(text);
 
   beforeAll(async () => {
     service = await startTestService();
-    const admin = client(service.url, KEY_ADMIN);
-    made.model_id = (await admin.json<{ id: string }>("/v1/preview/models", { entity: "acme", project: "scoped", name: "m1", base_model: baseModels()[0]!.id })).id;
-    // A job whose data is missing: it fails at once, without training.
-    const job = { model_id: made.model_id, training_data_url: "weave:///acme/scoped/file/missing" };
-    made.job_id = (await admin.json<{ id: string }>("/v1/preview/sft-training-jobs", job)).id;
-    made.weightsBytes = (await baseModelWeights(baseModels()[0]!.id))!.length;
+    made = await makeLookedUp(service.url, KEY_ADMIN, "m1");
+    weightsBytes = (await baseModelWeights(baseModels()[0]!.id))!.length;
   });
   afterAll(async () => {
     await service.stop();
@@ -60,7 +57,7 @@ describe("operation scopes", () => {
     expect(await (await admin.get(`/aliases?project_id=${PROJECT}`)).json()).toEqual({ aliases: [] });
     expect(await admin.lines("/annotation_queues/query", { project_id: PROJECT })).toEqual([]);
     // The only file of PROJECT: the base weights of the training model made in beforeAll.
-    expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: made.weightsBytes });
+    expect(await admin.json("/files/query_stats", { project_id: PROJECT })).toEqual({ total_size_bytes: weightsBytes });
     expect(await admin.json("/table/query_stats_batch", { project_id: PROJECT, digests: [tableDigest([rowDigest(parseLossless('{"a": 1}'))])] })).toEqual({ tables: [] });
     const checkpoints = await (await admin.get(`/v1/preview/models/${made.model_id}/checkpoints`)).json();
     expect(checkpoints).toMatchObject({ data: [{ step: 0 }], has_more: false });

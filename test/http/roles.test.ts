@@ -1,20 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Operation } from "../../services/contract/operation.js";
 import { roleCovers, ROLES, type Role } from "../../services/keyRoles.js";
-import { baseModels } from "../../services/lm/index.js";
-import { AUTH_KEYS, basic, client, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
-import { formOf, KEY_ONLY_BODIES, PROJECT_REQUESTS } from "./operationRequests.js";
+import { validRequest } from "../hostile/hostile.js";
+import { AUTH_KEYS, basic, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
+import { makeLookedUp, type LookedUp } from "./operationRequests.js";
 
 /**
  * Every mounted operation × every role: a key of the project's entity (and a key of every
  * entity) gets 403 exactly when its role is below the one the operation declares, and another
- * entity's admin always gets 403. The requests are the ones of operationRequests.ts (valid,
- * naming an `acme` project); an allowed role may still be refused otherwise (404 for a made-up
- * id, 422), just never with 403.
+ * entity's admin always gets 403. The requests are the valid ones of operationRequests.ts
+ * (naming an `acme` project); an allowed role may still be refused otherwise (404, 409, 422),
+ * just never with 403.
  */
-const ROLE_KEYS: Record<Role, string> = { viewer: "matrix-viewer-0123456789", writer: "matrix-writer-0123456789", admin: "matrix-admin-01234567890" };
-const ALL_ENTITIES_VIEWER = "matrix-all-viewer-0123456789";
-const MATRIX_KEYS = JSON.stringify([
+const ROLE_KEYS: Record<Role, string> = { viewer: "roles-viewer-0123456789", writer: "roles-writer-0123456789", admin: "roles-admin-0123456789" };
+const ALL_ENTITIES_VIEWER = "roles-all-viewer-0123456789";
+const ROLES_AUTH_KEYS = JSON.stringify([
   ...(JSON.parse(AUTH_KEYS) as unknown[]),
   ...ROLES.map((role) => ({ key: ROLE_KEYS[role], username: `acme-${role}`, entities: ["acme"], role })),
   { key: ALL_ENTITIES_VIEWER, username: "everywhere", entities: ["*"], role: "viewer" },
@@ -22,29 +22,22 @@ const MATRIX_KEYS = JSON.stringify([
 
 describe("roles of every operation", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
-  const made = { model_id: "", job_id: "" };
+  let made: LookedUp;
 
   beforeAll(async () => {
-    service = await startTestService({ AUTH_KEYS: MATRIX_KEYS });
-    // A model and a job of the project, for the operations that look their project up.
-    const admin = client(service.url, KEY_ADMIN);
-    made.model_id = (await admin.json<{ id: string }>("/v1/preview/models", { entity: "acme", project: "scoped", name: "m1", base_model: baseModels()[0]!.id })).id;
-    const job = { model_id: made.model_id, training_data_url: "weave:///acme/scoped/file/missing" };
-    made.job_id = (await admin.json<{ id: string }>("/v1/preview/sft-training-jobs", job)).id;
+    service = await startTestService({ AUTH_KEYS: ROLES_AUTH_KEYS });
+    made = await makeLookedUp(service.url, KEY_ADMIN, "roles");
   });
   afterAll(async () => {
     await service.stop();
   });
 
   const send = async (op: Operation, key: string): Promise<number> => {
-    const project = PROJECT_REQUESTS[op.id];
-    const keyOnlyBody = KEY_ONLY_BODIES[op.id];
-    const filled = (text: string) => text.replace("{model_id}", made.model_id).replace("{job_id}", made.job_id);
-    const json = project?.body ?? keyOnlyBody;
-    const res = await fetch(`${service.url}${filled(project?.path ?? op.path)}`, {
-      method: project || keyOnlyBody !== undefined ? (project ? op.method.toUpperCase() : "POST") : op.method.toUpperCase(),
-      headers: { authorization: basic(key), ...(project?.form ? {} : { "content-type": "application/json" }), ...project?.headers },
-      body: project?.form ? formOf(project.form) : json === undefined ? undefined : filled(JSON.stringify(json)),
+    const request = validRequest(op, made.fill);
+    const res = await fetch(`${service.url}${request.path}`, {
+      method: op.method.toUpperCase(),
+      headers: { authorization: basic(key), ...(request.body instanceof FormData ? {} : { "content-type": "application/json" }), ...request.headers },
+      body: op.method === "get" ? undefined : request.body,
     });
     await res.arrayBuffer();
     return res.status;
