@@ -3,6 +3,7 @@
  * types only: nothing of the contract is bundled. The contract says `unknown` where any JSON
  * may stand; here that is `Json`.
  */
+import type { KeyCreateRes, KeyRole, KeySummary, MeRes } from "../../services/contract/adminKeys.js";
 import type { AnnotationQueueItemSchema, AnnotationQueueSchema, AnnotationState as ContractAnnotationState } from "../../services/contract/annotationQueues.js";
 import type { CallSchema } from "../../services/contract/calls.js";
 import type { CallLogRecordsRes } from "../../services/contract/otelLogs.js";
@@ -14,7 +15,6 @@ import type { TableRowSchema } from "../../services/contract/tables.js";
 import type { ThreadSchema } from "../../services/contract/threads.js";
 import type { UsageRes } from "../../services/contract/usage.js";
 import type { z } from "../../services/contract/zod.js";
-import type { Role } from "../../services/keyRoles.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -63,31 +63,13 @@ export type AnnotationQueueItem = AnnotationQueueItemSchema;
 export type CallLogRecords = z.infer<typeof CallLogRecordsRes>;
 
 /** What a key may do in an entity: viewer, writer or admin, each including the ones before it. */
-export type { Role };
+export type Role = z.infer<typeof KeyRole>;
 /** `GET /auth/me`: the key's role per entity; `all_entities` for a key of every entity ("*"). */
-export interface Me {
-  username: string;
-  roles: Record<string, Role>;
-  all_entities: Role | null;
-}
+export type Me = z.infer<typeof MeRes>;
 /** A key as `GET /admin/keys` lists it (never its secret). */
-export interface ApiKey {
-  id: string;
-  name: string;
-  entity: string;
-  role: Role;
-  created_at: string;
-  last_used_at: string | null;
-}
+export type ApiKey = z.infer<typeof KeySummary>;
 /** The answer of `POST /admin/keys`: the only time the secret (`key`) is shown. */
-export interface NewApiKey {
-  id: string;
-  key: string;
-  entity: string;
-  role: Role;
-  name: string;
-  created_at: string;
-}
+export type NewApiKey = z.infer<typeof KeyCreateRes>;
 /** `GET`/`PUT /projects/{entity}/{project}/settings`. */
 export interface ProjectSettings {
   retention_days: number | null;
