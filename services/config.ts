@@ -33,6 +33,7 @@ export const DEFAULTS = {
   TRAINER_LEASE_MS: 60_000,
   CHAT_MAX_TOKENS: 512,
   INFERENCE_MODEL_CACHE_BYTES: 512 * 1024 * 1024,
+  MODEL_THREADS: 1,
   INFERENCE_CATALOG_REFRESH_MS: 3_600_000,
 } as const;
 
@@ -118,7 +119,8 @@ export const EnvVariables = z.object({
   TRAINER: z.enum(["builtin", "external"]).default("builtin").describe("Who runs training jobs: `builtin`, the CPU trainer in the worker; `external`, a trainer outside that the worker relays each job to over HTTP (docs/training.md, \"External trainer protocol\")."),
   TRAINER_LEASE_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.TRAINER_LEASE_MS).describe("`TRAINER=external`: longest silence of a trainer on a job it claimed before the job fails."),
   CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000).default(DEFAULTS.CHAT_MAX_TOKENS).describe("Most tokens one choice of a chat completion generates (on the built-in models, also in evaluation jobs)."),
-  INFERENCE_MODEL_CACHE_BYTES: z.coerce.number().int().positive().default(DEFAULTS.INFERENCE_MODEL_CACHE_BYTES).describe("Weights of loaded models a process keeps (least recently used go first)."),
+  INFERENCE_MODEL_CACHE_BYTES: z.coerce.number().int().positive().default(DEFAULTS.INFERENCE_MODEL_CACHE_BYTES).describe("Weights of loaded models each model thread keeps (least recently used go first)."),
+  MODEL_THREADS: z.coerce.number().int().min(1).max(16).default(DEFAULTS.MODEL_THREADS).describe("Most worker threads that run the built-in language model: chat completions, evaluation jobs' completions and training steps (the thread that answers requests runs none of it). Each is started at its first work and holds a V8 heap, tfjs and loaded models of its own; more than one lets a completion run beside a training job on another core."),
   INFERENCE_UPSTREAM_URL: z.string().url().optional().describe("An OpenAI-compatible base URL (vLLM, Ollama, another tracehouse: `http://host:8000/v1`) that the models of `INFERENCE_UPSTREAM_MODELS` are sent to."),
   INFERENCE_UPSTREAM_KEY: z.string().optional().describe("The Bearer key of `INFERENCE_UPSTREAM_URL`."),
   INFERENCE_UPSTREAM_MODELS: list.default([]).describe("Comma-separated model names sent upstream (`prefix*` matches by prefix); the request is forwarded as sent, the answer passed through and recorded like a local one."),
@@ -143,7 +145,7 @@ export class ConfigError extends Error {}
  * test/docs/configuration.test.ts fails when services/ reads a variable named in neither place.
  */
 export const OTHER_VARIABLES: Readonly<Record<string, string>> = {
-  LM_CACHE_DIR: "Where the built-in base models' weights are cached (`services/lm/baseModels.ts`); unset: `.cache/lm` at the repository root. `make base-model` writes them there.",
+  LM_CACHE_DIR: "Where the built-in base models' weights are cached (`services/lm/baseModelCatalog.ts`); unset: `.cache/lm` at the repository root. `make base-model` writes them there.",
   CLICKHOUSE_LOG_QUERIES: "`1`: the private local ClickHouse keeps `system.query_log` and `system.part_log` (`services/store/localServer.ts`), to see what each query, insert and merge cost.",
 };
 

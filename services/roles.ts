@@ -23,8 +23,9 @@ import { mountThreadQueries } from "./query/threadsRoutes.js";
 import { mountUsageRoutes } from "./query/usageRoutes.js";
 import { mountV2Routes } from "./query/v2Routes.js";
 import { mountInference, mountInferenceCatalogs } from "./inference/inferenceRoutes.js";
-import type { ModelCache } from "./inference/modelCache.js";
 import { baseModelLister, baseModelResolver, type ModelResolver } from "./inference/models.js";
+import { baseModels } from "./lm/baseModelCatalog.js";
+import type { ModelThreads } from "./lm/modelThreads.js";
 import { trainedModelLister, trainedModelResolver } from "./inference/trainedModels.js";
 import { TrainedModels } from "./training/trainedModels.js";
 import { mountProjectRoutes } from "./query/projectsRoutes.js";
@@ -87,8 +88,8 @@ export interface ServiceParts {
   readonly jobsHealthy: () => Promise<boolean>;
   /** The keys this process accepts; the keys resource changes it when a key is made or revoked. */
   readonly keys: KeyRing;
-  /** The process's one cache of loaded models: chat completions and evaluation jobs share it (service.ts clears it on stop). */
-  readonly models: ModelCache;
+  /** The process's model threads (lm/modelThreads.ts): chat completions, evaluation jobs and training share them (service.ts stops them). */
+  readonly modelThreads: ModelThreads;
 }
 
 export interface Resource {
@@ -107,13 +108,16 @@ const objectWriter = (store: ClickHouseStore): ObjectWriter => {
 };
 
 /** Base models, then trained models (`wandb-artifact:///…`) through the training service's lookup. */
-const modelResolvers = (store: ClickHouseStore): ModelResolver[] => [baseModelResolver, trainedModelResolver(new TrainedModels(store))];
+const modelResolvers = (store: ClickHouseStore, modelThreads: ModelThreads): ModelResolver[] => [
+  baseModelResolver((id) => modelThreads.baseWeights(id)),
+  trainedModelResolver(new TrainedModels(store)),
+];
 
 /** The LLM endpoint of evaluation and scoring jobs: EVAL_LLM_BASE_URL, else the built-in and trained models in process. */
-const evalCompleter = ({ config, store, models }: ServiceParts): ChatCompleter =>
+const evalCompleter = ({ config, store, modelThreads }: ServiceParts): ChatCompleter =>
   config.EVAL_LLM_BASE_URL
     ? new UpstreamChatCompleter(config.EVAL_LLM_BASE_URL, config.EVAL_LLM_API_KEY ?? null)
-    : localChatCompleter({ resolvers: modelResolvers(store), cache: models, maxTokens: config.CHAT_MAX_TOKENS });
+    : localChatCompleter({ resolvers: modelResolvers(store, modelThreads), modelThreads, maxTokens: config.CHAT_MAX_TOKENS });
 
 const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
   if (!parts.publisher) throw new Error("ingest routes need the queue's publisher");
@@ -186,8 +190,8 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "inference",
     routes: {
-      inference: (api, { config, log, publisher, store, models }) =>
-        mountInference(api, { config, log, publisher, resolvers: modelResolvers(store), listers: [baseModelLister, trainedModelLister(store)], cache: models }),
+      inference: (api, { config, log, publisher, store, modelThreads }) =>
+        mountInference(api, { config, log, publisher, resolvers: modelResolvers(store, modelThreads), listers: [baseModelLister, trainedModelLister(store)], modelThreads }),
       query: (api, { config, log }) => mountInferenceCatalogs(api, config, log),
     },
   },
@@ -196,18 +200,19 @@ export const RESOURCES: readonly Resource[] = [
     name: "training",
     migrations: [TRAINING_MIGRATION, TRAINER_MESSAGES_MIGRATION],
     routes: {
-      query: (api, { store, jobSubmitter, jobsHealthy, config }) => {
-        // services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it.
-        const lm = () => import("./lm/index.js");
-        const bases = { ids: async () => (await lm()).baseModels().map((b) => b.id), weights: async (id: string) => (await lm()).baseModelWeights(id) };
+      query: (api, { store, jobSubmitter, jobsHealthy, config, modelThreads }) => {
+        const baseWeights = (id: string) => modelThreads.baseWeights(id);
+        const bases = { ids: async () => baseModels().map((b) => b.id), weights: baseWeights };
         mountTrainingRoutes(api, { store, baseModels: bases, submitter: jobSubmitter });
         mountTrainingHealthRoutes(api, { database: () => store.ping(), cpuQueue: jobsHealthy, trainer: config.TRAINER });
-        mountTrainerRoutes(api, store);
+        mountTrainerRoutes(api, store, baseWeights);
       },
     },
     // TRAINER=external: the jobs are relayed to a trainer that speaks the protocol of training/trainerRoutes.ts.
-    jobHandlers: ({ store, config }) =>
-      config.TRAINER === "external" ? trainerRelayJobs(store, { leaseMs: config.TRAINER_LEASE_MS, pollMs: 500 }) : trainerJobs(store),
+    jobHandlers: ({ store, config, modelThreads }) =>
+      config.TRAINER === "external"
+        ? trainerRelayJobs(store, { leaseMs: config.TRAINER_LEASE_MS, pollMs: 500 }, (id) => modelThreads.baseWeights(id))
+        : trainerJobs(store, modelThreads),
   },
   // evaluate_model, evaluation status and calls/score (query role); their jobs on the worker's job runner, writing
   // calls through the worker's merge in this process and calling the LLM endpoint of evalCompleter.

@@ -14,6 +14,7 @@ import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
 import { moduleBeside } from "./threads.js";
+import { ModelThreads } from "./lm/modelThreads.js";
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
 import { measuredBatches, type EventConsumer, type EventPublisher, type Topic } from "./queue/queue.js";
 import { deliverWith } from "./worker/delivery.js";
@@ -25,7 +26,6 @@ import { JobsRepository } from "./store/jobs/jobsRepository.js";
 import { JobRunner } from "./worker/jobs/runner.js";
 import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
 import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
-import { languageModelCache } from "./inference/modelCache.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { LogWorkerData } from "./worker/logWorker.js";
 
@@ -171,10 +171,10 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config, log), limits) : embeddedJobs;
   let runner: JobRunner | null = null;
   const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
-  // One per process: chat completions and evaluation jobs load a model once.
-  const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
+  // One per process: chat completions, evaluation jobs and training share its threads (started at their first work).
+  const modelThreads = new ModelThreads({ count: config.MODEL_THREADS, cacheBytes: config.INFERENCE_MODEL_CACHE_BYTES, log });
   const { ring, printed } = resolveKeys(config, log);
-  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy, models, keys: ring };
+  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy, modelThreads, keys: ring };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
@@ -239,7 +239,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
       await keySync?.stop();
       if (runner) await runner.stop();
       // No request and no job asks for a model any more.
-      models.clear();
+      await modelThreads.stop();
       if (jobConsumer) await jobConsumer.shutdown();
       if (jobPublisher && jobPublisher !== embeddedJobs) await jobPublisher.close();
       if (publisher && publisher !== embedded) await publisher.close();

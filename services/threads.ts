@@ -1,4 +1,4 @@
-import { parentPort, Worker, type ResourceLimits } from "node:worker_threads";
+import { parentPort, Worker, type ResourceLimits, type Transferable } from "node:worker_threads";
 import type { Logger } from "pino";
 import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "./metrics.js";
 
@@ -47,6 +47,12 @@ export interface SupervisedThreadOptions<Out> {
   readonly onEnded?: (code: number) => void;
   /** Ends in a row, with no `progressed()` between them, after which it stays down (default: never). */
   readonly maxRestarts?: number;
+  /**
+   * Whether `/metrics` asks the thread for its values (default true). A thread that keeps none
+   * and holds its event loop for long (a model thread's training step) says false, so that
+   * `/metrics` does not wait for it.
+   */
+  readonly hasMetrics?: boolean;
 }
 
 export class SupervisedThread<In extends Typed, Out extends Typed> {
@@ -60,16 +66,16 @@ export class SupervisedThread<In extends Typed, Out extends Typed> {
 
   constructor(private readonly options: SupervisedThreadOptions<Out>) {
     this.start();
-    this.removeMetricsSource = addMetricsSource(() => this.metrics());
+    this.removeMetricsSource = options.hasMetrics === false ? () => {} : addMetricsSource(() => this.metrics());
   }
 
   get running(): boolean {
     return this.worker !== null;
   }
 
-  /** Dropped while the thread is down (it is started again from what `data` then says). */
-  post(message: In): void {
-    this.worker?.postMessage(message);
+  /** Dropped while the thread is down (it is started again from what `data` then says). `transfer`: buffers moved, not copied. */
+  post(message: In, transfer: readonly Transferable[] = []): void {
+    this.worker?.postMessage(message, transfer);
   }
 
   /** The thread did useful work: its ends in a row start counting again. */
@@ -136,7 +142,10 @@ const isMetricsAnswer = (message: Typed): message is MetricsAnswer => message.ty
  * The thread's side: hands each message to `onMessage`, answers metrics requests itself, and
  * returns how to tell the supervising thread something.
  */
-export function serveThread<In extends Typed, Out extends Typed>(onMessage: (message: In) => void): { tell(message: Out): void; close(): void } {
+export function serveThread<In extends Typed, Out extends Typed>(onMessage: (message: In) => void): {
+  tell(message: Out, transfer?: readonly Transferable[]): void;
+  close(): void;
+} {
   const port = parentPort;
   if (!port) throw new Error("serveThread runs in a worker thread");
   port.on("message", (message: In | MetricsAsk) => {
@@ -144,5 +153,5 @@ export function serveThread<In extends Typed, Out extends Typed>(onMessage: (mes
     const { id } = message as MetricsAsk;
     void metricsSnapshot().then((snapshot) => port.postMessage({ type: "metrics", id, snapshot } satisfies MetricsAnswer));
   });
-  return { tell: (message) => port.postMessage(message), close: () => port.close() };
+  return { tell: (message, transfer = []) => port.postMessage(message, transfer), close: () => port.close() };
 }

@@ -50,6 +50,7 @@ export const MeRes = z
     all_entities: KeyRole.nullable().openapi({ description: "The key's role in every entity (a `*` key), else null" }),
   })
   .openapi("MeRes");
+export type MeRes = z.infer<typeof MeRes>;
 
 /** The entity named by the body or query: an admin of it makes and lists its keys. */
 export const keyCreateOp = operation({

@@ -18,6 +18,7 @@ export function openApiDocument(operations: readonly Operation[], version: strin
       path: op.path,
       operationId: op.id,
       summary: op.summary,
+      ...(op.role === null ? {} : { description: `Needs the role \`${op.role}\` (docs/keys.md).` }),
       tags: [op.tag],
       ...(op.scope.kind === "public" ? {} : { security: [{ basicAuth: [] }] }),
       request: {
@@ -29,7 +30,7 @@ export function openApiDocument(operations: readonly Operation[], version: strin
       responses: {
         200: success(op),
         ...(takesInput ? { 422: { description: "Validation error", content: { "application/json": { schema: DetailError } } } } : {}),
-        ...(op.scope.kind === "projects" || op.scope.kind === "streamedProject" || op.scope.kind === "lookedUpProject" ? { 403: { description: "The key may not reach a project the request names" } } : {}),
+        ...(op.role === null ? {} : { 403: { description: op.scope.kind === "key" ? `The key is \`${op.role}\` of no entity` : `The key may not reach a project the request names, or is below \`${op.role}\` there` } }),
       },
     });
   }

@@ -6,19 +6,21 @@ import { NotFoundError } from "../errors.js";
 import type { ErrorRenderer, HttpApi } from "../http/app.js";
 import type { RequestContext } from "../http/operation.js";
 import { isJsonObject, type JsonObject } from "../json.js";
-import type { Completion, LanguageModel } from "../lm/index.js";
+import type { ModelWeightsRef } from "../lm/modelCache.js";
+import type { ModelThreads } from "../lm/modelThreads.js";
+import type { Completion } from "../lm/types.js";
 import { nowMicros } from "../times.js";
 import { choiceCount, samplingOf, turnsOf, wantsLogprobs } from "./chatRequest.js";
 import { answerHeader, ChoiceStream, chunkOf, completionResponse, tokenLogprobOut, usageOf, type AnswerHeader } from "./chatResponse.js";
-import type { ModelCache } from "./modelCache.js";
-import { resolveModel, type ModelResolver } from "./models.js";
+import { resolveModel, weightsRefOf, type ModelResolver } from "./models.js";
 import type { CompletionRecorder } from "./recording.js";
 import type { Upstream } from "./upstream.js";
 
 export interface ChatCompletionsDeps {
   /** Asked in order; the first that knows the model name serves it. */
   readonly resolvers: readonly ModelResolver[];
-  readonly cache: ModelCache;
+  /** Where the built-in and trained models are sampled (never on this thread). */
+  readonly modelThreads: ModelThreads;
   /** Null when this process cannot publish calls (then nothing is recorded). */
   readonly recorder: CompletionRecorder | null;
   readonly upstream: Upstream | null;
@@ -67,22 +69,18 @@ export function mountChatCompletions(api: HttpApi, deps: ChatCompletionsDeps): v
 
     const resolved = await resolveModel(deps.resolvers, req.model, (projectId) => canReach(ctx.principal, projectId));
     if (!resolved) throw modelNotFound(req.model);
-    const lease = await deps.cache.acquire(resolved);
-    try {
-      const header = answerHeader(resolved.modelId);
-      if (req.stream === true) {
-        await streamCompletion(lease.model, req, header, ctx, deps, record);
-        return;
-      }
-      const completions: Completion[] = [];
-      const turns = turnsOf(req.messages);
-      for (let i = 0; i < choiceCount(req); i++) completions.push(await lease.model.complete(turns, samplingOf(req, i, deps.maxTokens)));
-      const response = completionResponse(header, completions, wantsLogprobs(req));
-      await record(response, "local");
-      return response;
-    } finally {
-      lease.release();
+    const model = weightsRefOf(resolved);
+    const header = answerHeader(resolved.modelId);
+    if (req.stream === true) {
+      await streamCompletion(model, req, header, ctx, deps, record);
+      return;
     }
+    const completions: Completion[] = [];
+    const turns = turnsOf(req.messages);
+    for (let i = 0; i < choiceCount(req); i++) completions.push(await deps.modelThreads.complete(model, turns, samplingOf(req, i, deps.maxTokens)));
+    const response = completionResponse(header, completions, wantsLogprobs(req));
+    await record(response, "local");
+    return response;
   }, { renderError: openAiError });
 }
 
@@ -99,7 +97,7 @@ function sendEvent(res: Response, data: ChatCompletionChunk | { error: JsonObjec
  * OpenAI SDKs raise from a stream).
  */
 async function streamCompletion(
-  model: LanguageModel,
+  model: ModelWeightsRef,
   req: ChatCompletionReq,
   header: AnswerHeader,
   ctx: RequestContext,
@@ -123,10 +121,12 @@ async function streamCompletion(
     for (let index = 0; index < n; index++) {
       const options = samplingOf(req, index, deps.maxTokens);
       const stream = new ChoiceStream();
-      const completion = await model.complete(turns, options, (token) => {
-        if (gone) throw new ClientGone();
-        const piece = stream.push(token);
-        send([{ index, delta: { content: piece.text }, logprobs: withLogprobs ? { content: piece.tokens.map(tokenLogprobOut) } : null, finish_reason: null }]);
+      const completion = await deps.modelThreads.complete(model, turns, options, {
+        onToken: (token) => {
+          if (gone) throw new ClientGone();
+          const piece = stream.push(token);
+          send([{ index, delta: { content: piece.text }, logprobs: withLogprobs ? { content: piece.tokens.map(tokenLogprobOut) } : null, finish_reason: null }]);
+        },
       });
       const rest = stream.finish(completion);
       if (rest.text !== "" || rest.tokens.length > 0) {

@@ -1,5 +1,5 @@
 import { MAX_STOP_SEQUENCES, type ChatCompletionReq, type ChatMessage, type MessageContent, type ToolCall } from "../contract/chat.js";
-import type { ChatTurn, SamplingOptions } from "../lm/index.js";
+import type { ChatTurn, SamplingOptions } from "../lm/types.js";
 
 /**
  * An OpenAI chat request as the language model reads it: the conversation as plain turns and

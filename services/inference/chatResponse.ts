@@ -1,5 +1,5 @@
 import type { ChatCompletion, ChatCompletionChunk, CompletionUsage, TokenLogprobOut } from "../contract/chat.js";
-import type { Completion, TokenLogprob } from "../lm/index.js";
+import type { Completion, TokenLogprob } from "../lm/types.js";
 import { uuid4 } from "../ids.js";
 
 /** What every answer (and every chunk) of one request shares. */

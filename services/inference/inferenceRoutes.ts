@@ -5,7 +5,7 @@ import type { TraceEvent } from "../queue/events.js";
 import type { EventPublisher } from "../queue/queue.js";
 import { Catalogs, mountCatalogRoutes } from "./catalogs.js";
 import { mountChatCompletions } from "./chatCompletionsRoutes.js";
-import type { ModelCache } from "./modelCache.js";
+import type { ModelThreads } from "../lm/modelThreads.js";
 import { OWNER, type ModelLister, type ModelResolver } from "./models.js";
 import { mountModelsList } from "./modelsRoutes.js";
 import { CompletionRecorder } from "./recording.js";
@@ -19,8 +19,8 @@ export interface InferenceParts {
   /** Base models first, then trained models (the wiring adds the training service's lookup). */
   readonly resolvers: readonly ModelResolver[];
   readonly listers: readonly ModelLister[];
-  /** The process's one cache of loaded models (the wiring makes it, shares it with evaluation jobs and clears it on stop). */
-  readonly cache: ModelCache;
+  /** The process's model threads (the wiring makes them, shares them with evaluation and training jobs and stops them). */
+  readonly modelThreads: ModelThreads;
 }
 
 function upstreamOf(config: Config): Upstream | null {
@@ -33,7 +33,7 @@ export function mountInference(api: HttpApi, parts: InferenceParts): void {
   const upstream = upstreamOf(parts.config);
   mountChatCompletions(api, {
     resolvers: parts.resolvers,
-    cache: parts.cache,
+    modelThreads: parts.modelThreads,
     recorder: parts.publisher ? new CompletionRecorder(parts.publisher, parts.log) : null,
     upstream,
     maxTokens: parts.config.CHAT_MAX_TOKENS,

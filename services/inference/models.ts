@@ -1,8 +1,7 @@
 import type { Principal } from "../auth/keys.js";
 import type { ModelEntry } from "../contract/chat.js";
-
-/** services/lm (tfjs) is loaded at the first use: a process that serves only traces never loads it. */
-const lm = () => import("../lm/index.js");
+import { baseModels } from "../lm/baseModelCatalog.js";
+import type { ModelWeightsRef } from "../lm/modelCache.js";
 
 /**
  * Which weights a model name stands for, and which models a key may list. A chat request
@@ -29,24 +28,17 @@ export type ModelLister = (principal: Principal) => Promise<ModelEntry[]>;
 
 export const OWNER = "tracehouse";
 
-/** A base model's weights never change while the process runs: read once per id. */
-const baseWeights = new Map<string, Promise<Uint8Array | null>>();
-
-export const baseModelResolver: ModelResolver = async (name) => {
-  const { baseModels, baseModelWeights } = await lm();
-  if (!baseModels().some((m) => m.id === name)) return null;
-  let weights = baseWeights.get(name);
-  if (!weights) {
-    weights = baseModelWeights(name);
-    baseWeights.set(name, weights);
-    weights.catch(() => baseWeights.delete(name));
-  }
-  const found = await weights;
+/** The shipped base models, their weights from `baseWeights` (lm/modelThreads.ts: read once per id). */
+export const baseModelResolver = (baseWeights: (id: string) => Promise<Uint8Array | null>): ModelResolver => async (name) => {
+  const found = await baseWeights(name);
   return found ? { modelId: name, weights: found } : null;
 };
 
 export const baseModelLister: ModelLister = async () =>
-  (await lm()).baseModels().map((m) => ({ id: m.id, object: "model" as const, created: m.created, owned_by: OWNER, root: m.id }));
+  baseModels().map((m) => ({ id: m.id, object: "model" as const, created: m.created, owned_by: OWNER, root: m.id }));
+
+/** What names the resolved weights among the loaded models of a model thread. */
+export const weightsRefOf = (resolved: ResolvedModel): ModelWeightsRef => ({ key: resolved.cacheKey ?? resolved.modelId, weights: resolved.weights });
 
 export async function resolveModel(resolvers: readonly ModelResolver[], name: string, reach: Reach): Promise<ResolvedModel | null> {
   for (const resolve of resolvers) {

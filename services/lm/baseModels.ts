@@ -1,59 +1,16 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { yieldToEventLoop } from "./backend.js";
+import { baseModelSpec, cachedWeightsPath, readCachedWeights, writeCached, type BaseModelSpec } from "./baseModelCatalog.js";
 import { corpusDialog } from "./corpus.js";
 import { Random } from "./random.js";
 import { crossEntropy } from "./sft.js";
-import { VOCAB_SIZE } from "./tokenizer.js";
 import { Trainer } from "./trainer.js";
 import { appendAssistantTurn, appendContextTurn, emptySequence, fitToContext, packBatch, type TrainingSequence } from "./trainingSequences.js";
-import { initialParameters, type TransformerConfig } from "./transformer.js";
-import type { BaseModelInfo, StepMetrics } from "./types.js";
-import { decodeWeights, encodeWeights } from "./weightsFormat.js";
+import { initialParameters } from "./transformer.js";
+import type { StepMetrics } from "./types.js";
+import { encodeWeights } from "./weightsFormat.js";
 
-/** A base model this project ships: its architecture and how its weights are trained from the corpus. */
-export interface BaseModelSpec {
-  readonly info: BaseModelInfo;
-  readonly config: TransformerConfig;
-  readonly steps: number;
-  readonly batchSize: number;
-  readonly peakLearningRate: number;
-  readonly seed: number;
-  /** Bumped whenever anything above or the corpus changes: a cached build of another revision is not used. */
-  readonly revision: number;
-}
-
-export const BASE_MODEL_SPECS: readonly BaseModelSpec[] = [{
-  info: {
-    id: "tracehouse/bytelm-small",
-    created: Date.UTC(2026, 10, 24) / 1000,
-    description: "A 2-layer byte-level transformer (d=64, 128-token context) trained by tracehouse on its own synthetic chat corpus (greetings, simple facts, counting facts and single-digit arithmetic answered with one digit).",
-  },
-  config: { vocabSize: VOCAB_SIZE, contextLength: 128, dModel: 64, layers: 2, heads: 4, ffDim: 256 },
-  steps: 300,
-  batchSize: 16,
-  peakLearningRate: 4e-3,
-  seed: 20261124,
-  revision: 3,
-}];
-
-export function baseModels(): readonly BaseModelInfo[] {
-  return BASE_MODEL_SPECS.map((s) => s.info);
-}
-
-export function baseModelSpec(id: string): BaseModelSpec | undefined {
-  return BASE_MODEL_SPECS.find((s) => s.info.id === id);
-}
-
-/** LM_CACHE_DIR, else `.cache/lm` at the repository root. */
-export function cacheDir(): string {
-  return process.env.LM_CACHE_DIR ?? join(dirname(fileURLToPath(import.meta.url)), "..", "..", ".cache", "lm");
-}
-
-export function cachedWeightsPath(spec: BaseModelSpec): string {
-  return join(cacheDir(), `${spec.info.id.replace(/[^A-Za-z0-9._-]/g, "--")}.r${spec.revision}.weights`);
-}
+// The catalogue is its own module (no tfjs); its names are read from here too.
+export { BASE_MODEL_SPECS, baseModels, baseModelSpec, cacheDir, cachedWeightsPath, writeCached, type BaseModelSpec } from "./baseModelCatalog.js";
 
 /** Warm-up over the first 5% of steps, then cosine decay to a tenth of the peak. */
 function learningRate(spec: BaseModelSpec, step: number): number {
@@ -121,25 +78,6 @@ export async function buildBaseModel(spec: BaseModelSpec, log: (line: string) =>
   }
 }
 
-function readCached(path: string): Uint8Array | null {
-  if (!existsSync(path)) return null;
-  const bytes = new Uint8Array(readFileSync(path));
-  try {
-    decodeWeights(bytes);
-    return bytes;
-  } catch {
-    return null; // a corrupt cache file is rebuilt
-  }
-}
-
-/** Writes through a temporary file and a rename, so a reader never sees half a file. */
-export function writeCached(path: string, weights: Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, weights);
-  renameSync(temporary, path);
-}
-
 const building = new Map<string, Promise<Uint8Array>>();
 
 /** The weights of a shipped base model (built once by the base-model build, cached); null if unknown id. */
@@ -147,7 +85,7 @@ export async function baseModelWeights(id: string): Promise<Uint8Array | null> {
   const spec = baseModelSpec(id);
   if (!spec) return null;
   const path = cachedWeightsPath(spec);
-  const cached = readCached(path);
+  const cached = readCachedWeights(path);
   if (cached) return cached;
   let pending = building.get(id);
   if (!pending) {

@@ -1,7 +1,8 @@
 import { bareDigitReward, digitQuestions, isHeldOutDigitQuestion, oneDigitPrompt, oneDigitReward, type DigitQuestion } from "./corpus.js";
 import { loadModel } from "./model.js";
 import { Random } from "./random.js";
-import { RL_DEFAULTS, trainRl } from "./rl.js";
+import { trainRl } from "./rl.js";
+import { RL_DEFAULTS } from "./trainingDefaults.js";
 import type { ChatTurn, LanguageModel, RlGroup, RlTrajectory, SamplingOptions } from "./types.js";
 
 /**

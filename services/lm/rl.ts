@@ -9,7 +9,6 @@ import type { RlChoice, RlConfig, RlGroup, RlTrajectory, StepMetrics, TrainingPr
 
 type Tf = typeof tfTypes;
 
-export const RL_DEFAULTS: RlConfig = { learningRate: 5e-4, epsilon: 0.2, epsilonHigh: 0.2, normalizeAdvantages: true, lossFn: "ppo" };
 /** Trajectories per gradient step: a typical job (a few groups of a few trajectories) is one step. */
 export const RL_BATCH_SIZE = 32;
 

@@ -4,7 +4,6 @@ import { maskedMean, meanEntropy, Trainer, type Objective } from "./trainer.js";
 import { appendAssistantTurn, appendContextTurn, emptySequence, fitToContext, packBatch, trainableCount, type TrainingSequence } from "./trainingSequences.js";
 import type { SftConfig, SftExample, StepMetrics, TrainingProgress, TrainingResult } from "./types.js";
 
-export const SFT_DEFAULTS: SftConfig = { learningRate: 1e-3, batchSize: "auto", assistantTurns: "all" };
 const AUTO_BATCH_SIZE = 8;
 
 /** Cross-entropy on the trainable tokens (mean per token). */

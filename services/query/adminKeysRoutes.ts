@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { roleIn, secretDigest, type KeyRing, type Principal } from "../auth/keys.js";
-import { authMeOp, keyCreateOp, keyDeleteOp, keysListOp } from "../contract/adminKeys.js";
+import { authMeOp, keyCreateOp, keyDeleteOp, keysListOp, type MeRes } from "../contract/adminKeys.js";
 import { ForbiddenError, NotFoundError } from "../errors.js";
 import type { HttpApi } from "../http/app.js";
 import { uuidv7 } from "../ids.js";
-import { roleCovers, type Role } from "../keyRoles.js";
+import { roleCovers } from "../keyRoles.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { KeysRepository, type KeyRecord } from "../store/keys/keysRepository.js";
 import { microsToIso, nowMicros } from "../times.js";
@@ -13,7 +13,7 @@ import { microsToIso, nowMicros } from "../times.js";
 const newSecret = (): string => `th_${randomBytes(32).toString("base64url")}`;
 
 /** What `/auth/me` answers for a principal. */
-function describe(principal: Principal): { username: string; roles: Record<string, Role>; all_entities: Role | null } {
+function whoIs(principal: Principal): MeRes {
   const roles = Object.fromEntries([...principal.roles].filter(([entity]) => entity !== "*"));
   return { username: principal.username, roles, all_entities: principal.roles.get("*") ?? null };
 }
@@ -54,5 +54,5 @@ export function mountAdminKeyRoutes(api: HttpApi, deps: { store: ClickHouseStore
     return {};
   });
 
-  api.mount(authMeOp, async (_input, ctx) => describe(ctx.principal));
+  api.mount(authMeOp, async (_input, ctx) => whoIs(ctx.principal));
 }

@@ -5,7 +5,7 @@ import type { HttpApi } from "../http/app.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { JobsRepository } from "../store/jobs/jobsRepository.js";
 import { TrainerMessages, type OfferedAttempt } from "../store/training/trainerMessages.js";
-import { TrainingCheckpoints } from "../worker/jobs/trainingCheckpoints.js";
+import { TrainingCheckpoints, type BaseWeights } from "../worker/jobs/trainingCheckpoints.js";
 
 export interface TrainerRouteSettings {
   /** How long a claim waits for the relay to choose among the claims before it tries the next job. */
@@ -25,10 +25,10 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * the worker, worker/jobs/trainerRelay.ts). With the built-in trainer no job is ever offered:
  * a claim answers `{job: null}` and a message 409.
  */
-export function mountTrainerRoutes(api: HttpApi, store: ClickHouseStore, settings: TrainerRouteSettings = TRAINER_ROUTE_DEFAULTS): void {
+export function mountTrainerRoutes(api: HttpApi, store: ClickHouseStore, baseWeights: BaseWeights, settings: TrainerRouteSettings = TRAINER_ROUTE_DEFAULTS): void {
   const mailbox = new TrainerMessages(store);
   const jobs = new JobsRepository(store);
-  const checkpoints = new TrainingCheckpoints(store);
+  const checkpoints = new TrainingCheckpoints(store, baseWeights);
 
   /** Claims one offered attempt: the claim is stored, then the relay's choice is awaited. */
   const claimOne = async (offer: OfferedAttempt, trainerId: string): Promise<TrainerJob | null> => {

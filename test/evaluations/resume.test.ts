@@ -3,8 +3,8 @@ import { loadConfig } from "../../services/config.js";
 import { EVALUATE_MODEL_JOB, type EvaluateModelJobInput } from "../../services/contract/evaluations.js";
 import { uuidv7 } from "../../services/ids.js";
 import { localChatCompleter } from "../../services/inference/evalCompleter.js";
-import { languageModelCache } from "../../services/inference/modelCache.js";
 import { baseModelResolver } from "../../services/inference/models.js";
+import { ModelThreads } from "../../services/lm/modelThreads.js";
 import type { JsonObject } from "../../services/json.js";
 import type { CallRow } from "../../services/store/calls/callRows.js";
 import { CallsReadRepository } from "../../services/store/calls/callsRead.js";
@@ -52,10 +52,10 @@ afterEach(async () => {
   await Promise.all(runners.splice(0).map((r) => r.stop()));
 });
 const config = loadConfig({});
-const models = languageModelCache(config.INFERENCE_MODEL_CACHE_BYTES);
-const builtIn = localChatCompleter({ resolvers: [baseModelResolver], cache: models, maxTokens: config.CHAT_MAX_TOKENS });
+const modelThreads = new ModelThreads({ count: 1, cacheBytes: config.INFERENCE_MODEL_CACHE_BYTES, log });
+const builtIn = localChatCompleter({ resolvers: [baseModelResolver((id) => modelThreads.baseWeights(id))], modelThreads, maxTokens: config.CHAT_MAX_TOKENS });
 afterAll(async () => {
-  models.clear();
+  await modelThreads.stop();
   await store.close();
 });
 

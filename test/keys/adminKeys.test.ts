@@ -82,7 +82,7 @@ describe("API keys over the API", () => {
     expect(after.keys.map((k) => k.id)).not.toContain(made.id);
   });
 
-  it("another process accepts a new key and refuses a revoked one within the bound, reading them from ClickHouse", async () => {
+  it("another process accepts a new key and refuses a revoked one within the bound, and records its uses, through ClickHouse", async () => {
     const before = await make({ entity: "acme", role: "viewer", name: "made before" });
     // Loaded when a process starts.
     const late = await startTestService({ ROLE: "query", CLICKHOUSE_DATABASE: service.database });
@@ -91,6 +91,9 @@ describe("API keys over the API", () => {
     } finally {
       await late.stop();
     }
+    // The use was seen only by the process that stopped: it wrote it to ClickHouse when it stopped.
+    const listed = (await (await request(service.url, KEY_ACME, "GET", "/admin/keys?entity=acme")).json()) as { keys: { id: string; last_used_at: string | null }[] };
+    expect(listed.keys.find((k) => k.id === before.id)!.last_used_at).toEqual(expect.stringMatching(/^\d{4}-/));
     const made = await make({ entity: "acme", role: "viewer", name: "dashboard" });
     await untilMeAnswers(peer.url, made.key, 200);
     expect(await status(peer.url, made.key, "POST", "/calls/stream_query", { project_id: "acme/keys" })).toBe(200);

@@ -2,26 +2,19 @@ import { z } from "zod";
 import type { MessageOrChoice, RlExperimentalConfig, SftConfig as ApiSftConfig, TrajectoryGroup } from "../../contract/training.js";
 import { RL_JOB, RlJobInput, SFT_JOB, SftJobInput, type TrainingOutput } from "../../contract/trainingJobs.js";
 import type { JsonObject } from "../../json.js";
-import type {
-  ChatRole,
-  ChatTurn,
-  RlConfig,
-  RlGroup,
-  RlItem,
-  SftConfig,
-  SftExample,
-  TrainingProgress,
-  TrainingResult,
-} from "../../lm/index.js";
+import type { ModelThreads } from "../../lm/modelThreads.js";
+import { RL_DEFAULTS, SFT_DEFAULTS } from "../../lm/trainingDefaults.js";
+import type { ChatRole, ChatTurn, RlConfig, RlGroup, RlItem, SftConfig, SftExample, TrainingProgress, TrainingResult } from "../../lm/types.js";
 import type { ClickHouseStore } from "../../store/clickhouse.js";
 import { projectIdOf } from "../../store/training/trainingRows.js";
 import type { JobContext, JobHandler } from "./handler.js";
 import { TrainingDataReader } from "./trainingData.js";
-import { finiteMetrics, loadLm, TrainingCheckpoints } from "./trainingCheckpoints.js";
+import { finiteMetrics, TrainingCheckpoints } from "./trainingCheckpoints.js";
 
 /**
  * The built-in trainer: runs `training.rl` and `training.sft` jobs (contract/trainingJobs.ts)
- * with the built-in language model (services/lm) on the CPU.
+ * with the built-in language model (services/lm) on the CPU, in a model thread (lm/modelThreads.ts):
+ * the thread that answers requests only reads the data and writes the events and the checkpoint.
  *
  * A run: the model's latest live checkpoint's weights (the base model's when none is left),
  * the data converted to lm's types, events `training_started` {num_sequences} and one
@@ -33,8 +26,8 @@ import { finiteMetrics, loadLm, TrainingCheckpoints } from "./trainingCheckpoint
  * checkpoint) answers that checkpoint instead of training twice.
  */
 
-export function trainerJobs(store: ClickHouseStore): Record<string, JobHandler> {
-  const trainer = new Trainer(store);
+export function trainerJobs(store: ClickHouseStore, modelThreads: ModelThreads): Record<string, JobHandler> {
+  const trainer = new Trainer(store, modelThreads);
   return {
     [RL_JOB]: (input, ctx) => trainer.runRl(input, ctx),
     [SFT_JOB]: (input, ctx) => trainer.runSft(input, ctx),
@@ -127,26 +120,24 @@ class Trainer {
   private readonly checkpoints: TrainingCheckpoints;
   private readonly data: TrainingDataReader;
 
-  constructor(store: ClickHouseStore) {
-    this.checkpoints = new TrainingCheckpoints(store);
+  constructor(store: ClickHouseStore, private readonly modelThreads: ModelThreads) {
+    this.checkpoints = new TrainingCheckpoints(store, (id) => modelThreads.baseWeights(id));
     this.data = new TrainingDataReader(store);
   }
 
   async runRl(raw: JsonObject, ctx: JobContext): Promise<TrainingOutput> {
     const input = parseInput(RlJobInput, raw, RL_JOB);
     return this.run(input.model_id, ctx, async (weights, progress) => {
-      const lm = await loadLm();
       const groups = rlGroupsOf(input.trajectory_groups);
-      return lm.trainRl(weights, groups, rlConfigOf(input.experimental_config, lm.RL_DEFAULTS), progress, ctx.signal);
+      return this.modelThreads.trainRl(weights, groups, rlConfigOf(input.experimental_config, RL_DEFAULTS), progress, ctx.signal);
     });
   }
 
   async runSft(raw: JsonObject, ctx: JobContext): Promise<TrainingOutput> {
     const input = parseInput(SftJobInput, raw, SFT_JOB);
     return this.run(input.model_id, ctx, async (weights, progress) => {
-      const lm = await loadLm();
       const examples = sftExamplesOf(await this.data.rows(input.training_data_url, ctx.signal));
-      return lm.trainSft(weights, examples, sftConfigOf(input.config, lm.SFT_DEFAULTS), progress, ctx.signal);
+      return this.modelThreads.trainSft(weights, examples, sftConfigOf(input.config, SFT_DEFAULTS), progress, ctx.signal);
     });
   }
 
@@ -164,7 +155,7 @@ class Trainer {
 }
 
 /**
- * lm reports progress synchronously; the runner stores events one after another. The relay
+ * lm reports progress as it trains (through the model thread's messages); the runner stores events one after another. The relay
  * queues them (the runner keeps their order) and `flushed` waits for all of them, failing the
  * run if one could not be stored.
  */

@@ -6,7 +6,8 @@ import { TrainerMessages, type TrainerMessage } from "../../store/training/train
 import { projectIdOf, type ModelRecord } from "../../store/training/trainingRows.js";
 import type { JobContext, JobHandler } from "./handler.js";
 import { parseInput } from "./trainerJob.js";
-import { loadLm, TrainingCheckpoints } from "./trainingCheckpoints.js";
+import { decodeWeights } from "../../lm/weightsFormat.js";
+import { TrainingCheckpoints, type BaseWeights } from "./trainingCheckpoints.js";
 
 /**
  * The relay to an external trainer (`TRAINER=external`): the training job handler does not
@@ -39,8 +40,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener("abort", done, { once: true });
   });
 
-export function trainerRelayJobs(store: ClickHouseStore, settings: RelaySettings): Record<string, JobHandler> {
-  const relay = new TrainerRelay(store, settings);
+export function trainerRelayJobs(store: ClickHouseStore, settings: RelaySettings, baseWeights: BaseWeights): Record<string, JobHandler> {
+  const relay = new TrainerRelay(store, settings, baseWeights);
   return {
     [RL_JOB]: (input, ctx) => relay.run(parseInput(RlJobInput, input, RL_JOB).model_id, ctx),
     [SFT_JOB]: (input, ctx) => relay.run(parseInput(SftJobInput, input, SFT_JOB).model_id, ctx),
@@ -51,8 +52,8 @@ class TrainerRelay {
   private readonly checkpoints: TrainingCheckpoints;
   private readonly mailbox: TrainerMessages;
 
-  constructor(store: ClickHouseStore, private readonly settings: RelaySettings) {
-    this.checkpoints = new TrainingCheckpoints(store);
+  constructor(store: ClickHouseStore, private readonly settings: RelaySettings, baseWeights: BaseWeights) {
+    this.checkpoints = new TrainingCheckpoints(store, baseWeights);
     this.mailbox = new TrainerMessages(store);
   }
 
@@ -130,9 +131,8 @@ class TrainerRelay {
     const digest = String(data.weights_digest ?? "");
     const weights = await this.checkpoints.weights.get(projectIdOf(model), digest);
     if (!weights) throw new Error(`external trainer ended with weights_digest ${digest}, which is not a file of project ${projectIdOf(model)}`);
-    const lm = await loadLm();
     try {
-      lm.decodeWeights(weights);
+      decodeWeights(weights);
     } catch (err) {
       throw new Error(`external trainer's weights ${digest} are not model weights: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -4,8 +4,8 @@ import { TrainingRepository } from "../../store/training/trainingRepository.js";
 import { projectIdOf, type ModelRecord } from "../../store/training/trainingRows.js";
 import { WeightsStore } from "../../store/training/weightsStore.js";
 
-/** The language model library, loaded at the first job: a process that trains nothing never loads tfjs. */
-export const loadLm = () => import("../../lm/index.js");
+/** A shipped base model's weights, null for an unknown id (lm/modelThreads.ts `baseWeights`). */
+export type BaseWeights = (baseModelId: string) => Promise<Uint8Array | null>;
 
 /** Where a training job starts from: a weights file of the model's project. */
 export interface StartingWeights {
@@ -26,7 +26,7 @@ export class TrainingCheckpoints {
   private readonly repo: TrainingRepository;
   readonly weights: WeightsStore;
 
-  constructor(store: ClickHouseStore) {
+  constructor(store: ClickHouseStore, private readonly baseWeights: BaseWeights) {
     this.repo = new TrainingRepository(store);
     this.weights = new WeightsStore(store);
   }
@@ -47,14 +47,14 @@ export class TrainingCheckpoints {
     const projectId = projectIdOf(model);
     const latest = await this.repo.latestCheckpoint(model.id);
     if (latest) return { projectId, digest: latest.weightsDigest, step: latest.step };
-    const base = await (await loadLm()).baseModelWeights(model.baseModel);
+    const base = await this.baseWeights(model.baseModel);
     if (!base) throw new Error(`unknown base model ${model.baseModel}`);
     return { projectId, digest: await this.weights.put(projectId, base), step: null };
   }
 
   async startingWeights(model: ModelRecord): Promise<Uint8Array> {
     const latest = await this.repo.latestCheckpoint(model.id);
-    const weights = latest ? await this.weights.get(projectIdOf(model), latest.weightsDigest) : await (await loadLm()).baseModelWeights(model.baseModel);
+    const weights = latest ? await this.weights.get(projectIdOf(model), latest.weightsDigest) : await this.baseWeights(model.baseModel);
     if (!weights) throw new Error(latest ? `the weights of checkpoint step ${latest.step} are missing` : `unknown base model ${model.baseModel}`);
     return weights;
   }

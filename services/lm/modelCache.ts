@@ -1,5 +1,10 @@
-import type { LanguageModel } from "../lm/index.js";
-import type { ResolvedModel } from "./models.js";
+import type { LanguageModel } from "./types.js";
+
+/** Weights to sample with, and what names them in the cache (the same key, the same weights). */
+export interface ModelWeightsRef {
+  readonly key: string;
+  readonly weights: Uint8Array;
+}
 
 interface Entry {
   readonly model: Promise<LanguageModel>;
@@ -15,10 +20,11 @@ export interface ModelLease {
 }
 
 /**
- * Loaded models, least recently used first, bounded by the size of their weights. A model
- * pushed out while requests still use it is disposed when the last of them releases it. The
- * newest model is kept even when it alone is over the bound (a request must be served).
- * Two requests for a model not loaded yet share one load.
+ * Loaded models, least recently used first, bounded by the size of their weights; each model
+ * thread (modelThread.ts) has one, where its models live. A model pushed out while requests
+ * still use it is disposed when the last of them releases it. The newest model is kept even
+ * when it alone is over the bound (a request must be served). Two requests for a model not
+ * loaded yet share one load.
  */
 export class ModelCache {
   private readonly entries = new Map<string, Entry>();
@@ -29,8 +35,8 @@ export class ModelCache {
     private readonly load: (weights: Uint8Array) => Promise<LanguageModel>,
   ) {}
 
-  async acquire(resolved: ResolvedModel): Promise<ModelLease> {
-    const entry = this.entryFor(resolved);
+  async acquire(ref: ModelWeightsRef): Promise<ModelLease> {
+    const entry = this.entryFor(ref);
     entry.users++;
     let model: LanguageModel;
     try {
@@ -56,9 +62,7 @@ export class ModelCache {
     return [...this.entries.keys()];
   }
 
-  private entryFor(resolved: ResolvedModel): Entry {
-    const { weights } = resolved;
-    const modelId = resolved.cacheKey ?? resolved.modelId;
+  private entryFor({ key: modelId, weights }: ModelWeightsRef): Entry {
     const known = this.entries.get(modelId);
     if (known) {
       this.entries.delete(modelId);
@@ -99,10 +103,3 @@ export class ModelCache {
     }
   }
 }
-
-/**
- * The process's cache of the built-in and trained language models. services/lm (tfjs) is
- * loaded with the first model: a process that serves only traces never loads it.
- */
-export const languageModelCache = (maxBytes: number): ModelCache =>
-  new ModelCache(maxBytes, async (weights) => (await import("../lm/index.js")).loadModel(weights));

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { baseModels, baseModelWeights, loadModel, type LanguageModel } from "../../services/lm/index.js";
-import { ModelCache } from "../../services/inference/modelCache.js";
+import { ModelCache } from "../../services/lm/modelCache.js";
 
 /** The loaded-model cache on real models: bounded by weights, least recently used out, disposed when no request uses them. */
 let weights: Uint8Array;
@@ -31,18 +31,18 @@ describe("ModelCache", () => {
     loads.length = 0;
     disposed.length = 0;
     const cache = new ModelCache(Math.floor(weights.byteLength * 1.5), countingLoad);
-    const a = await cache.acquire({ modelId: "a", weights });
+    const a = await cache.acquire({ key: "a", weights });
     a.release();
-    (await cache.acquire({ modelId: "a", weights })).release();
+    (await cache.acquire({ key: "a", weights })).release();
     expect(loads).toEqual([0]);
 
-    const b = await cache.acquire({ modelId: "b", weights });
+    const b = await cache.acquire({ key: "b", weights });
     expect(cache.loadedIds()).toEqual(["b"]);
     await Promise.resolve();
     expect(disposed).toEqual([0]);
 
     // b is pushed out while a request holds it: disposed only when released.
-    const [c1, c2] = await Promise.all([cache.acquire({ modelId: "c", weights }), cache.acquire({ modelId: "c", weights })]);
+    const [c1, c2] = await Promise.all([cache.acquire({ key: "c", weights }), cache.acquire({ key: "c", weights })]);
     expect(loads).toEqual([0, 1, 2]);
     expect(cache.loadedIds()).toEqual(["c"]);
     expect(disposed).toEqual([0]);
@@ -57,9 +57,9 @@ describe("ModelCache", () => {
 
   it("forgets a load that failed, so the next request tries again", async () => {
     const cache = new ModelCache(weights.byteLength * 4, loadModel);
-    await expect(cache.acquire({ modelId: "broken", weights: new Uint8Array([1, 2, 3]) })).rejects.toThrow();
+    await expect(cache.acquire({ key: "broken", weights: new Uint8Array([1, 2, 3]) })).rejects.toThrow();
     expect(cache.loadedIds()).toEqual([]);
-    const lease = await cache.acquire({ modelId: "broken", weights });
+    const lease = await cache.acquire({ key: "broken", weights });
     expect(cache.loadedIds()).toEqual(["broken"]);
     lease.release();
     cache.clear();
