@@ -20,6 +20,32 @@ const NOT_ON_CHDB = [
   "test/lm/**",
 ];
 
+/**
+ * The cluster run (`cluster-18.16`): the storage-touching API suites against a service whose
+ * schema is spread over a ClickHouse 18.16 cluster (2 shards x 2 replicas, ZooKeeper:
+ * scripts/clickhouse-cluster.sh), and the files of test/cluster/. Not part of the two runs above.
+ */
+const ON_CLUSTER = [
+  "test/cluster/**/*.test.ts",
+  "test/calls/pipeline.test.ts",
+  "test/calls/writesRightAfter.test.ts",
+  "test/calls/window.test.ts",
+  "test/otlp/httpExporters.test.ts",
+  "test/otlp/logs.test.ts",
+  "test/threads/threadsPipeline.test.ts",
+  "test/feedback/feedback.test.ts",
+  "test/feedback/stats.test.ts",
+  "test/costs/costsApi.test.ts",
+  "test/costs/includeCosts.test.ts",
+  "test/usage/usageApi.test.ts",
+  "test/objects/objects.test.ts",
+  "test/tables/tables.test.ts",
+  "test/refs/expandColumns.test.ts",
+  "test/v2/evalResults.test.ts",
+  "test/annotationQueues/queues.test.ts",
+  "test/annotationQueues/items.test.ts",
+];
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -29,12 +55,16 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "clickhouse-18.16", include: ["test/**/*.test.ts"], globalSetup: ["test/globalSetup.ts"] },
+        test: { name: "clickhouse-18.16", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/cluster/**"], globalSetup: ["test/globalSetup.ts"] },
       },
       {
         extends: true,
         // configDefaults.exclude keeps node_modules out (test/clients/*/node_modules holds packages' own tests).
-        test: { name: "chdb-26.7", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...NOT_ON_CHDB], globalSetup: ["test/globalSetup.chdb.ts"] },
+        test: { name: "chdb-26.7", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...NOT_ON_CHDB, "test/cluster/**"], globalSetup: ["test/globalSetup.chdb.ts"] },
+      },
+      {
+        extends: true,
+        test: { name: "cluster-18.16", include: ON_CLUSTER, globalSetup: ["test/globalSetup.cluster.ts"] },
       },
     ],
   },

@@ -39,7 +39,8 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
   const flags = ["--max-semi-space-size=2", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
-  const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [compiledService()];
+  // BENCH_SERVICE_ENTRY: another compiled service (e.g. a copy of build/ made at an earlier commit), compared in the same conditions.
+  const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [process.env.BENCH_SERVICE_ENTRY ?? compiledService()];
   const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, ...entry], {
     env: {
       ...process.env,

@@ -29,6 +29,8 @@ import { threadsPageQuery, threadsThresholdQuery, type ThreadsQuerySpec } from "
 import { ThreadsWriteRepository } from "../services/store/threads/threadsWrite.js";
 import { BENCH_AUTH, clickhouseClientMs, printTable, spawnService, startBenchClickHouse, stats, timeIt } from "./support.js";
 import { MIGRATIONS } from "../services/roles.js";
+import { ProjectRetention } from "../services/store/projects/retention.js";
+import { ProjectSettingsRepository } from "../services/store/projects/settingsRepository.js";
 
 const THREADS = 100_000;
 const TURNS = 1_000_000;
@@ -134,7 +136,7 @@ async function main(): Promise<void> {
     }]);
 
     const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: DATABASE, DATA_DIR: dir, LOG_LEVEL: "warn" });
-    const reads = new ThreadsReadRepository(store);
+    const reads = new ThreadsReadRepository(store, new ProjectRetention(new ProjectSettingsRepository(store), null));
     const cases: { name: string; sortBy: ThreadSortBy[]; rawOrder: string }[] = [
       { name: "last_updated desc", sortBy: [{ field: "last_updated", direction: "desc" }], rawOrder: "last_updated DESC, thread_id DESC" },
       { name: "p99_turn_duration_ms desc", sortBy: [{ field: "p99_turn_duration_ms", direction: "desc" }], rawOrder: "p99_turn_duration_ms DESC, thread_id DESC" },

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the service and its tests need, when missing: ClickHouse, kcat and chromium
-# (the web UI's browser tests) from Debian's packages, the npm packages from the lockfile;
+# Installs what the service and its tests need, when missing: ClickHouse, kcat, chromium
+# (the web UI's browser tests) and ZooKeeper (the cluster stage) from Debian's packages, the npm packages from the lockfile;
 # then builds the web UI when its sources are newer than its build. Safe to run every time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,8 @@ need_apt=()
 command -v clickhouse-client >/dev/null 2>&1 || need_apt+=(clickhouse-client)
 command -v kcat >/dev/null 2>&1 || need_apt+=(kcat)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# ZooKeeper for the cluster stage of the suite (scripts/clickhouse-cluster.sh); the package starts no service.
+[ -e /usr/share/java/zookeeper.jar ] || need_apt+=(zookeeper)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]} from Debian's packages"
   SUDO=""

@@ -35,6 +35,7 @@ export const DEFAULTS = {
   INFERENCE_MODEL_CACHE_BYTES: 512 * 1024 * 1024,
   MODEL_THREADS: 1,
   INFERENCE_CATALOG_REFRESH_MS: 3_600_000,
+  RETENTION_INTERVAL_MS: 600_000,
 } as const;
 
 /** The roles a process can run; what each one mounts and runs is the table in services/roles.ts. */
@@ -104,7 +105,7 @@ export const EnvVariables = z.object({
   FILE_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.FILE_MAX_BYTES).describe("Largest file `/file/create` and `/image/create` store (413 beyond; nothing of the upload is kept)."),
   BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS).describe("Most events the worker stores in one batch: ClickHouse's CPU per row falls as inserts grow."),
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_BYTES).describe("Durable log: most log bytes in one worker batch (a single bigger record still goes, alone). The worker holds a batch and its rows until they are stored, so this bounds its memory when events are fat (OTLP exports)."),
-  BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS).describe("Longest the worker waits to fill a batch (sooner once `BATCH_MAX_EVENTS` are waiting, at once for a backlog). It bounds how soon a write is stored after a burst, and how many small inserts a quiet process makes."),
+  BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS).describe("Longest the worker waits to fill a batch (sooner once `BATCH_MAX_EVENTS` are waiting, at once for a backlog; on the durable log also at once when no batch went out in the last `BATCH_MAX_WAIT_MS`, so a lone write to an idle worker does not wait). It bounds how soon a write is stored after a burst, and how many small inserts a quiet process makes."),
   LOG_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(DEFAULTS.LOG_BATCHES_IN_FLIGHT).describe("Durable log: batches its worker handles at once, so that one is merged while ClickHouse stores the one before. Positions are committed in order; each batch in flight holds its memory."),
   LOG_EXPORT_WRITERS: z.coerce.number().int().min(0).max(8).default(DEFAULTS.LOG_EXPORT_WRITERS).describe("Durable log: writer threads beside the log's worker thread; a batch made only of OTLP exports goes to an idle one, which maps the spans and stores their calls (0: the worker thread does it all). Each holds a V8 heap of its own."),
   PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES).describe("Copies of the service on one port (Node's cluster module), each with its own log and worker; a process that dies is replaced by one that replays its log. For machines with more cores than ClickHouse needs (docs/operations.md)."),
@@ -128,6 +129,8 @@ export const EnvVariables = z.object({
   EVAL_LLM_API_KEY: z.string().optional().describe("The Bearer key of `EVAL_LLM_BASE_URL`."),
   INFERENCE_CATALOG_URLS: jsonArray(CatalogUrls).default({}).describe("JSON `{\"analysis_models\": url, \"hardware\": url, \"router_models\": url}`, each optional: where the inference information catalogs are refreshed from (unset: the shipped ones)."),
   INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS).describe("How often those catalogs are fetched."),
+  RETENTION_DAYS: z.coerce.number().int().min(1).optional().describe("Days a project's calls are kept (by `started_at`) when the project sets no `retention_days` of its own (`PUT /projects/{entity}/{project}/settings`); unset = keep everything. Older calls leave every read within a minute and are deleted by the worker's retention job (docs/operations.md, \"Retention and disk\")."),
+  RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.RETENTION_INTERVAL_MS).describe("How often the worker's retention job deletes the calls past their project's retention (it also runs at start and soon after a project's settings change in the same process)."),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("pino log level (JSON lines on stdout); at `info` one line per request, `warn` drops those."),
 });
 const EnvSchema = EnvVariables.transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));

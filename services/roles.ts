@@ -41,7 +41,8 @@ import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
 import { JOBS_MIGRATION } from "./store/jobs/schema.js";
 import { FILES_MIGRATION } from "./store/files/schema.js";
 import type { Migration } from "./store/migrations.js";
-import { PROJECTS_MIGRATION } from "./store/projects/schema.js";
+import { PROJECT_SETTINGS_MIGRATION, PROJECTS_MIGRATION } from "./store/projects/schema.js";
+import type { ProjectRetention } from "./store/projects/retention.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { TABLE_SORT_KEYS_MIGRATION, TABLES_MIGRATION } from "./store/tables/schema.js";
 import { THREADS_MIGRATION } from "./store/threads/schema.js";
@@ -90,6 +91,10 @@ export interface ServiceParts {
   readonly keys: KeyRing;
   /** The process's model threads (lm/modelThreads.ts): chat completions, evaluation jobs and training share them (service.ts stops them). */
   readonly modelThreads: ModelThreads;
+  /** Each project's retention: every read of calls, and of what derives from them, leaves out what is past it. */
+  readonly retention: ProjectRetention;
+  /** A project's settings changed in this process: the worker's retention job, if it runs here, runs soon. */
+  readonly retentionChanged: () => void;
 }
 
 export interface Resource {
@@ -130,12 +135,12 @@ export const RESOURCES: readonly Resource[] = [
     migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION],
     routes: {
       ingest: (api, parts) => mountCallIngest(api, publisherOf(parts)),
-      query: (api, { store }) =>
+      query: (api, { store, retention }) =>
         mountCallQueries(api, {
-          reads: new CallsReadRepository(store),
+          reads: new CallsReadRepository(store, retention),
           logs: new OtelLogsRepository(store),
           enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
-          expander: new RefExpander(new CallsReadRepository(store), new RefResolver(storeSources(store))),
+          expander: new RefExpander(new CallsReadRepository(store, retention), new RefResolver(storeSources(store, retention))),
         }),
     },
   },
@@ -150,23 +155,23 @@ export const RESOURCES: readonly Resource[] = [
     name: "threads",
     migrations: [THREADS_MIGRATION],
     // Its aggregates over each call batch: worker/callWorker.ts.
-    routes: { query: (api, { store }) => mountThreadQueries(api, { store }) },
+    routes: { query: (api, { store, retention }) => mountThreadQueries(api, { store, retention }) },
   },
-  { name: "otel_logs", migrations: [OTEL_LOGS_MIGRATION], routes: { query: (api, { store }) => mountOtelLogsRoutes(api, { store }) } },
+  { name: "otel_logs", migrations: [OTEL_LOGS_MIGRATION], routes: { query: (api, { store, retention }) => mountOtelLogsRoutes(api, { store, retention }) } },
   { name: "costs", migrations: [COSTS_MIGRATION], routes: { query: (api, { store }) => mountCostRoutes(api, { store }) } },
-  { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store }) => mountFeedbackRoutes(api, { store }) } },
+  { name: "feedback", migrations: [FEEDBACK_MIGRATION], routes: { query: (api, { store, retention }) => mountFeedbackRoutes(api, { store, retention }) } },
   // Job state for the job runner (worker/jobs/runner.ts); the resources that submit jobs (evaluations, scoring,
   // training) add their job types and start the runner in the worker role.
   { name: "jobs", migrations: [JOBS_MIGRATION] },
-  { name: "usage", routes: { query: (api, { store }) => mountUsageRoutes(api, { store }) } },
+  { name: "usage", routes: { query: (api, { store, retention }) => mountUsageRoutes(api, { store, retention }) } },
   {
     name: "projects",
-    migrations: [PROJECTS_MIGRATION],
+    migrations: [PROJECTS_MIGRATION, PROJECT_SETTINGS_MIGRATION],
     // The projects seen in each call batch: worker/callWorker.ts.
     routes: {
-      query: (api, { store }) => {
+      query: (api, { store, retention, retentionChanged }) => {
         mountGraphqlRoutes(api, { store });
-        mountProjectRoutes(api, { store });
+        mountProjectRoutes(api, { store, retention, retentionChanged });
       },
     },
   },
@@ -178,15 +183,15 @@ export const RESOURCES: readonly Resource[] = [
   },
   { name: "tables", migrations: [TABLES_MIGRATION, TABLE_SORT_KEYS_MIGRATION], routes: { query: (api, { store }) => mountTableRoutes(api, { store }) } },
   // Reads what objects, tables and calls store; no tables of its own.
-  { name: "refs", routes: { query: (api, { store }) => mountRefRoutes(api, { store }) } },
-  { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store }) => mountAnnotationQueueRoutes(api, { store }) } },
+  { name: "refs", routes: { query: (api, { store, retention }) => mountRefRoutes(api, { store, retention }) } },
+  { name: "annotation_queues", migrations: ANNOTATION_MIGRATIONS, routes: { query: (api, { store, retention }) => mountAnnotationQueueRoutes(api, { store, retention }) } },
   // API keys made over the API (stored hashed) and `/auth/me`; every HTTP process reloads them (auth/keySync.ts, service.ts).
   { name: "keys", migrations: [KEYS_MIGRATION], routes: { query: (api, { store, keys }) => mountAdminKeyRoutes(api, { store, keys }) } },
   // Answers of retried requests (`X-Weave-Retry-Id`) for the operations that record them; read by the HTTP layer (service.ts).
   { name: "retries", migrations: [RETRIES_MIGRATION] },
   // /v2/ ops, datasets, scorers, evaluations, models (objects), evaluation runs, predictions and scores (calls
   // written through the worker's merge in this process, readable at once), eval_results. No tables of its own.
-  { name: "v2", routes: { query: (api, parts) => mountV2Routes(api, { store: parts.store, writeCalls: callBatchHandler(parts) }) } },
+  { name: "v2", routes: { query: (api, parts) => mountV2Routes(api, { store: parts.store, retention: parts.retention, writeCalls: callBatchHandler(parts) }) } },
   {
     name: "inference",
     routes: {
@@ -218,9 +223,9 @@ export const RESOURCES: readonly Resource[] = [
   // calls through the worker's merge in this process and calling the LLM endpoint of evalCompleter.
   {
     name: "evaluations",
-    routes: { query: (api, { store, jobSubmitter }) => mountEvaluationRoutes(api, { store, submitter: jobSubmitter }) },
+    routes: { query: (api, { store, jobSubmitter, retention }) => mountEvaluationRoutes(api, { store, retention, submitter: jobSubmitter }) },
     jobHandlers: (parts) =>
-      evaluationJobs({ store: parts.store, writeCalls: callBatchHandler(parts), completer: evalCompleter(parts), maxAttempts: parts.config.JOBS_MAX_ATTEMPTS }),
+      evaluationJobs({ store: parts.store, retention: parts.retention, writeCalls: callBatchHandler(parts), completer: evalCompleter(parts), maxAttempts: parts.config.JOBS_MAX_ATTEMPTS }),
   },
   // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
   { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },

@@ -28,6 +28,10 @@ import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
 import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { LogWorkerData } from "./worker/logWorker.js";
+import { RetentionJob } from "./worker/retentionJob.js";
+import { RetentionExpiry } from "./store/projects/expiry.js";
+import { ProjectRetention } from "./store/projects/retention.js";
+import { ProjectSettingsRepository } from "./store/projects/settingsRepository.js";
 
 export interface RunningService {
   readonly url: string | null;
@@ -174,7 +178,21 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   // One per process: chat completions, evaluation jobs and training share its threads (started at their first work).
   const modelThreads = new ModelThreads({ count: config.MODEL_THREADS, cacheBytes: config.INFERENCE_MODEL_CACHE_BYTES, log });
   const { ring, printed } = resolveKeys(config, log);
-  const parts: ServiceParts = { config, log, store, publisher, jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null, jobsHealthy, modelThreads, keys: ring };
+  const retention = new ProjectRetention(new ProjectSettingsRepository(store), config.RETENTION_DAYS ?? null);
+  // One job per machine's processes (PROCESSES > 1 run copies of the worker): its deletes are the same for all.
+  const retentionJob = roles.has("worker") && config.PROCESS_INDEX === 0 ? new RetentionJob(new RetentionExpiry(store), retention, { intervalMs: config.RETENTION_INTERVAL_MS, log }) : null;
+  const parts: ServiceParts = {
+    config,
+    log,
+    store,
+    publisher,
+    jobSubmitter: jobPublisher ? new JobSubmitter(jobPublisher, jobs, log) : null,
+    jobsHealthy,
+    modelThreads,
+    keys: ring,
+    retention,
+    retentionChanged: () => retentionJob?.runSoon(),
+  };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
@@ -188,6 +206,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     await jobConsumer.start(deliverWith(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())), log, jobsTopicOf.name));
     jobRunner.start();
     runner = jobRunner;
+    retentionJob?.start();
   }
 
   let server: Server | null = null;
@@ -214,9 +233,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     if (servesApi) mountRoutes(api, roles, parts);
     mountDocs(api);
     api.installErrorHandler();
-    server = await new Promise<Server>((done) => {
-      const s = http.app.listen(port, config.HOST, () => done(s));
-    });
+    server = await http.listen(port, config.HOST);
     server.keepAliveTimeout = 65_000;
     const address = server.address();
     url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
@@ -238,6 +255,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
       }
       await keySync?.stop();
       if (runner) await runner.stop();
+      await retentionJob?.stop();
       // No request and no job asks for a model any more.
       await modelThreads.stop();
       if (jobConsumer) await jobConsumer.shutdown();

@@ -51,12 +51,20 @@ const storedEntry = (key: StoredKey): Entry => ({
  * over the API, which auth/keySync.ts reloads from ClickHouse and the process that makes or
  * revokes one changes at once. Remembers when each stored key was last used, for keySync to write.
  */
+const MAX_FOUND = 1_000;
+
 export class KeyRing {
   private readonly configured: readonly Entry[];
   private stored: readonly Entry[] = [];
   /** Bumped by every change made here, so that a reload read before it does not undo it. */
   private changes = 0;
   private uses = new Map<string, number>();
+  /**
+   * Secrets already looked up, so that a client sending one request after another pays the
+   * digest and the comparisons once; forgotten whenever the keys change, so a revoked key is
+   * refused as soon as this process knows, and bounded against a stream of distinct secrets.
+   */
+  private found = new Map<string, Principal>();
 
   constructor(keys: readonly AuthKey[]) {
     this.configured = keys.map((k) => ({ digest: secretDigest(k.key), principal: principalOf(k.username, k.entities, k.role ?? BOOTSTRAP_ROLE) }));
@@ -64,6 +72,15 @@ export class KeyRing {
 
   /** Compares against every key in constant time per key, so timing tells nothing. */
   find(secret: string): Principal | null {
+    const known = this.found.get(secret) ?? this.compare(secret);
+    if (known === null) return null;
+    if (known.keyId !== undefined) this.uses.set(known.keyId, nowMicros());
+    if (this.found.size >= MAX_FOUND) this.found.clear();
+    this.found.set(secret, known);
+    return known;
+  }
+
+  private compare(secret: string): Principal | null {
     const candidate = secretDigest(secret);
     let found: Principal | null = null;
     for (const entry of this.configured) {
@@ -72,7 +89,6 @@ export class KeyRing {
     for (const entry of this.stored) {
       if (entry.digest.length === candidate.length && timingSafeEqual(entry.digest, candidate)) found = entry.principal;
     }
-    if (found?.keyId !== undefined) this.uses.set(found.keyId, nowMicros());
     return found;
   }
 
@@ -83,17 +99,21 @@ export class KeyRing {
 
   /** The stored keys as a reload read them; ignored when this process changed them since `mark` (the next reload has it). */
   replaceStored(keys: readonly StoredKey[], mark: number): void {
-    if (mark === this.changes) this.stored = keys.map(storedEntry);
+    if (mark !== this.changes) return;
+    this.stored = keys.map(storedEntry);
+    this.found = new Map();
   }
 
   add(key: StoredKey): void {
     this.changes += 1;
     this.stored = [...this.stored.filter((e) => e.principal.keyId !== key.id), storedEntry(key)];
+    this.found = new Map();
   }
 
   remove(id: string): void {
     this.changes += 1;
     this.stored = this.stored.filter((e) => e.principal.keyId !== id);
+    this.found = new Map();
   }
 
   /** When this process last saw the stored key used, if not yet taken by `takeUses`. */

@@ -1,6 +1,7 @@
 import { checkJsonSyntax } from "../jsonSyntax.js";
 import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../jsonBounds.js";
-import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
 import type { Logger } from "pino";
 import { canReach, holdsAnywhere, roleIn, type KeyRing, type Principal } from "../auth/keys.js";
 import { credentials } from "../auth/basic.js";
@@ -13,6 +14,7 @@ import { ignoredFields, toValidationError } from "./validation.js";
 import { RETRY_ID_HEADER, RetryAnswers, retryKey, type RecordedAnswers } from "./retries.js";
 import type { z } from "zod";
 import { nameRoute, requestLog, requestLogger } from "./requestLog.js";
+import { plainBodyLength, readPlainBody } from "./plainBody.js";
 
 export interface HttpOptions {
   readonly keys: KeyRing;
@@ -31,6 +33,8 @@ export interface HttpOptions {
 }
 
 const ANONYMOUS: Principal = { username: "anonymous", roles: new Map() };
+/** Dropped before parsing, as body-parser's UTF-8 decoding drops it. */
+const LEADING_BOM = /^\uFEFF/;
 
 /**
  * Writes an operation's own error body (e.g. OTLP's `google.rpc.Status`) for an answer
@@ -61,13 +65,80 @@ export class HttpApi {
   /** Text of each JSON body an operation asked to keep (`keepBodyText`). */
   private readonly bodyTexts = new WeakMap<object, string>();
   private readonly retries: RetryAnswers;
+  private readonly logRequest: RequestHandler;
+  /** The handlers of each operation on a path without parameters, by `METHOD /path` (see `listener`). */
+  private readonly exactRoutes = new Map<string, readonly RequestHandler[]>();
+  /** Principals of the Authorization headers that authenticated, so that a key is hashed once, not per request. */
 
   constructor(private readonly options: HttpOptions) {
     this.retries = new RetryAnswers(options.recordedAnswers ?? null, (err) => options.log.warn({ err }, "could not record the answer of a retried request"));
     this.app = express();
     this.app.disable("x-powered-by");
     this.app.set("trust proxy", false);
-    this.app.use(requestLog(options.log));
+    this.logRequest = requestLog(options.log);
+    this.app.use(this.logRequest);
+  }
+
+  /**
+   * The server's request listener. A request for an operation whose path has no parameters
+   * runs that operation's handlers directly, as Express would after its router (the same
+   * request and answer objects, the same request log, parsers, handler and error answers),
+   * without walking the router's list of every route; any other request goes to Express.
+   */
+  readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? "";
+    const query = url.indexOf("?");
+    const handlers = this.exactRoutes.get(`${req.method ?? ""} ${query < 0 ? url : url.slice(0, query)}`);
+    if (!handlers) {
+      this.app(req, res);
+      return;
+    }
+    // Made by `listen`'s server, they already are Express's; a prototype set afterwards costs more.
+    const request = (Object.prototype.isPrototypeOf.call(this.app.request, req) ? req : Object.setPrototypeOf(req, this.app.request)) as Request;
+    const response = (Object.prototype.isPrototypeOf.call(this.app.response, res) ? res : Object.setPrototypeOf(res, this.app.response)) as Response;
+    request.res = response;
+    response.req = request;
+    response.locals = Object.create(null) as Record<string, unknown>;
+    request.baseUrl = "";
+    request.originalUrl = url;
+    request.params = {};
+    this.runHandlers([this.logRequest, ...handlers], request, response);
+  };
+
+  /** Listens on `port` with `listener`. */
+  listen(port: number, host: string): Promise<Server> {
+    class ApiRequest extends IncomingMessage {}
+    class ApiResponse<R extends IncomingMessage> extends ServerResponse<R> {}
+    Object.setPrototypeOf(ApiRequest.prototype, this.app.request);
+    Object.setPrototypeOf(ApiResponse.prototype, this.app.response);
+    const server = createServer({ IncomingMessage: ApiRequest, ServerResponse: ApiResponse }, this.listener);
+    return new Promise<Server>((done, fail) => {
+      server.once("error", fail);
+      server.listen(port, host, () => done(server));
+    });
+  }
+
+  /** Runs handlers in turn as Express's router does: each calls `next` to pass on, `next(err)` to answer an error. */
+  private runHandlers(handlers: readonly RequestHandler[], req: Request, res: Response): void {
+    let at = 0;
+    const next = (err?: unknown): void => {
+      if (err !== undefined && err !== null && err !== "route" && err !== "router") {
+        this.answerError(err, req, res, (answer) => res.json(answer.body));
+        return;
+      }
+      const handler = handlers[at++];
+      if (!handler) {
+        this.answerNoRoute(req, res);
+        return;
+      }
+      try {
+        const ran: unknown = handler(req, res, next);
+        if (ran instanceof Promise) ran.catch(next);
+      } catch (thrown) {
+        next(thrown);
+      }
+    };
+    next();
   }
 
   /** Something a mounted resource must release when the service stops (timers, loaded models). */
@@ -117,7 +188,7 @@ export class HttpApi {
     if (op.retries === "recorded" && !this.retries.records) throw new Error(`operation ${op.id} records retried answers: the API needs recordedAnswers`);
     this.operations.push(op as unknown as Operation);
     const parsers = !op.body || op.rawBody ? [] : options.bodyFromText ? this.textBody(options.bodyFromText) : [this.jsonBody(op.keepBodyText === true)];
-    this.app[op.method](expressPath(op.path), ...parsers, async (req: Request, res: Response, next: NextFunction) => {
+    const run = async (req: Request, res: Response, next: NextFunction) => {
       nameRoute(res, op.path);
       try {
         this.refuseWhileDraining(res);
@@ -125,8 +196,8 @@ export class HttpApi {
         // Before validation: a key below the role everywhere learns nothing of the input's rules.
         if (role !== null && !holdsAnywhere(principal, role)) throw new ForbiddenError(`this operation needs the role ${role}; this key holds it in no entity`);
         const input = {
-          params: this.validate(op.params, req.params, "path", res),
-          query: this.validate(op.query, req.query, "query", res),
+          params: op.params ? this.validate(op.params, req.params, "path", res) : undefined,
+          query: op.query ? this.validate(op.query, req.query, "query", res) : undefined,
           body: op.fastBody?.(req.body) ?? this.validate(op.body, req.body, "body", res),
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
@@ -146,7 +217,7 @@ export class HttpApi {
         };
         if (retryId === null) {
           const result = await handler(input, ctx);
-          if (!res.headersSent && result !== undefined) res.status(200).json(result);
+          if (!res.headersSent && result !== undefined) answerJson(res, result);
           return;
         }
         const answer = await this.retries.answer(retryKey(retryId, op.id, projects), op.retries === "recorded", async () => {
@@ -160,24 +231,47 @@ export class HttpApi {
         if (options.renderError) this.answerError(err, req, res, options.renderError);
         else next(err);
       }
-    });
+    };
+    this.app[op.method](expressPath(op.path), ...parsers, run);
+    const key = `${op.method.toUpperCase()} ${op.path}`;
+    // The first mounted wins, as in Express's router.
+    if (!op.path.includes("{") && !this.exactRoutes.has(key)) this.exactRoutes.set(key, [...parsers, run]);
   }
 
   private get maxJsonDepth(): number {
     return this.options.maxJsonDepth ?? DEFAULT_JSON_MAX_DEPTH;
   }
 
-  private jsonBody(keepText: boolean) {
-    return express.json({
-      limit: this.options.maxBodyBytes,
-      type: () => true,
-      strict: false,
-      verify: (req, _res, buf) => {
-        checkJsonBytes(buf, this.maxJsonDepth);
-        this.bodySizes.set(req, buf.length);
-        if (keepText) this.bodyTexts.set(req, buf.toString("utf8"));
-      },
-    });
+  /**
+   * The JSON body: checked (UTF-8, depth), its size and, if asked, its text kept, then parsed.
+   * A plain body (plainBody.ts) is read here; any other through body-parser, which inflates,
+   * decodes or refuses it; both check and answer alike.
+   */
+  private jsonBody(keepText: boolean): RequestHandler {
+    const verify = (req: IncomingMessage, bytes: Buffer) => {
+      checkJsonBytes(bytes, this.maxJsonDepth);
+      this.bodySizes.set(req, bytes.length);
+      if (keepText) this.bodyTexts.set(req, bytes.toString("utf8"));
+    };
+    const parser = express.json({ limit: this.options.maxBodyBytes, type: () => true, strict: false, verify: (req, _res, buf) => verify(req, buf) });
+    return (req, res, next) => {
+      const length = plainBodyLength(req, this.options.maxBodyBytes);
+      if (length === null) return parser(req, res, next);
+      readPlainBody(req, length, (err, bytes) => {
+        if (err) return next(err);
+        try {
+          verify(req, bytes);
+        } catch (refused) {
+          return next(refused);
+        }
+        try {
+          req.body = JSON.parse(bytes.toString("utf8").replace(LEADING_BOM, "")) as unknown;
+        } catch (malformed) {
+          return next(Object.assign(new Error(malformed instanceof Error ? malformed.message : String(malformed)), { status: 400, type: "entity.parse.failed" }));
+        }
+        next();
+      });
+    };
   }
 
   /** The body as text (decoded once), checked as JSON and turned into what validation sees; the text is kept. */
@@ -226,14 +320,16 @@ export class HttpApi {
 
   /** Must be installed after every route: answers unknown routes, maps typed errors to answers. */
   installErrorHandler(): void {
-    this.app.use((req: Request, res: Response) => {
-      const message = `no route ${req.method} ${req.path.slice(0, 200)}`;
-      res.status(404).setHeader("x-should-retry", "false");
-      res.json({ detail: message, message });
-    });
+    this.app.use((req: Request, res: Response) => this.answerNoRoute(req, res));
     this.app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
       this.answerError(err, req, res, (answer) => res.json(answer.body));
     });
+  }
+
+  private answerNoRoute(req: Request, res: Response): void {
+    const message = `no route ${req.method} ${req.path.slice(0, 200)}`;
+    res.status(404).setHeader("x-should-retry", "false");
+    res.json({ detail: message, message });
   }
 
   private answerError(err: unknown, req: Request, res: Response, render: ErrorRenderer): void {
@@ -250,6 +346,22 @@ export class HttpApi {
     res.status(answer.status);
     render(answer, err, req, res);
   }
+}
+
+/**
+ * A 200 answer of JSON. A GET answer goes through Express (its ETag lets a client revalidate);
+ * the answer to any other method is written as it is, as no client caches those.
+ */
+function answerJson(res: Response, result: unknown): void {
+  if (res.req.method === "GET") {
+    res.status(200).json(result);
+    return;
+  }
+  const text = JSON.stringify(result);
+  res.statusCode = 200;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.end(text);
 }
 
 /** The request's `X-Weave-Retry-Id`, null when absent or empty. */

@@ -16,7 +16,8 @@ const ACCEPTED_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 const CLIENT_CLOSED = 499;
 
 const routes = new WeakMap<Response, string>();
-const loggers = new WeakMap<Response, Logger>();
+/** Each answer's request id, and its child logger once one was asked for (most requests never log but their line). */
+const requests = new WeakMap<Response, { readonly id: string; readonly log: Logger; child: Logger | null }>();
 
 /** Names the route of this answer in logs and metrics (HttpApi.mount: the operation's path). */
 export function nameRoute(res: Response, route: string): void {
@@ -25,7 +26,10 @@ export function nameRoute(res: Response, route: string): void {
 
 /** The request's logger (with its `request_id`), or `fallback` outside a request. */
 export function requestLogger(res: Response, fallback: Logger): Logger {
-  return loggers.get(res) ?? fallback;
+  const request = requests.get(res);
+  if (!request) return fallback;
+  request.child ??= request.log.child({ request_id: request.id });
+  return request.child;
 }
 
 function requestIdOf(req: Request): string {
@@ -48,8 +52,7 @@ export function requestLog(log: Logger) {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(req);
     res.setHeader("X-Request-Id", requestId);
-    const child = log.child({ request_id: requestId });
-    loggers.set(res, child);
+    requests.set(res, { id: requestId, log, child: null });
     res.once("close", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
@@ -57,7 +60,7 @@ export function requestLog(log: Logger) {
       httpRequests.inc({ route, method: req.method, status: String(status) });
       httpDuration.observe({ route, method: req.method }, seconds);
       if ((status >= 400 && status < 500 && status !== CLIENT_CLOSED) || status === 503) httpRejects.inc({ route, status: String(status) });
-      child.info({ method: req.method, route, path: req.path, status, ms: Math.round(seconds * 1e4) / 10 }, "request");
+      if (log.isLevelEnabled("info")) requestLogger(res, log).info({ method: req.method, route, path: req.path, status, ms: Math.round(seconds * 1e4) / 10 }, "request");
     });
     next();
   };

@@ -8,9 +8,12 @@ import { CallsReadRepository } from "../store/calls/callsRead.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import type { Clock } from "../times.js";
 import { writeStream } from "./jsonLines.js";
+import type { ProjectRetention } from "../store/projects/retention.js";
 
 export interface AnnotationQueuesDeps {
   readonly store: ClickHouseStore;
+  /** Each project's retention (what its calls reads leave out). */
+  readonly retention: ProjectRetention;
   /** Server time (tests pass their own); defaults to the system clock. */
   readonly clock?: Clock;
 }
@@ -21,7 +24,7 @@ export interface AnnotationQueuesDeps {
  * next request. `created_by`, `added_by` and the annotator are always the key's user.
  */
 export function mountAnnotationQueueRoutes(api: HttpApi, deps: AnnotationQueuesDeps): void {
-  const repo = new AnnotationQueuesRepository(deps.store, new CallsReadRepository(deps.store), deps.clock);
+  const repo = new AnnotationQueuesRepository(deps.store, new CallsReadRepository(deps.store, deps.retention), deps.clock);
 
   api.mount(queueCreateOp, async ({ body }, ctx) => ({ id: await repo.create(body.project_id, body, ctx.principal.username) }));
 

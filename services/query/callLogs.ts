@@ -59,7 +59,8 @@ const lacksOutput = (call: ApiCall) => call["output"] === null;
 export async function fillFromGenAiEvents(logs: OtelLogsRepository, projectId: string, calls: ApiCall[]): Promise<void> {
   const wanting = calls.filter((c) => isSpan(c) && typeof c["id"] === "string" && (lacksInputs(c) || lacksOutput(c)));
   if (wanting.length === 0) return;
-  const records = await logs.forSpans(projectId, wanting.map((c) => c["id"] as string), true);
+  // The calls were read within the project's retention: all their records.
+  const records = await logs.forSpans(projectId, wanting.map((c) => c["id"] as string), true, null);
   for (const call of wanting) {
     const found = records.get(call["id"] as string);
     if (!found) continue;

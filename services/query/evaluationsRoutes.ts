@@ -17,9 +17,12 @@ import { EvalObjects } from "../worker/jobs/evalObjects.js";
 import { JOB_FAILED } from "../worker/jobs/handler.js";
 import type { JobSubmission, JobSubmitter } from "../worker/jobs/submitter.js";
 import { opDisplayName } from "../store/calls/computedFields.js";
+import type { ProjectRetention } from "../store/projects/retention.js";
 
 export interface EvaluationsDeps {
   readonly store: ClickHouseStore;
+  /** Each project's retention (what its calls reads leave out). */
+  readonly retention: ProjectRetention;
   /** Null in a process without a jobs topic: the job routes answer 503. */
   readonly submitter: JobSubmitter | null;
 }
@@ -32,7 +35,7 @@ export interface EvaluationsDeps {
  */
 export function mountEvaluationRoutes(api: HttpApi, deps: EvaluationsDeps): void {
   const objects = new EvalObjects(deps.store);
-  const reads = new CallsReadRepository(deps.store);
+  const reads = new CallsReadRepository(deps.store, deps.retention);
   const jobs = new JobsRepository(deps.store);
   const clock = new MonotonicClock();
   const submit = async (submission: JobSubmission): Promise<void> => {

@@ -6,6 +6,7 @@ import type { ClickHouseStore } from "../store/clickhouse.js";
 import { FeedbackRepository } from "../store/feedback/feedbackRepository.js";
 import { payloadSchema } from "../store/feedback/payloadSchema.js";
 import { feedbackStats } from "../store/feedback/stats.js";
+import type { ProjectRetention } from "../store/projects/retention.js";
 import { checkAll } from "../store/feedback/validate.js";
 import type { CallEnricher } from "./callsRoutes.js";
 import { MonotonicClock, type Clock } from "../times.js";
@@ -23,6 +24,8 @@ export const feedbackStatsOp = operation({ id: "feedback_stats", method: "post",
 
 export interface FeedbackDeps {
   readonly store: ClickHouseStore;
+  /** Each project's retention: feedback on calls past it is not read. */
+  readonly retention: ProjectRetention;
   /** Server time (tests pass their own); defaults to the system clock. */
   readonly clock?: Clock;
 }
@@ -55,6 +58,7 @@ export function mountFeedbackRoutes(api: HttpApi, deps: FeedbackDeps): void {
   api.mount(feedbackQueryOp, async ({ body: req }) => {
     const result = await repo.query({
       projectId: req.project_id, fields: req.fields, query: req.query, sortBy: req.sort_by, limit: req.limit, offset: req.offset,
+      retainedFrom: await deps.retention.cutoff(req.project_id),
     });
     return { result };
   });
@@ -69,7 +73,7 @@ export function mountFeedbackRoutes(api: HttpApi, deps: FeedbackDeps): void {
   });
 
   api.mount(feedbackStatsOp, async ({ body: req }) => {
-    return feedbackStats(deps.store, req, clock.nowMicros());
+    return feedbackStats(deps.store, req, clock.nowMicros(), await deps.retention.cutoff(req.project_id));
   });
 }
 

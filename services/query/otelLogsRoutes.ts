@@ -3,6 +3,7 @@ import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { HttpApi } from "../http/app.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { OtelLogsRepository } from "../store/otelLogs/otelLogsRepository.js";
+import type { ProjectRetention } from "../store/projects/retention.js";
 import { microsToIso } from "../times.js";
 
 export const callLogRecordsOp = operation({
@@ -18,10 +19,10 @@ export const callLogRecordsOp = operation({
 });
 
 /** POST /call/log_records. */
-export function mountOtelLogsRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {
+export function mountOtelLogsRoutes(api: HttpApi, deps: { store: ClickHouseStore; retention: ProjectRetention }): void {
   const logs = new OtelLogsRepository(deps.store);
   api.mount(callLogRecordsOp, async ({ body: req }) => {
-    const records = (await logs.forSpans(req.project_id, [req.call_id], false)).get(req.call_id) ?? [];
+    const records = (await logs.forSpans(req.project_id, [req.call_id], false, await deps.retention.cutoff(req.project_id))).get(req.call_id) ?? [];
     return {
       records: records.map((r) => ({
         time: microsToIso(r.time), trace_id: r.trace_id, event_name: r.event_name, severity_number: r.severity_number,

@@ -9,9 +9,12 @@ import { idChunks } from "../store/sql.js";
 import { TablesRepository } from "../store/tables/tablesRepository.js";
 import { toCallSchema } from "./callView.js";
 import { RefResolver, type RefSources } from "./refValues.js";
+import type { ProjectRetention } from "../store/projects/retention.js";
 
 export interface RefsDeps {
   readonly store: ClickHouseStore;
+  /** Each project's retention (what its calls reads leave out). */
+  readonly retention: ProjectRetention;
 }
 
 /**
@@ -28,17 +31,17 @@ export const MAX_TABLE_REF_ROWS = 10_000;
  * the call as `/call/read` answers it.
  */
 export function mountRefRoutes(api: HttpApi, deps: RefsDeps): void {
-  const resolver = new RefResolver(storeSources(deps.store));
+  const resolver = new RefResolver(storeSources(deps.store, deps.retention));
   api.mount(refsReadBatchOp, async ({ body }, ctx) => {
     const texts = await resolver.resolve(body.refs);
     sendJson(ctx.res, `{"vals":[${texts.join(",")}]}`);
   });
 }
 
-export function storeSources(store: ClickHouseStore): RefSources {
+export function storeSources(store: ClickHouseStore, retention: ProjectRetention): RefSources {
   const objects = new ObjectsRepository(store);
   const tables = new TablesRepository(store);
-  const calls = new CallsReadRepository(store);
+  const calls = new CallsReadRepository(store, retention);
   return {
     async objects(projectId, versions) {
       return (await objects.readByRefs(projectId, versions)).map((v) => v?.valText ?? null);

@@ -6,6 +6,7 @@ import { CostsRepository } from "../store/costs/costsRepository.js";
 import { DEFAULT_CALL_METRICS, DEFAULT_USAGE_METRICS, StatsRepository } from "../store/usage/statsRead.js";
 import { resolveStatsWindow } from "../store/statsWindow.js";
 import { UsageRepository } from "../store/usage/usageRead.js";
+import type { ProjectRetention } from "../store/projects/retention.js";
 import { microsToIso } from "../times.js";
 
 const TAG = "Calls";
@@ -15,10 +16,10 @@ export const traceUsageOp = operation({ id: "trace_usage", method: "post", path:
 export const callsStatsOp = operation({ id: "calls_stats", method: "post", path: "/calls/stats", summary: "Call and usage statistics in time buckets", tag: TAG, body: CallStatsReq, role: "viewer", scope: BODY_PROJECT, response: CallStatsRes });
 
 /** POST /calls/usage, /trace/usage, /calls/stats. */
-export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {
+export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore; retention: ProjectRetention }): void {
   const costs = new CostsRepository(deps.store);
-  const usage = new UsageRepository(deps.store, costs);
-  const stats = new StatsRepository(deps.store);
+  const usage = new UsageRepository(deps.store, costs, deps.retention);
+  const stats = new StatsRepository(deps.store, deps.retention);
 
   api.mount(callsUsageOp, async ({ body: req }) => {
     return usage.callsUsage({

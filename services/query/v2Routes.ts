@@ -15,9 +15,12 @@ import { V2ObjectsRepository } from "../store/v2/v2Objects.js";
 import { writeStream } from "./jsonLines.js";
 import { documentSpan, elementSpans, pathSpan } from "./jsonSpans.js";
 import { EvalCallsService, type CallWriter } from "./v2Calls.js";
+import type { ProjectRetention } from "../store/projects/retention.js";
 
 export interface V2Deps {
   readonly store: ClickHouseStore;
+  /** Each project's retention (what its calls reads leave out). */
+  readonly retention: ProjectRetention;
   /** The worker's merge path (roles.ts: callBatchHandler), run in this process. */
   readonly writeCalls: CallWriter;
 }
@@ -35,8 +38,8 @@ async function* items<T>(list: Promise<T[]>): AsyncGenerator<T> {
 export function mountV2Routes(api: HttpApi, deps: V2Deps): void {
   const objects = new V2ObjectsRepository(deps.store);
   mountObjectFamilies(api, objects);
-  mountCallFamilies(api, new EvalCallsService(new CallsReadRepository(deps.store), objects, new FeedbackRepository(deps.store), deps.writeCalls));
-  const results = new EvalResultsRepository(deps.store);
+  mountCallFamilies(api, new EvalCallsService(new CallsReadRepository(deps.store, deps.retention), objects, new FeedbackRepository(deps.store), deps.writeCalls));
+  const results = new EvalResultsRepository(deps.store, deps.retention);
   api.mount(evalResultsQueryOp, async ({ params, body }) => results.query(projectOf(params), body));
 }
 

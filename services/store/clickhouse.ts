@@ -46,9 +46,17 @@ export interface StoreOptions {
 /**
  * On a cluster: an insert into a Distributed table is answered once the shards wrote it (not
  * once queued on the node that took it: our acknowledgements mean durable), and subqueries
- * and joins read the shard's local tables (a project's rows all live on one shard).
+ * and joins read the shard's local tables (a project's rows all live on one shard). Reads and
+ * writes of every process, whichever node it talks to, go to the same replica of a shard
+ * (the first that answers, in the cluster's order), so a read sees the writes before it
+ * without waiting for replication; the other replica takes over when the first is down.
  */
-const CLUSTER_SETTINGS: ClickHouseSettings = { insert_distributed_sync: 1, distributed_product_mode: "local" };
+const CLUSTER_SETTINGS: ClickHouseSettings = {
+  insert_distributed_sync: 1,
+  distributed_product_mode: "local",
+  load_balancing: "in_order",
+  prefer_localhost_replica: 0,
+};
 
 /**
  * ClickHouse over HTTP (or an injected connection). Every call names its operation: it becomes

@@ -1,18 +1,25 @@
 /**
  * The cluster form of the schema (`CLICKHOUSE_CLUSTER`), derived from the single-node
- * statements of each resource's migration, so that each table is written once:
+ * statements of each resource's migration, so that each table is written once. Every name is
+ * qualified with the database: distributed DDL runs on each node in the `default` database.
  *
- * - `CREATE TABLE t (...) ENGINE = XMergeTree(args) ...` becomes `t_local ON CLUSTER` with
+ * - `CREATE TABLE t (...) ENGINE = XMergeTree(args) ...` becomes `db.t_local ON CLUSTER` with
  *   `ReplicatedXMergeTree('/clickhouse/tables/{shard}/<database>/t_local', '{replica}', args)`
- *   and `t ON CLUSTER AS t_local ENGINE = Distributed(<cluster>, <database>, t_local, cityHash64(<first sort column>))`.
+ *   and `db.t ON CLUSTER AS db.t_local ENGINE = Distributed(<cluster>, <database>, t_local, cityHash64(<first sort column>))`.
  *   The code reads and writes `t` as before. Every table's sort key starts with
- *   `project_id` (but the migrations' own table), so all of a project's rows live on one
+ *   `project_id` (but the migrations' own table and the jobs', training's and projects',
+ *   whose related tables share their first key), so all of a project's rows live on one
  *   shard: `FINAL` collapses the versions of a row within its shard, and joins and `IN`
  *   subqueries between tables stay on the shard (`distributed_product_mode = 'local'`).
  * - `CREATE MATERIALIZED VIEW v TO t AS SELECT ... FROM s` is made on every node over the
- *   local tables (`TO t_local`, `FROM s_local`): an insert forwarded to a shard feeds the
- *   view there.
+ *   local tables (`TO db.t_local`, `FROM db.s_local`): an insert forwarded to a shard feeds
+ *   the view on the replica that takes it, and the view's table replicates its rows.
  * - `INSERT ... SELECT` (backfills) runs once, through the Distributed tables.
+ * - A column added to an existing table (`addColumns`) is added to its local table `ON
+ *   CLUSTER` (a replicated ALTER, run once per shard). The Distributed table over it cannot
+ *   be altered so on 18.16 (an ALTER of a table that is not replicated, on a cluster whose
+ *   shards are, is refused: code 371), so it is made again over the altered local table
+ *   (`redistribute`): dropped and created, on every node, only where its columns differ.
  * Any other statement has no cluster form yet and is refused (a new migration kind must
  * say how it runs on a cluster).
  */
@@ -28,6 +35,15 @@ const ENGINE = /^\s*ENGINE\s*=\s*([A-Za-z]*MergeTree)\b/;
 const FIRST_SORT_COLUMN = /\bORDER BY\s*\(?\s*([A-Za-z_][A-Za-z0-9_]*)/;
 
 export const localTableName = (table: string): string => `${table}_local`;
+
+/** A Distributed table of the cluster form: its name and its `CREATE`, to make it again over an altered local table. */
+export interface DistributedTable {
+  readonly table: string;
+  readonly create: string;
+}
+
+/** The tables created so far by the cluster form, by name: what views and added columns refer to. */
+export type ClusterTables = Map<string, DistributedTable>;
 
 export function checkLayout(layout: ClusterLayout): void {
   for (const name of [layout.cluster, layout.database]) if (!IDENTIFIER.test(name)) throw new Error(`invalid ClickHouse identifier: ${name}`);
@@ -47,7 +63,7 @@ function closingParen(text: string, open: number): number {
   throw new Error(`unbalanced parentheses in: ${text.slice(0, 80)}`);
 }
 
-function clusterTable(statement: string, table: string, layout: ClusterLayout): string[] {
+function clusterTable(statement: string, table: string, layout: ClusterLayout, tables: ClusterTables): string[] {
   const open = statement.indexOf("(", statement.indexOf(table) + table.length);
   const columnsEnd = closingParen(statement, open);
   const columns = statement.slice(open, columnsEnd);
@@ -66,57 +82,56 @@ function clusterTable(statement: string, table: string, layout: ClusterLayout): 
   const local = localTableName(table);
   const path = `'/clickhouse/tables/{shard}/${layout.database}/${local}'`;
   const replicated = `Replicated${engine[1]}(${[path, "'{replica}'", args].filter(Boolean).join(", ")})`;
-  return [
-    `CREATE TABLE IF NOT EXISTS ${local} ON CLUSTER ${layout.cluster} ${columns} ENGINE = ${replicated}${rest.slice(afterEngine)}`,
-    `CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER ${layout.cluster} AS ${local} ENGINE = Distributed(${layout.cluster}, ${layout.database}, ${local}, cityHash64(${sortColumn}))`,
-  ];
+  const { database, cluster } = layout;
+  const distributed = `CREATE TABLE IF NOT EXISTS ${database}.${table} ON CLUSTER ${cluster} AS ${database}.${local} ENGINE = Distributed(${cluster}, ${database}, ${local}, cityHash64(${sortColumn}))`;
+  tables.set(table, { table, create: distributed });
+  return [`CREATE TABLE IF NOT EXISTS ${database}.${local} ON CLUSTER ${cluster} ${columns} ENGINE = ${replicated}${rest.slice(afterEngine)}`, distributed];
 }
 
-function clusterView(view: string, target: string, select: string, layout: ClusterLayout, tables: ReadonlySet<string>): string {
+function clusterView(view: string, target: string, select: string, layout: ClusterLayout, tables: ClusterTables): string {
   if (!tables.has(target)) throw new Error(`materialized view ${view} writes to ${target}, which no earlier migration creates`);
-  const localSelect = select.replace(/\bFROM\s+([A-Za-z_][A-Za-z0-9_]*)/g, (whole, source: string) => (tables.has(source) ? `FROM ${localTableName(source)}` : whole));
-  return `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} ON CLUSTER ${layout.cluster} TO ${localTableName(target)} AS${localSelect}`;
+  const { database, cluster } = layout;
+  const localSelect = select.replace(/\b(FROM|JOIN)\s+([A-Za-z_][A-Za-z0-9_]*)\b(?!\.)/g, (whole, keyword: string, source: string) =>
+    tables.has(source) ? `${keyword} ${database}.${localTableName(source)}` : whole,
+  );
+  return `CREATE MATERIALIZED VIEW IF NOT EXISTS ${database}.${view} ON CLUSTER ${cluster} TO ${database}.${localTableName(target)} AS${localSelect}`;
 }
 
 /**
  * The cluster form of one single-node statement. `tables` holds the tables created so far
- * (this adds the ones `statement` creates), so that views can name their local tables.
+ * (this adds the ones `statement` creates), so that views and added columns can name their local tables.
  */
-export function clusterStatements(statement: string, layout: ClusterLayout, tables: Set<string>): string[] {
+export function clusterStatements(statement: string, layout: ClusterLayout, tables: ClusterTables): string[] {
   const table = CREATE_TABLE.exec(statement);
-  if (table) {
-    tables.add(table[1]!);
-    return clusterTable(statement, table[1]!, layout);
-  }
+  if (table) return clusterTable(statement, table[1]!, layout, tables);
   const view = CREATE_VIEW.exec(statement);
   if (view) return [clusterView(view[1]!, view[2]!, view[3]!, layout, tables)];
   if (/^\s*INSERT INTO\b/.test(statement)) return [statement];
   throw new Error(`no cluster form for the statement: ${statement.trim().slice(0, 80)}`);
 }
 
-/** Every migration in its cluster form, same versions and names. */
-export function clusterMigrations<M extends ClusterMigrationInput>(migrations: readonly M[], layout: ClusterLayout, tables = new Set<string>()): M[] {
+/**
+ * Every migration in its cluster form, same versions and names: its statements, its added
+ * columns on the local tables, and the Distributed tables to make again over them.
+ */
+export function clusterMigrations<M extends ClusterMigrationInput>(migrations: readonly M[], layout: ClusterLayout, tables: ClusterTables = new Map()): M[] {
   checkLayout(layout);
-  return [...migrations].sort((a, b) => a.version - b.version).map((m) => ({
-    ...m,
-    statements: [...m.statements.flatMap((s) => clusterStatements(s, layout, tables)), ...(m.addColumns ?? []).flatMap((c) => clusterAddColumn(c, layout))],
-    addColumns: [],
-  }));
+  return [...migrations].sort((a, b) => a.version - b.version).map((m) => {
+    const statements = m.statements.flatMap((s) => clusterStatements(s, layout, tables));
+    const added = m.addColumns ?? [];
+    const redistribute = [...new Set(added.map((c) => c.table))].map((table) => {
+      const distributed = tables.get(table);
+      if (!distributed) throw new Error(`migration ${m.version} adds a column to ${table}, which no earlier migration creates`);
+      return distributed;
+    });
+    return { ...m, statements, addColumns: added.map((c) => ({ ...c, table: localTableName(c.table) })), redistribute };
+  });
 }
 
 interface ClusterMigrationInput {
   readonly version: number;
   readonly statements: readonly string[];
   readonly addColumns?: readonly { readonly table: string; readonly column: string; readonly type: string }[];
-}
-
-/**
- * A column added to an existing table, on the local table and the Distributed one over it. A
- * cluster needs Keeper, hence a server that knows `ADD COLUMN IF NOT EXISTS` (18.16 does not:
- * the single-node form checks system.columns instead).
- */
-function clusterAddColumn(added: { readonly table: string; readonly column: string; readonly type: string }, layout: ClusterLayout): string[] {
-  return [localTableName(added.table), added.table].map((t) => `ALTER TABLE ${t} ON CLUSTER ${layout.cluster} ADD COLUMN IF NOT EXISTS ${added.column} ${added.type}`);
 }
 
 /** `CREATE DATABASE` on every node of the cluster. */

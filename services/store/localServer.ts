@@ -47,7 +47,16 @@ const QUERY_AND_PART_LOGS = ["query_log", "part_log"]
   .map((table) => `<${table}><database>system</database><table>${table}</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></${table}>`)
   .join("");
 
-function configXml(dir: string, httpPort: number, tcpPort: number): string {
+/**
+ * Bounded disk: ClickHouse keeps a system log table (query, query thread, part, trace, metric,
+ * text logs...) only for a section of its config that names it, and this config names none
+ * (but the diagnosis logs above, when asked for): the server writes no log tables at all
+ * (test/store/localServer.test.ts). Its text logs are capped at two files of 50 MB each.
+ *
+ * The server's config.xml, data and logs under `dir`; `extra` adds elements (the cluster
+ * harness, scripts/clickhouseCluster.ts: remote servers, ZooKeeper, macros).
+ */
+export function serverConfigXml(dir: string, httpPort: number, tcpPort: number, extra = ""): string {
   return `<?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>${dir}/log/server.log</log><errorlog>${dir}/log/error.log</errorlog><size>50M</size><count>2</count></logger>
@@ -66,12 +75,13 @@ function configXml(dir: string, httpPort: number, tcpPort: number): string {
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <timezone>UTC</timezone>
-  <mlock_executable>false</mlock_executable>${LOG_QUERIES ? QUERY_AND_PART_LOGS : ""}
+  <mlock_executable>false</mlock_executable>${LOG_QUERIES ? QUERY_AND_PART_LOGS : ""}${extra}
 </yandex>
 `;
 }
 
-const USERS_XML = `<?xml version="1.0"?>
+/** The users.xml beside it: the passwordless local `default` user with modest memory and threads. */
+export const SERVER_USERS_XML = `<?xml version="1.0"?>
 <yandex>
   <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>2</max_threads>${LOG_QUERIES ? "<log_queries>1</log_queries>" : ""}</default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
@@ -93,7 +103,7 @@ async function waitForPing(url: string, child: ChildProcess, timeoutMs: number):
  * One `/ping` on a connection of its own, closed after the answer: a connection kept alive
  * (as `fetch` keeps them) would hold up the server's stop by its whole shutdown wait.
  */
-function pings(url: string): Promise<boolean> {
+export function pings(url: string): Promise<boolean> {
   return new Promise((resolve) => {
     const req = get(`${url}/ping`, { agent: false }, (res) => {
       res.resume();
@@ -111,8 +121,8 @@ export async function startLocalClickHouse(dataDir: string, ports?: { http?: num
   for (const sub of ["log", "tmp", "user_files", "format_schemas"]) mkdirSync(join(dir, sub), { recursive: true });
   const httpPort = ports?.http ?? (await freePort());
   const tcpPort = ports?.tcp ?? (await freePort());
-  writeFileSync(join(dir, "config.xml"), configXml(dir, httpPort, tcpPort));
-  writeFileSync(join(dir, "users.xml"), USERS_XML);
+  writeFileSync(join(dir, "config.xml"), serverConfigXml(dir, httpPort, tcpPort));
+  writeFileSync(join(dir, "users.xml"), SERVER_USERS_XML);
   // Its own process group: a Ctrl-C in the terminal reaches the service, which drains its
   // queue into this server and only then stops it. If the service exits any other way
   // than SIGKILL, the server is stopped with it.

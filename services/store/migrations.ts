@@ -1,5 +1,5 @@
 import type { ClickHouseStore, InjectedClickHouse } from "./clickhouse.js";
-import { clusterCreateDatabase, clusterMigrations } from "./clusterSchema.js";
+import { clusterCreateDatabase, clusterMigrations, localTableName, type DistributedTable } from "./clusterSchema.js";
 import { ParamBuilder } from "./sql.js";
 
 /**
@@ -14,6 +14,8 @@ export interface Migration {
   readonly statements: readonly string[];
   /** Columns added to existing tables, after the statements (see addColumn). */
   readonly addColumns?: readonly AddedColumn[];
+  /** The cluster form only: Distributed tables made again over their altered local tables, after the columns (see redistribute). */
+  readonly redistribute?: readonly DistributedTable[];
 }
 
 export interface AddedColumn {
@@ -22,26 +24,45 @@ export interface AddedColumn {
   readonly type: string;
 }
 
+/** The columns of `table` in the store's database, as this node sees them: name and type, by name. */
+async function columnsOf(store: ClickHouseStore, version: number, table: string): Promise<string[]> {
+  const pb = new ParamBuilder();
+  const rows = await store.rows<{ name: string; type: string }>(`migrate_${version}_columns`, {
+    sql: `SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = ${pb.str(table)} ORDER BY name`,
+    params: pb.params,
+  });
+  return rows.map((r) => `${r.name} ${r.type}`);
+}
+
 /**
  * `ALTER TABLE ... ADD COLUMN` unless system.columns lists it already: ClickHouse 18.16 has no
  * `ADD COLUMN IF NOT EXISTS`. When another process adds it first, the ALTER fails and the
- * column is there: that is success.
+ * column is there: that is success. On a cluster, `table` is a replicated local table: the
+ * ALTER runs `ON CLUSTER`, once per shard, and reaches every replica.
  */
 async function addColumn(store: ClickHouseStore, version: number, { table, column, type }: AddedColumn): Promise<void> {
-  const pb = new ParamBuilder();
-  const exists = async () =>
-    (
-      await store.rows<{ n: number }>(`migrate_${version}_columns`, {
-        sql: `SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND table = ${pb.str(table)} AND name = ${pb.str(column)}`,
-        params: pb.params,
-      })
-    ).some((r) => Number(r.n) > 0);
+  const exists = async () => (await columnsOf(store, version, table)).some((c) => c.startsWith(`${column} `));
   if (await exists()) return;
+  const onCluster = store.cluster === null ? "" : ` ON CLUSTER ${quoteIdentifier(store.cluster)}`;
   try {
-    await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
+    await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)}${onCluster} ADD COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
   } catch (err) {
     if (!(await exists())) throw err;
   }
+}
+
+/**
+ * A Distributed table made again over its local table where their columns differ (after an
+ * added column): dropped and created on every node. Skipped where they agree, so a second run,
+ * or a second process, leaves a table in use alone. Between the drop and the create the
+ * table is missing: run a migration that adds columns from one process before starting the others.
+ */
+async function redistribute(store: ClickHouseStore, version: number, distributed: DistributedTable): Promise<void> {
+  const [local, current] = await Promise.all([columnsOf(store, version, localTableName(distributed.table)), columnsOf(store, version, distributed.table)]);
+  if (local.join(",") === current.join(",")) return;
+  const sql = `DROP TABLE IF EXISTS ${quoteIdentifier(store.database)}.${quoteIdentifier(distributed.table)} ON CLUSTER ${quoteIdentifier(store.cluster!)}`;
+  await store.command(`migrate_${version}`, { sql, params: {} });
+  await store.command(`migrate_${version}`, { sql: distributed.create, params: {} });
 }
 
 const BOOTSTRAP: Migration = {
@@ -80,6 +101,7 @@ export async function migrate(store: ClickHouseStore, resourceMigrations: readon
     if (done.has(migration.version)) continue;
     for (const statement of migration.statements) await store.command(`migrate_${migration.version}`, { sql: statement, params: {} });
     for (const column of migration.addColumns ?? []) await addColumn(store, migration.version, column);
+    for (const distributed of migration.redistribute ?? []) await redistribute(store, migration.version, distributed);
     await store.insert("migrate_record", "schema_migrations", [{ version: migration.version, name: migration.name }]);
     applied.push(migration.version);
   }

@@ -207,3 +207,13 @@ export interface BuiltQuery {
   readonly sql: string;
   readonly params: Readonly<Record<string, SqlParam>>;
 }
+
+/**
+ * `tupleElement(tuple, index)` for an element that is then subscripted: a query on a
+ * cluster is written out again for the shards, and 18.16 writes `tupleElement(t, 3)[i]` as
+ * `t.3[i]`, which it then cannot parse; a constant expression as the index keeps the call form.
+ */
+export function tupleElementSql(tuple: string, index: number): string {
+  if (!Number.isInteger(index) || index < 1 || index > 255) throw new Error(`invalid tuple index ${index}`);
+  return `tupleElement(${tuple}, toUInt8(${index}))`;
+}

@@ -5,7 +5,7 @@ import { CallsWriteRepository } from "../../services/store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { CallBatchWriter } from "../../services/worker/callBatchWriter.js";
 import { UNKNOWN_START_OP_NAME } from "../../services/worker/callMerge.js";
-import { freshStore } from "../support/database.js";
+import { freshStore, optimizeFinal } from "../support/database.js";
 
 /**
  * Complete calls and ends that name their start time (`started_at`, `trace_id`), through the
@@ -49,7 +49,7 @@ const versions = (p: string, id: string) =>
 
 /** The call's `call_index` row once ReplacingMergeTree kept one (the last written). */
 async function indexRow(p: string, id: string): Promise<{ trace_id: string; parent_id: string | null }> {
-  await store.command("test_optimize_index", { sql: "OPTIMIZE TABLE call_index FINAL", params: {} });
+  await optimizeFinal(store, "call_index");
   const [row] = await store.rows<{ trace_id: string; parent_id: string | null }>("test_index", {
     sql: "SELECT trace_id, parent_id FROM call_index FINAL WHERE project_id = {pb_0:String} AND id = {pb_1:String}",
     params: { pb_0: { type: "String", value: p }, pb_1: { type: "String", value: id } },
@@ -152,7 +152,7 @@ describe("two writers at once (two processes of a cluster)", () => {
     });
     expect(rows).toHaveLength(rounds * 4);
     expect(rows.filter((row) => row.ended_at === null || row.op_name !== WHOLE.op_name).map((row) => row.id)).toEqual([]);
-    await store.command("test_optimize_index", { sql: "OPTIMIZE TABLE call_index FINAL", params: {} });
+    await optimizeFinal(store, "call_index");
     const orphanedIndex = await store.rows<{ id: string }>("test_race_index", {
       sql: "SELECT id FROM call_index FINAL WHERE project_id = {pb_0:String} AND parent_id IS NULL",
       params: { pb_0: { type: "String", value: p } },

@@ -12,6 +12,8 @@ import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { JobsRepository } from "../../services/store/jobs/jobsRepository.js";
 import { ObjectsRepository } from "../../services/store/objects/objectsRepository.js";
 import { TablesRepository } from "../../services/store/tables/tablesRepository.js";
+import { ProjectRetention } from "../../services/store/projects/retention.js";
+import { ProjectSettingsRepository } from "../../services/store/projects/settingsRepository.js";
 import { nowMicros } from "../../services/times.js";
 import { callBatchHandler } from "../../services/worker/callWorker.js";
 import { UpstreamChatCompleter, type ChatCompleter } from "../../services/worker/jobs/chatCompleter.js";
@@ -73,9 +75,12 @@ function counting(after: (n: number) => void = () => {}): ChatCompleter & { coun
   return completer;
 }
 
+/** No retention: every call is read. */
+const keepAll = () => new ProjectRetention(new ProjectSettingsRepository(store), null);
+
 function runner(name: string, completer: ChatCompleter, maxAttempts = FAST.maxAttempts): JobRunner {
   const r = new JobRunner(jobs, { ...FAST, maxAttempts, log, runnerId: name });
-  for (const [type, handler] of Object.entries(evaluationJobs({ store, writeCalls: callBatchHandler({ store }), completer, maxAttempts }))) r.register(type, handler);
+  for (const [type, handler] of Object.entries(evaluationJobs({ store, retention: keepAll(), writeCalls: callBatchHandler({ store }), completer, maxAttempts }))) r.register(type, handler);
   runners.push(r);
   r.start();
   return r;
@@ -93,7 +98,7 @@ async function submit(): Promise<string> {
 
 async function trace(callId: string): Promise<CallRow[]> {
   const out: CallRow[] = [];
-  for await (const row of new CallsReadRepository(store).stream({ projectId: P, filter: { trace_ids: [callId] } })) out.push(row);
+  for await (const row of new CallsReadRepository(store, keepAll()).stream({ projectId: P, filter: { trace_ids: [callId] } })) out.push(row);
   return out;
 }
 

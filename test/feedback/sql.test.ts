@@ -86,7 +86,7 @@ describe("feedback fields of calls", () => {
         "tupleElement((SELECT (arrayPushFront(groupArray(fb_key), ''), arrayPushFront(groupArray(fb_value), NULL)) " +
         "FROM (SELECT concat(project_id, '/', call_id) AS fb_key, " +
         "argMax(if(indexOf(payload_paths, {pb_2:String}) = 0, NULL, payload_values[indexOf(payload_paths, {pb_2:String})]), (created_at, id)) AS fb_value " +
-        "FROM feedback FINAL WHERE deleted = 0 AND call_id != '' AND feedback_type = {pb_1:String} GROUP BY project_id, call_id)) AS feedback_map_1, 2)" +
+        "FROM feedback FINAL WHERE deleted = 0 AND call_id != '' AND feedback_type = {pb_1:String} GROUP BY project_id, call_id)) AS feedback_map_1, toUInt8(2))" +
         "[transform(concat(project_id, '/', id), tupleElement(feedback_map_1, 1), arrayEnumerate(tupleElement(feedback_map_1, 1)), 1)]",
       kind: "json_leaf",
       nullable: true,

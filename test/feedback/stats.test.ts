@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { FeedbackRepository } from "../../services/store/feedback/feedbackRepository.js";
 import { checkAll } from "../../services/store/feedback/validate.js";
-import { storeOn } from "../support/database.js";
+import { optimizeFinal, storeOn } from "../support/database.js";
 import { serviceForFile } from "../support/service.js";
 import type { Clock } from "../../services/times.js";
 
@@ -208,7 +208,7 @@ describe("deletes under merges", () => {
     const d = await api.json<{ id: string }>("/feedback/replace", { project_id: M, feedback_id: b.id, weave_ref: `weave:///${M}/call/m`, feedback_type: "thumbs", payload: { v: 4 } });
     const live = async () => (await api.json<{ result: { id: string }[] }>("/feedback/query", { project_id: M, fields: ["id"] })).result.map((f) => f.id);
     expect(await live()).toEqual([c.id, d.id]);
-    await store.command("test_optimize", { sql: "OPTIMIZE TABLE feedback FINAL", params: {} });
+    await optimizeFinal(store, "feedback");
     expect(await live()).toEqual([c.id, d.id]);
     const e = await mk(5);
     await api.json("/feedback/purge", { project_id: M, query: { $expr: { $eq: [{ $getField: "id" }, { $literal: c.id }] } } });

@@ -130,6 +130,29 @@ describe("the durable log queue", () => {
     await queue.shutdown();
   });
 
+  it("hands a lone record over at once when no batch went out for maxWaitMs, and keeps batching a write that follows", async () => {
+    // Only the clock is moved: the consumer reads it to see how long it has been idle.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const queue = await open(freshDir(), { maxBatchEvents: 1000, maxWaitMs: 60_000 });
+      const s = store();
+      await queue.start(delivering(s.handler));
+      vi.setSystemTime(Date.now() + 61_000);
+      await queue.publish([update("after-idle")]);
+      await until(() => s.stored().length === 1);
+      // Right after a batch, the next record waits for company (the clock stands still)...
+      await queue.publish([update("follows")]);
+      vi.setSystemTime(Date.now() + 61_000);
+      // ...until maxWaitMs passed: then it goes out with what came meanwhile.
+      await queue.publish([update("later")]);
+      await until(() => s.stored().length === 3);
+      expect(s.batches).toEqual([["after-idle"], ["follows", "later"]]);
+      await queue.shutdown();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("keeps what the store has not taken across a restart, replays it once, and never replays what was committed", async () => {
     const dir = freshDir();
     const first = await open(dir);

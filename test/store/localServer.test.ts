@@ -7,7 +7,37 @@ import { startLocalClickHouse } from "../../services/store/localServer.js";
 const dir = mkdtempSync(join(tmpdir(), "local-ch-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** The server's own log tables (`system.*_log`: query, query thread, part, trace, metric, text logs...) and the rows each holds. */
+async function systemLogRows(url: string): Promise<Record<string, number>> {
+  const query = async (sql: string) => {
+    const res = await fetch(`${url}/?database=default`, { method: "POST", body: sql });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${sql}: ${res.status} ${text}`);
+    return text;
+  };
+  const tables = (await query("SELECT name FROM system.tables WHERE database = 'system' AND name LIKE '%\\_log' FORMAT TSV")).split("\n").filter(Boolean);
+  const out: Record<string, number> = {};
+  for (const table of tables) out[table] = Number(await query(`SELECT count() FROM system.${table}`));
+  return out;
+}
+
 describe("the local ClickHouse server (make start)", () => {
+  // CLICKHOUSE_LOG_QUERIES=1 (diagnosis) asks for the query and part logs on purpose.
+  it.skipIf(process.env.CLICKHOUSE_LOG_QUERIES === "1")("keeps no log tables of its own: queries, inserts and merges leave nothing in system.*_log", async () => {
+    const server = await startLocalClickHouse(mkdtempSync(join(dir, "logs-")));
+    try {
+      const run = async (sql: string) => expect((await fetch(`${server.url}/?database=default`, { method: "POST", body: sql })).status).toBe(200);
+      await run("CREATE TABLE t (k UInt64, v String) ENGINE = MergeTree() ORDER BY k");
+      for (let i = 0; i < 5; i++) await run(`INSERT INTO t SELECT number, toString(number) FROM system.numbers LIMIT ${i * 1000}, 1000`);
+      await run("OPTIMIZE TABLE t FINAL");
+      for (let i = 0; i < 20; i++) await run("SELECT count(), sum(k) FROM t WHERE v != ''");
+      await run("SYSTEM FLUSH LOGS");
+      expect(await systemLogRows(server.url)).toEqual({});
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("stops on SIGTERM by itself, without being killed, and starts again on its data", async () => {
     const server = await startLocalClickHouse(dir);
     // A connection left open from the start-up check would hold the server's shutdown until it is killed.

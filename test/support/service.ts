@@ -6,7 +6,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { loadConfig } from "../../services/config.js";
 import { startService, type RunningService } from "../../services/service.js";
-import { suiteClickHouse } from "./database.js";
+import { suiteClickHouse, suiteCluster } from "./database.js";
 
 export const KEY_ACME = "acme-key-0123456789abcdef";
 export const KEY_OTHER = "other-key-0123456789abcdef";
@@ -33,12 +33,14 @@ export function basic(key: string): string {
 export async function startTestService(env: Record<string, string> = {}): Promise<RunningService & { url: string; database: string }> {
   const database = `s_${randomBytes(6).toString("hex")}`;
   const clickhouse = await suiteClickHouse();
+  const cluster = suiteCluster();
   const ownDataDir = env.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), "tracehouse-svc-")) : null;
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
     ...(typeof clickhouse === "string" ? { CLICKHOUSE_URL: clickhouse } : {}),
     CLICKHOUSE_DATABASE: database,
+    ...(cluster === undefined ? {} : { CLICKHOUSE_CLUSTER: cluster }),
     ...(ownDataDir === null ? {} : { DATA_DIR: ownDataDir }),
     AUTH_KEYS,
     LOG_LEVEL: "silent",

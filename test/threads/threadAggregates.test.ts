@@ -9,6 +9,8 @@ import { ThreadsWriteRepository } from "../../services/store/threads/threadsWrit
 import { CallBatchWriter } from "../../services/worker/callBatchWriter.js";
 import { ThreadAggregatesWriter } from "../../services/worker/threadAggregates.js";
 import { freshStore } from "../support/database.js";
+import { ProjectRetention } from "../../services/store/projects/retention.js";
+import { ProjectSettingsRepository } from "../../services/store/projects/settingsRepository.js";
 
 const T0 = Date.UTC(2026, 10, 1) * 1000;
 let store: ClickHouseStore;
@@ -36,7 +38,7 @@ const del = (project: string, ids: string[]): CallsDeleteEvent => ({ kind: "call
 
 async function threads(project: string): Promise<ThreadView[]> {
   const out: ThreadView[] = [];
-  for await (const row of new ThreadsReadRepository(store).stream({ projectId: project, sortBy: [{ field: "thread_id", direction: "asc" }] })) out.push(toThreadView(row));
+  for await (const row of new ThreadsReadRepository(store, new ProjectRetention(new ProjectSettingsRepository(store), null)).stream({ projectId: project, sortBy: [{ field: "thread_id", direction: "asc" }] })) out.push(toThreadView(row));
   return out;
 }
 

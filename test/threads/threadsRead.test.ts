@@ -9,6 +9,8 @@ import type { ThreadRow } from "../../services/store/threads/threadRows.js";
 import { ThreadsReadRepository } from "../../services/store/threads/threadsRead.js";
 import { threadsPageQuery, type ThreadsQuerySpec } from "../../services/store/threads/threadsQuery.js";
 import { freshStore } from "../support/database.js";
+import { ProjectRetention } from "../../services/store/projects/retention.js";
+import { ProjectSettingsRepository } from "../../services/store/projects/settingsRepository.js";
 
 let store: ClickHouseStore;
 let reads: ThreadsReadRepository;
@@ -47,7 +49,7 @@ const windowed = async () =>
 
 beforeAll(async () => {
   store = await freshStore();
-  reads = new ThreadsReadRepository(store);
+  reads = new ThreadsReadRepository(store, new ProjectRetention(new ProjectSettingsRepository(store), null));
 });
 afterAll(async () => store.close());
 

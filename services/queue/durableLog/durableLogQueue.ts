@@ -102,8 +102,14 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private shuttingDown: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
   private storedWaiters: StoredWaiter[] = [];
-  /** Per read scope, the end of its last synced record not yet committed. */
+  /** Per read scope, the end of its last synced record not yet stored. */
   private readonly scopeEnds = new Map<string, number>();
+  /**
+   * Everything before it is stored (the consumer said so); the committed position follows once
+   * its checkpoint is written. Reads wait for this one: what is stored is readable, whether or
+   * not the checkpoint is on disk yet.
+   */
+  private storedEnd: number;
 
   private constructor(
     private readonly topic: Topic<T>,
@@ -113,6 +119,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   ) {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes }, topic.name);
     this.durableEnd = log.end;
+    this.storedEnd = log.committed;
     this.records = recordCodecOf(topic);
     this.updateGauge();
   }
@@ -178,11 +185,11 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   /**
    * Everything synced before the call (of these scopes, or all) is stored: hurries the
-   * consumer and waits for the committed position to pass it.
+   * consumer and waits until it reports a position past it stored (its checkpoint may follow).
    */
   stored(timeoutMs: number, scopes?: readonly string[]): Promise<void> {
     const position = scopes ? Math.max(0, ...scopes.map((s) => this.scopeEnds.get(s) ?? 0)) : this.durableEnd;
-    if (this.log.committed >= position) return Promise.resolve();
+    if (this.storedEnd >= position) return Promise.resolve();
     this.follower?.hurry(position);
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -236,11 +243,14 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    * a time, in order; a position not past the committed one is ignored).
    */
   commitStored(position: number): Promise<void> {
+    if (position > this.storedEnd) {
+      this.storedEnd = position;
+      this.updateGauge();
+      this.wakeStoredWaiters();
+    }
     const next = this.committing.then(async () => {
       if (position <= this.log.committed) return;
       await this.log.commit(position);
-      this.updateGauge();
-      this.wakeStoredWaiters();
     });
     this.committing = next.catch((err: unknown) => {
       this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not commit the log position");
@@ -281,9 +291,9 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   }
 
   private wakeStoredWaiters(): void {
-    const committed = this.log.committed;
-    for (const [scope, end] of this.scopeEnds) if (end <= committed) this.scopeEnds.delete(scope);
-    const [done, waiting] = [this.storedWaiters.filter((w) => w.position <= committed), this.storedWaiters.filter((w) => w.position > committed)];
+    const stored = this.storedEnd;
+    for (const [scope, end] of this.scopeEnds) if (end <= stored) this.scopeEnds.delete(scope);
+    const [done, waiting] = [this.storedWaiters.filter((w) => w.position <= stored), this.storedWaiters.filter((w) => w.position > stored)];
     this.storedWaiters = waiting;
     for (const w of done) w.resolve();
   }
@@ -292,8 +302,9 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return this.durableEnd - this.log.committed;
   }
 
+  /** The bytes not yet stored (the checkpoint of what is stored may still be on its way to disk). */
   private updateGauge(): void {
-    backlogGauge.set({ topic: this.topic.name }, this.backlogBytes);
+    backlogGauge.set({ topic: this.topic.name }, this.durableEnd - this.storedEnd);
   }
 
   private kick(): void {

@@ -45,8 +45,10 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * the records over in order from the committed position, whole, in batches of up to
  * `maxBatchEvents` events and `maxBatchBytes` log bytes (the worker holds a batch and its
  * rows until they are stored); a batch goes out once it is full, once its oldest record has
- * waited `maxWaitMs`, at once when the records are a backlog (not told of since the start,
- * or dropped from memory), or at once up to a position someone waits for (`hurry`).
+ * waited `maxWaitMs`, at once when no batch went out in the last `maxWaitMs` (a lone write to
+ * an idle consumer does not wait; under load batches still go out at most every `maxWaitMs`
+ * unless full), at once when the records are a backlog (not told of since the start, or
+ * dropped from memory), or at once up to a position someone waits for (`hurry`).
  * Records without their messages in memory are read back from the log and parsed.
  *
  * Each batch goes to the worker's delivery (worker/delivery.ts: retries, dead letters); the
@@ -72,6 +74,8 @@ export class LogConsumer<T> {
   private readonly records: RecordCodec<T>;
   /** Records before this go out at once, without waiting for a fuller batch. */
   private hurriedTo = 0;
+  /** When the last batch was taken (at first, when the consumer was made). */
+  private lastTakenAt = Date.now();
   private readonly delivery: Delivery<T> = {
     live: () => !this.draining && !this.stopped,
     pause: (ms) => this.pause(ms),
@@ -185,7 +189,7 @@ export class LogConsumer<T> {
         continue;
       }
       if (this.draining || this.next < this.recentStart || this.next < this.hurriedTo || this.recent.events >= this.options.maxBatchEvents || this.recent.bytes >= this.options.maxBatchBytes) return true;
-      const waited = Date.now() - this.recent.first!.appendedAt;
+      const waited = Date.now() - Math.min(this.recent.first!.appendedAt, this.lastTakenAt);
       if (waited >= this.options.maxWaitMs) return true;
       await this.sleepUntilWoken(this.options.maxWaitMs - waited);
     }
@@ -211,6 +215,7 @@ export class LogConsumer<T> {
 
   /** The next records in order, from memory or read back from disk, up to maxBatchEvents events and maxBatchBytes bytes. */
   private async takeBatch(): Promise<DecodedRecord<T>[]> {
+    this.lastTakenAt = Date.now();
     const batch: DecodedRecord<T>[] = [];
     let events = 0;
     let bytes = 0;

@@ -2,6 +2,7 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder } from "../sql.js";
 import { ROW_REF_TAIL } from "./expandedFields.js";
 import type { CallRow } from "./callRows.js";
+import { retainedSince, type ProjectRetention } from "../projects/retention.js";
 import { callsCountQuery, callsPageQuery, DEFAULT_SORT, type CallsQuerySpec, type TimeWindow } from "./callsQuery.js";
 
 export const WINDOWED_MAX_ROWS = 10_000;
@@ -40,7 +41,15 @@ function countSlices(bounds: ProjectBounds | null): TimeWindow[] {
 export class CallsReadRepository {
   private readonly boundsCache = new Map<string, { at: number; bounds: Promise<ProjectBounds | null> }>();
 
-  constructor(private readonly store: ClickHouseStore) {}
+  constructor(
+    private readonly store: ClickHouseStore,
+    private readonly retention: ProjectRetention,
+  ) {}
+
+  /** The spec with the project's retention cutoff: every read here leaves out the calls past it. */
+  async retained(spec: CallsQuerySpec): Promise<CallsQuerySpec> {
+    return { ...spec, retainedFrom: await this.retention.cutoff(spec.projectId) };
+  }
 
   /**
    * The project's started_at range and stored row count, at most BOUNDS_TTL_MS old: they
@@ -77,15 +86,18 @@ export class CallsReadRepository {
    * full or the slice covers the project: rows outside a slice always sort after the rows
    * inside it, so the first full page is the right one.
    */
-  async *stream(spec: CallsQuerySpec): AsyncGenerator<CallRow> {
+  async *stream(asked: CallsQuerySpec): AsyncGenerator<CallRow> {
+    const spec = await this.retained(asked);
     const first = (spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_SORT)[0]!;
     const wanted = (spec.offset ?? 0) + (spec.limit ?? Infinity);
     if (first.field !== "started_at" || wanted > WINDOWED_MAX_ROWS || spec.limit === 0) {
-      yield* this.store.stream<CallRow>("calls_stream", callsPageQuery(spec, null));
+      yield* this.store.stream<CallRow>("calls_stream", callsPageQuery(spec, null, this.store.cluster !== null));
       return;
     }
-    const bounds = await this.bounds(spec.projectId);
-    if (!bounds) return;
+    const stored = await this.bounds(spec.projectId);
+    if (!stored) return;
+    // Deletes (retention) do not move the stored minimum: the windows start at the cutoff.
+    const bounds = { ...stored, min: Math.max(stored.min, spec.retainedFrom ?? stored.min) };
     const span = Math.max(1, bounds.max - bounds.min);
     let width = Math.ceil((span / Math.max(1, bounds.rows)) * wanted * 4);
     for (;;) {
@@ -95,7 +107,7 @@ export class CallsReadRepository {
         : first.direction === "desc"
           ? { fromMicros: bounds.max - width }
           : { toMicros: bounds.min + width };
-      const rows = await this.store.rows<CallRow>("calls_page_window", callsPageQuery(spec, window));
+      const rows = await this.store.rows<CallRow>("calls_page_window", callsPageQuery(spec, window, this.store.cluster !== null));
       if (covers || rows.length >= (spec.limit ?? 0)) {
         yield* rows;
         return;
@@ -104,7 +116,8 @@ export class CallsReadRepository {
     }
   }
 
-  async count(spec: CallsQuerySpec, withStorage: boolean): Promise<{ count: number; total_storage_size_bytes?: number }> {
+  async count(asked: CallsQuerySpec, withStorage: boolean): Promise<{ count: number; total_storage_size_bytes?: number }> {
+    const spec = await this.retained(asked);
     const capped = spec.limit !== null && spec.limit !== undefined;
     const [bounds, deleted] = await Promise.all([capped ? null : this.bounds(spec.projectId), this.hasDeletions(spec.projectId)]);
     // A count read after this check is one that happened before any later delete.
@@ -156,9 +169,10 @@ export class CallsReadRepository {
     if (traceIds.length === 0) return new Map();
     const pb = new ParamBuilder();
     const project = pb.str(projectId);
+    const retained = retainedSince("started_at", await this.retention.cutoff(projectId), pb).map((c) => ` AND ${c}`).join("");
     const rows = await this.store.rows<{ trace_id: string; size: string }>("calls_trace_sizes", {
       sql: `SELECT trace_id, sum(storage_size_bytes) AS size FROM calls FINAL
-            WHERE project_id = ${project} AND trace_id IN ${pb.inStrings(traceIds)}
+            WHERE project_id = ${project} AND trace_id IN ${pb.inStrings(traceIds)}${retained}
               AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})
             GROUP BY trace_id`,
       params: pb.params,

@@ -1,6 +1,6 @@
 import { InvalidFieldError } from "../../errors.js";
 import { keyPathSegments, type Field, type FieldSet } from "../query/fields.js";
-import type { ParamBuilder } from "../sql.js";
+import { tupleElementSql, type ParamBuilder } from "../sql.js";
 import { CALL_JSON_LEAVES } from "./jsonLeaves.js";
 import { JSON_PARTS, MAX_JSON_DEPTH } from "./flatten.js";
 
@@ -148,5 +148,5 @@ function rowLeafSql(ref: string, column: string, rows: RowRefLeaves, own: string
   // transform with the call's own leaf as its default answers NULL on 18.16: the index is looked
   // up (1, the sentinel's NULL, when the ref did not resolve), then the value; a leaf is never NULL.
   const at = `transform(${ref}, tupleElement(${lookup}, 1), tupleElement(${lookup}, 2), toUInt32(1))`;
-  return `if(match(${ref}, ${tail}), ifNull(tupleElement(${lookup}, 3)[${at}], ${own}), ${own})`;
+  return `if(match(${ref}, ${tail}), ifNull(${tupleElementSql(lookup, 3)}[${at}], ${own}), ${own})`;
 }

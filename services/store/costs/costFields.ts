@@ -1,5 +1,5 @@
 import type { Field, FieldSet } from "../query/fields.js";
-import type { ParamBuilder } from "../sql.js";
+import { tupleElementSql, type ParamBuilder } from "../sql.js";
 import { PRICES_TABLE } from "./schema.js";
 import { InvalidFieldError } from "../../errors.js";
 import { countSql } from "./counts.js";
@@ -92,7 +92,7 @@ export function priceLookupSql(model: string, at: string, project: string): stri
   const inForce = `arrayMap((pe, pk) -> if(pe.1 = pk, arrayFirstIndex(pd -> pd <= lt, pe.2), 0), ex, kx)`;
   const own = "arrayElement(jx, 1) > 0";
   const price = (slot: number) =>
-    `if(${own}, arrayElement(tupleElement(arrayElement(ex, 1), ${slot}), arrayElement(jx, 1)), arrayElement(tupleElement(arrayElement(ex, 2), ${slot}), arrayElement(jx, 2)))`;
+    `if(${own}, arrayElement(${tupleElementSql("arrayElement(ex, 1)", slot)}, arrayElement(jx, 1)), arrayElement(${tupleElementSql("arrayElement(ex, 2)", slot)}, arrayElement(jx, 2)))`;
   const result = `(${own} OR arrayElement(jx, 2) > 0, ${price(3)}, ${price(4)})`;
   return bind(["lt", "lpr", "lm"], [at, project, model], bind(["kx"], [keys], bind(["ex"], [entries], bind(["jx"], [inForce], result))));
 }

@@ -1,4 +1,5 @@
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
+import { retainedSince } from "../projects/retention.js";
 
 /**
  * SQL of eval_results. An evaluation's trials are two levels under its root call: the root's
@@ -37,13 +38,14 @@ export interface TrialCallRow {
   summary: string | null;
 }
 
-export function evaluationRootsQuery(projectId: string, ids: readonly string[]): BuiltQuery {
+/** The evaluations asked for; one past the project's retention (`retainedFrom`) is not found, nor then its trials. */
+export function evaluationRootsQuery(projectId: string, ids: readonly string[], retainedFrom: number | null): BuiltQuery {
   const pb = new ParamBuilder();
   const project = pb.str(projectId);
   const list = pb.inStrings(ids);
   return {
     sql: `SELECT id, trace_id, display_name, started_at, inputs FROM calls FINAL
-WHERE project_id = ${project} AND id IN ${list}
+WHERE project_id = ${project} AND id IN ${list}${retainedSince("started_at", retainedFrom, pb).map((c) => ` AND ${c}`).join("")}
   AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${list})
   AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
     params: pb.params,

@@ -10,6 +10,7 @@ import {
   type ResultRow, type RootMeta, type Trial, type TrialCall,
 } from "./evalResultsRows.js";
 import { checkExprFields, checkField } from "./trialExpr.js";
+import type { ProjectRetention } from "../projects/retention.js";
 
 const parse = <T extends JsonValue>(text: string | null, fallback: T): T => (text === null || text === "" ? fallback : (JSON.parse(text) as T));
 
@@ -32,7 +33,10 @@ function toTrialCall(row: TrialCallRow): TrialCall {
 export class EvalResultsRepository {
   private readonly costs: CostsRepository;
 
-  constructor(private readonly store: ClickHouseStore) {
+  constructor(
+    private readonly store: ClickHouseStore,
+    private readonly retention: ProjectRetention,
+  ) {
     this.costs = new CostsRepository(store);
   }
 
@@ -43,7 +47,7 @@ export class EvalResultsRepository {
     const empty = { rows: [], total_rows: 0, ...(req.include_summary ? { summary: { row_count: 0, evaluations: [] } } : {}), warnings: [] as string[] };
     if (rootIds.length === 0) return empty;
 
-    const roots = await this.store.rows<RootRow>("eval_results_roots", evaluationRootsQuery(projectId, rootIds));
+    const roots = await this.store.rows<RootRow>("eval_results_roots", evaluationRootsQuery(projectId, rootIds, await this.retention.cutoff(projectId)));
     const found = new Set(roots.map((r) => r.id));
     const warnings = rootIds.filter((id) => !found.has(id)).map((id) => `evaluation call ${id} not found`);
     if (roots.length === 0) return { ...empty, warnings };

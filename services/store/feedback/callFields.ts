@@ -1,5 +1,5 @@
 import type { Field, FieldKind, FieldScope, FieldSet } from "../query/fields.js";
-import type { ParamBuilder } from "../sql.js";
+import { tupleElementSql, type ParamBuilder } from "../sql.js";
 import { payloadLeafSql } from "./fields.js";
 import { InvalidFieldError } from "../../errors.js";
 
@@ -96,6 +96,6 @@ function feedbackField(path: string, pb: ParamBuilder, { projectId }: FieldScope
     `(SELECT (arrayPushFront(groupArray(fb_key), ''), arrayPushFront(groupArray(fb_value), ${absent})) ` +
     `FROM (SELECT concat(project_id, '/', call_id) AS fb_key, ${value} AS fb_value FROM feedback FINAL ` +
     `WHERE ${projectFilter}deleted = 0 AND call_id != '' AND feedback_type = ${typeParam} GROUP BY project_id, call_id)) AS ${alias}`;
-  const sql = `tupleElement(${map}, 2)[transform(concat(project_id, '/', id), tupleElement(${alias}, 1), arrayEnumerate(tupleElement(${alias}, 1)), 1)]`;
+  const sql = `${tupleElementSql(map, 2)}[transform(concat(project_id, '/', id), tupleElement(${alias}, 1), arrayEnumerate(tupleElement(${alias}, 1)), 1)]`;
   return { sql, kind, nullable: rest !== "count" };
 }

@@ -7,6 +7,7 @@ import { orderByTerms } from "../query/sort.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { API_COLUMNS } from "./feedbackRows.js";
 import { FEEDBACK_QUERY_FIELDS } from "./fields.js";
+import { retainedFeedback } from "../projects/retention.js";
 
 /**
  * SQL of the feedback reads and deletes. Every read is `FROM feedback FINAL WHERE
@@ -21,13 +22,16 @@ export interface FeedbackQuerySpec {
   readonly sortBy?: readonly SortBy[] | null;
   readonly limit?: number | null;
   readonly offset?: number | null;
+  /** The project's retention cutoff: feedback on calls past it is left out. */
+  readonly retainedFrom?: number | null;
 }
 
 export const DEFAULT_FEEDBACK_SORT: readonly SortBy[] = [{ field: "created_at", direction: "asc" }];
 
-/** Live feedback of one project, and the query expression when there is one. */
-function liveWhere(projectId: string, query: Query | null | undefined, pb: ParamBuilder): string {
-  const conditions = [`project_id = ${pb.str(projectId)}`, "deleted = 0"];
+/** Live feedback of one project (within its retention when given), and the query expression when there is one. */
+function liveWhere(projectId: string, query: Query | null | undefined, pb: ParamBuilder, retainedFrom: number | null = null): string {
+  const project = pb.str(projectId);
+  const conditions = [`project_id = ${project}`, "deleted = 0", ...retainedFeedback(project, retainedFrom, pb)];
   if (query) conditions.push(compileQuery(query, FEEDBACK_QUERY_FIELDS, pb));
   return conditions.join("\n  AND ");
 }
@@ -47,7 +51,7 @@ export function selectedFields(fields: readonly string[] | null | undefined): (t
 export function feedbackSelectQuery(spec: FeedbackQuerySpec): BuiltQuery {
   const pb = new ParamBuilder();
   const columns = selectedFields(spec.fields);
-  const where = liveWhere(spec.projectId, spec.query, pb);
+  const where = liveWhere(spec.projectId, spec.query, pb, spec.retainedFrom ?? null);
   const sorts = spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_FEEDBACK_SORT;
   const order = orderByTerms(sorts, FEEDBACK_QUERY_FIELDS, pb);
   if (!sorts.some((s) => s.field === "id")) order.push(`id ${sorts[sorts.length - 1]?.direction === "desc" ? "DESC" : "ASC"}`);

@@ -5,6 +5,7 @@ import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { payloadLeafSql } from "./fields.js";
 import { microsToIso } from "../../times.js";
 import { resolveStatsWindow, type StatsWindow } from "../statsWindow.js";
+import { retainedFeedback } from "../projects/retention.js";
 
 /**
  * `/feedback/stats`: feedback counts and payload aggregates in time buckets.
@@ -106,12 +107,16 @@ interface Filters {
   readonly projectId: string;
   readonly feedbackType?: string | null;
   readonly triggerRef?: string | null;
+  /** The project's retention cutoff: feedback on calls past it is left out. */
+  readonly retainedFrom?: number | null;
 }
 
 /** Live feedback of the project created in [start, end), of the asked type and trigger. */
 function rangeWhere(filters: Filters, plan: StatsWindow, pb: ParamBuilder): string {
+  const project = pb.str(filters.projectId);
   const conditions = [
-    `project_id = ${pb.str(filters.projectId)}`,
+    `project_id = ${project}`,
+    ...retainedFeedback(project, filters.retainedFrom, pb),
     "deleted = 0",
     `created_at >= ${pb.int(plan.startMicros)}`,
     `created_at < ${pb.int(plan.endMicros)}`,
@@ -201,10 +206,10 @@ function normalized(agg: string, value: unknown): number | null {
 }
 
 /** Runs the stats queries and shapes the answer (see the module comment). */
-export async function feedbackStats(store: ClickHouseStore, req: FeedbackStatsReq, nowMicros: number): Promise<FeedbackStatsRes> {
+export async function feedbackStats(store: ClickHouseStore, req: FeedbackStatsReq, nowMicros: number, retainedFrom: number | null): Promise<FeedbackStatsRes> {
   const plan = resolveStatsWindow(req, nowMicros);
   const metrics = planMetrics(req.metrics);
-  const filters: Filters = { projectId: req.project_id, feedbackType: req.feedback_type, triggerRef: req.trigger_ref };
+  const filters: Filters = { projectId: req.project_id, feedbackType: req.feedback_type, triggerRef: req.trigger_ref, retainedFrom };
 
   const [bucketRows, [windowRow]] = await Promise.all([
     store.rows<Row>("feedback_stats_buckets", statsAggregateQuery(filters, plan, metrics, true)),

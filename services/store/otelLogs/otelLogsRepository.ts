@@ -3,6 +3,7 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import type { OtlpLogRecord, OtlpLogRecordsEvent } from "../../queue/events.js";
 import type { JsonObject, JsonValue } from "../../json.js";
+import { retainedSince } from "../projects/retention.js";
 
 /** One `otel_log_records` row as inserted and read (schema.ts). */
 interface OtelLogRow {
@@ -32,11 +33,14 @@ export class OtelLogsRepository {
     await this.store.insert("otel_logs_insert", "otel_log_records", rows);
   }
 
-  /** The records of each span, oldest first (at most MAX_RECORDS_PER_SPAN each); only GenAI events when `genAiOnly`. */
-  async forSpans(projectId: string, spanIds: readonly string[], genAiOnly: boolean): Promise<Map<string, OtlpLogRecord[]>> {
+  /**
+   * The records of each span, oldest first (at most MAX_RECORDS_PER_SPAN each); only GenAI events when `genAiOnly`;
+   * none older than `retainedFrom`, the project's retention cutoff (null: all).
+   */
+  async forSpans(projectId: string, spanIds: readonly string[], genAiOnly: boolean, retainedFrom: number | null): Promise<Map<string, OtlpLogRecord[]>> {
     const out = new Map<string, OtlpLogRecord[]>();
     if (spanIds.length === 0) return out;
-    const rows = await this.store.rows<OtelLogRow>("otel_logs_for_spans", forSpansQuery(projectId, spanIds, genAiOnly));
+    const rows = await this.store.rows<OtelLogRow>("otel_logs_for_spans", forSpansQuery(projectId, spanIds, genAiOnly, retainedFrom));
     for (const row of rows) {
       const list = out.get(row.span_id) ?? [];
       list.push(fromRow(row));
@@ -49,13 +53,13 @@ export class OtelLogsRepository {
 /** GenAI events are named `gen_ai.<…>` (`gen_ai.user.message`, `gen_ai.choice`, …). */
 export const GEN_AI_EVENT_PREFIX = "gen_ai.";
 
-export function forSpansQuery(projectId: string, spanIds: readonly string[], genAiOnly: boolean): BuiltQuery {
+export function forSpansQuery(projectId: string, spanIds: readonly string[], genAiOnly: boolean, retainedFrom: number | null): BuiltQuery {
   const pb = new ParamBuilder();
   return {
     sql: `SELECT span_id, record_key, trace_id, time, position, event_name, severity_number, severity_text, body, attributes, scope_name
 FROM otel_log_records FINAL
 WHERE project_id = ${pb.str(projectId)} AND span_id IN ${pb.inStrings(spanIds)}
-  AND (${pb.int(genAiOnly ? 1 : 0)} = 0 OR startsWith(event_name, ${pb.str(GEN_AI_EVENT_PREFIX)}))
+  AND (${pb.int(genAiOnly ? 1 : 0)} = 0 OR startsWith(event_name, ${pb.str(GEN_AI_EVENT_PREFIX)}))${retainedSince("time", retainedFrom, pb).map((c) => `\n  AND ${c}`).join("")}
 ORDER BY span_id, time, position, record_key
 LIMIT ${pb.count(MAX_RECORDS_PER_SPAN)} BY span_id`,
     params: pb.params,

@@ -24,3 +24,22 @@ export const PROJECTS_MIGRATION: Migration = {
      FROM (SELECT DISTINCT project_id FROM project_call_bounds WHERE position(project_id, '/') > 0)`,
   ],
 };
+
+/**
+ * `project_settings`: one row per version of a project's settings (`project_id` =
+ * `entity/name`), the latest `version` wins. `retention_days` NULL: the server's default
+ * (`RETENTION_DAYS`) applies.
+ */
+export const PROJECT_SETTINGS_MIGRATION: Migration = {
+  version: 45,
+  name: "project_settings",
+  statements: [
+    `CREATE TABLE IF NOT EXISTS project_settings (
+      project_id String,
+      retention_days Nullable(UInt32),
+      updated_at Int64,
+      version UInt64
+    ) ENGINE = ReplacingMergeTree(version)
+    ORDER BY project_id`,
+  ],
+};

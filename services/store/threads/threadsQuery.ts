@@ -1,6 +1,7 @@
 import type { ThreadSortBy, ThreadSortField, ThreadsQueryFilter } from "../../contract/threads.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { isoToMicros } from "../../times.js";
+import { retainedSince } from "../projects/retention.js";
 
 /** What a threads read asks for, independent of HTTP. */
 export interface ThreadsQuerySpec {
@@ -9,6 +10,8 @@ export interface ThreadsQuerySpec {
   readonly sortBy?: readonly ThreadSortBy[] | null;
   readonly limit?: number | null;
   readonly offset?: number | null;
+  /** The project's retention cutoff (projects/retention.ts): threads last updated before it are left out. */
+  readonly retainedFrom?: number | null;
 }
 
 export const DEFAULT_THREAD_SORT: readonly ThreadSortBy[] = [{ field: "last_updated", direction: "desc" }];
@@ -58,14 +61,14 @@ export function threadOrderBy(sortBy: readonly ThreadSortBy[] | null | undefined
 }
 
 /**
- * The conditions on a thread's figures that every threads read has: a turn left, and the
- * filter. Filters apply to a thread's figures (always of the whole thread): `after_datetime`
+ * The conditions on a thread's figures that every threads read has: a turn left, a last
+ * update within the project's retention, and the filter. Filters apply to a thread's figures (always of the whole thread): `after_datetime`
  * keeps threads that started after it, `before_datetime` those last updated before it, so
  * both together keep the threads whose whole activity lies inside the window (the meaning
  * Weave's ThreadsQueryFilter documents). Empty `thread_ids` restricts nothing.
  */
 function figureConditions(spec: ThreadsQuerySpec, pb: ParamBuilder): string[] {
-  const out = ["turn_count > 0"];
+  const out = ["turn_count > 0", ...retainedSince("last_updated", spec.retainedFrom, pb)];
   const filter = spec.filter;
   if (!filter) return out;
   if (filter.thread_ids && filter.thread_ids.length > 0) out.push(`thread_id IN ${pb.inStrings(filter.thread_ids)}`);

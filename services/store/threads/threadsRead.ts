@@ -1,5 +1,6 @@
 import type { ClickHouseStore } from "../clickhouse.js";
 import type { ThreadRow } from "./threadRows.js";
+import type { ProjectRetention } from "../projects/retention.js";
 import { threadsPageQuery, threadsThresholdQuery, type ThreadsQuerySpec } from "./threadsQuery.js";
 
 /** Pages reaching further than this are read without a window. */
@@ -9,7 +10,10 @@ const CANDIDATES_PER_ROW = 4;
 
 /** Read side of threads: pages of the pre-aggregated figures. */
 export class ThreadsReadRepository {
-  constructor(private readonly store: ClickHouseStore) {}
+  constructor(
+    private readonly store: ClickHouseStore,
+    private readonly retention: ProjectRetention,
+  ) {}
 
   /**
    * Streams a page of threads. A bounded page is read in two steps (see threadsPageQuery):
@@ -18,7 +22,8 @@ export class ThreadsReadRepository {
    * (few threads, or NULL percentiles reached) or the windowed page comes back short, the
    * page is read whole: the window only ever saves work, it never changes the answer.
    */
-  async *stream(spec: ThreadsQuerySpec): AsyncGenerator<ThreadRow> {
+  async *stream(asked: ThreadsQuerySpec): AsyncGenerator<ThreadRow> {
+    const spec = { ...asked, retainedFrom: await this.retention.cutoff(asked.projectId) };
     const wanted = (spec.offset ?? 0) + (spec.limit ?? Infinity);
     if (spec.limit === null || spec.limit === undefined || spec.limit === 0 || wanted > WINDOWED_MAX_ROWS) {
       yield* this.store.stream<ThreadRow>("threads_page", threadsPageQuery(spec));

@@ -68,9 +68,9 @@ function aggregates(specs: readonly MetricSpec[], valueColumn: (metric: string) 
   return { selects, columns };
 }
 
-function windowWhere(projectId: string, filter: CallsFilter | null | undefined, window: StatsWindow, pb: ParamBuilder): string {
+function windowWhere(projectId: string, filter: CallsFilter | null | undefined, window: StatsWindow, pb: ParamBuilder, retainedFrom: number | null): string {
   const range = [`started_at >= ${pb.int(window.startMicros)}`, `started_at < ${pb.int(window.endMicros)}`];
-  return whereClause({ projectId, filter }, pb, range);
+  return whereClause({ projectId, filter, retainedFrom }, pb, range);
 }
 
 const CALL_VALUES: Readonly<Record<string, string>> = {
@@ -79,10 +79,16 @@ const CALL_VALUES: Readonly<Record<string, string>> = {
   latency_ms: "if(ended_at IS NULL, NULL, (ended_at - started_at) / 1000)",
 };
 
-export function callBucketsQuery(projectId: string, filter: CallsFilter | null | undefined, window: StatsWindow, metrics: readonly CallMetricSpec[]): StatsQuery {
+export function callBucketsQuery(
+  projectId: string,
+  filter: CallsFilter | null | undefined,
+  window: StatsWindow,
+  metrics: readonly CallMetricSpec[],
+  retainedFrom: number | null = null,
+): StatsQuery {
   const pb = new ParamBuilder();
   const bucket = `intDiv(started_at - ${pb.int(window.originMicros)}, ${pb.int(window.granularitySeconds * 1_000_000)})`;
-  const where = windowWhere(projectId, filter, window, pb);
+  const where = windowWhere(projectId, filter, window, pb, retainedFrom);
   const { selects, columns } = aggregates(metrics, (m) => `m_${m}`, pb, new Set(["call_count", "error_count"]));
   const values = Object.entries(CALL_VALUES).map(([m, sql]) => `${sql} AS m_${m}`);
   return {
@@ -112,10 +118,16 @@ const USAGE_VALUES: Readonly<Record<string, string>> = {
  * call is read (a child never starts before its parent), bucketed by the call's started_at;
  * priced when a cost metric is asked; GROUP BY bucket, model for the aggregates.
  */
-export function usageBucketsQuery(projectId: string, filter: CallsFilter | null | undefined, window: StatsWindow, metrics: readonly UsageMetricSpec[]): StatsQuery {
+export function usageBucketsQuery(
+  projectId: string,
+  filter: CallsFilter | null | undefined,
+  window: StatsWindow,
+  metrics: readonly UsageMetricSpec[],
+  retainedFrom: number | null = null,
+): StatsQuery {
   const pb = new ParamBuilder();
   const bucket = `intDiv(started_at - ${pb.int(window.originMicros)}, ${pb.int(window.granularitySeconds * 1_000_000)})`;
-  const wanted = windowWhere(projectId, filter, window, pb);
+  const wanted = windowWhere(projectId, filter, window, pb, retainedFrom);
   const read = `project_id = ${pb.str(projectId)} AND started_at >= ${pb.int(window.startMicros)}`;
   const own = ownUsageSql({ table: "calls FINAL", where: read, wanted, carry: { bucket, call_started_at: "started_at", call_project: "project_id" } }, pb);
   const { selects, columns } = aggregates(metrics, (m) => USAGE_VALUES[m] ?? "NULL", pb, new Set());

@@ -4,6 +4,7 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { callBucketsQuery, usageBucketsQuery, type StatsColumn } from "./statsQuery.js";
 import type { StatsWindow } from "../statsWindow.js";
 import { microsToIso } from "../../times.js";
+import type { ProjectRetention } from "../projects/retention.js";
 
 export type Bucket = Record<string, string | number | null>;
 
@@ -23,11 +24,14 @@ const value = (v: unknown): number | null => (v === null || v === undefined ? nu
 
 /** Reads of `/calls/stats`: call buckets (every bucket of the window) and usage buckets (per model). */
 export class StatsRepository {
-  constructor(private readonly store: ClickHouseStore) {}
+  constructor(
+    private readonly store: ClickHouseStore,
+    private readonly retention: ProjectRetention,
+  ) {}
 
   async callBuckets(projectId: string, filter: CallsFilter | null | undefined, window: StatsWindow, metrics: readonly CallMetricSpec[]): Promise<Bucket[]> {
     if (metrics.length === 0) return [];
-    const { query, columns } = callBucketsQuery(projectId, filter, window, metrics);
+    const { query, columns } = callBucketsQuery(projectId, filter, window, metrics, await this.retention.cutoff(projectId));
     const rows = await this.store.rows<Record<string, unknown>>("stats_call_buckets", query);
     const byBucket = new Map(rows.map((r) => [Number(r.bucket), r]));
     const out: Bucket[] = [];
@@ -40,7 +44,7 @@ export class StatsRepository {
 
   async usageBuckets(projectId: string, filter: CallsFilter | null | undefined, window: StatsWindow, metrics: readonly UsageMetricSpec[]): Promise<Bucket[]> {
     if (metrics.length === 0) return [];
-    const { query, columns } = usageBucketsQuery(projectId, filter, window, metrics);
+    const { query, columns } = usageBucketsQuery(projectId, filter, window, metrics, await this.retention.cutoff(projectId));
     const rows = await this.store.rows<Record<string, unknown>>("stats_usage_buckets", query);
     return rows.map((r) => ({ ...shape(window, Number(r.bucket), columns, r, String(r.model)) }));
   }

@@ -2,6 +2,7 @@ import type { CallsFilter } from "../../contract/calls.js";
 import type { Query } from "../../contract/queryExpr.js";
 import { ClientError } from "../../errors.js";
 import { whereClause } from "../calls/callsQuery.js";
+import { retainedSince, type ProjectRetention } from "../projects/retention.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import type { CostsRepository } from "../costs/costsRepository.js";
 import type { PriceBook } from "../costs/pricing.js";
@@ -61,7 +62,11 @@ interface Batch {
  * `/calls/usage` with skip_large_traces, left out and its requested calls listed as skipped.
  */
 export class UsageRepository {
-  constructor(private readonly store: ClickHouseStore, private readonly costs: CostsRepository) {}
+  constructor(
+    private readonly store: ClickHouseStore,
+    private readonly costs: CostsRepository,
+    private readonly retention: ProjectRetention,
+  ) {}
 
   async callsUsage(req: UsageRequest & { readonly callIds: readonly string[]; readonly skipLargeTraces?: boolean }): Promise<UsageRollup> {
     const ids = [...new Set(req.callIds)];
@@ -69,7 +74,9 @@ export class UsageRepository {
     if (ids.length === 0) return { call_usage: {}, unfinished_call_ids: [], ...(skipping ? { skipped_call_ids: [] } : {}) };
     const pb = new ParamBuilder();
     const project = pb.str(req.projectId);
-    const traces = `(SELECT trace_id FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})`;
+    // A call past the project's retention has no usage (its id answers empty).
+    const retained = retainedSince("started_at", await this.retention.cutoff(req.projectId), pb).map((c) => ` AND ${c}`).join("");
+    const traces = `(SELECT trace_id FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)}${retained})`;
     let spans = await this.traceSpans({ sql: spansSql(project, traces), params: pb.params });
     const large = skipping ? spans.filter((s) => s.calls > req.limit).map((s) => s.traceId) : [];
     if (large.length > 0) spans = spans.filter((s) => s.calls <= req.limit);
@@ -95,7 +102,7 @@ export class UsageRepository {
   }
 
   async traceUsage(req: UsageRequest & { readonly filter?: CallsFilter | null; readonly query?: Query | null }): Promise<UsageRollup> {
-    const spec = { projectId: req.projectId, filter: req.filter, query: req.query };
+    const spec = { projectId: req.projectId, filter: req.filter, query: req.query, retainedFrom: await this.retention.cutoff(req.projectId) };
     const pb = new ParamBuilder();
     const matched = await this.store.rows<{ id: string; trace_id: string }>("usage_trace_matches", {
       sql: `SELECT id, trace_id FROM calls FINAL WHERE ${whereClause(spec, pb)} ORDER BY started_at, id LIMIT ${pb.count(req.limit + 1)}`,

@@ -14,6 +14,7 @@ import { MonotonicClock, type Clock } from "../../times.js";
 import type { ChatCompleter } from "./chatCompleter.js";
 import { EvalObjects, formatTemplate, rowRef, type ChatMessage, type JudgeScorer, type LlmModel } from "./evalObjects.js";
 import type { JobContext, JobHandler } from "./handler.js";
+import type { ProjectRetention } from "../../store/projects/retention.js";
 
 /**
  * The evaluation and scoring jobs (contract/evaluations.ts).
@@ -34,6 +35,8 @@ import type { JobContext, JobHandler } from "./handler.js";
  */
 export interface EvaluationJobDeps {
   readonly store: ClickHouseStore;
+  /** Each project's retention (what its calls reads leave out). */
+  readonly retention: ProjectRetention;
   /** The worker's merge path (worker/callWorker.ts callBatchHandler), synchronous. */
   readonly writeCalls: (events: readonly TraceEvent[]) => Promise<void>;
   readonly completer: ChatCompleter;
@@ -128,7 +131,7 @@ class EvaluationJobs {
   private readonly clock: Clock;
 
   constructor(private readonly deps: EvaluationJobDeps) {
-    this.reads = new CallsReadRepository(deps.store);
+    this.reads = new CallsReadRepository(deps.store, deps.retention);
     this.objects = new EvalObjects(deps.store);
     this.feedback = new FeedbackRepository(deps.store);
     this.clock = deps.clock ?? new MonotonicClock();

@@ -1,0 +1,286 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync, closeSync } from "node:fs";
+import { connect } from "node:net";
+import { join, resolve } from "node:path";
+import { CLICKHOUSE_SERVER_BIN, freePort, pings, SERVER_USERS_XML, serverConfigXml } from "../services/store/localServer.js";
+
+/**
+ * A ClickHouse cluster on this machine, for the suite's cluster stage and for people
+ * (scripts/clickhouse-cluster.sh): ZooKeeper 3.8 from Debian's `zookeeper` package and four
+ * ClickHouse 18.16 servers, two shards of two replicas, cluster `tracehouse`
+ * (`internal_replication` on, macros `{shard}`/`{replica}`, distributed DDL). Everything lives
+ * under one directory: each process's config, data and log, and `cluster.json`, the state
+ * (ports, pids) that the commands and the tests read. The processes are detached: they
+ * outlive the command that started them until `stop`. Every command is idempotent: `start`
+ * starts what is not running and waits until all of it answers; ports are chosen once and
+ * kept, so a restarted process rejoins on the same address.
+ */
+export const CLUSTER_NAME = "tracehouse";
+export const SHARDS = 2;
+export const REPLICAS = 2;
+
+/** Debian's ZooKeeper: the jar's manifest names its dependencies; slf4j-simple writes its log. */
+const ZOOKEEPER_CLASSPATH = ["/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-simple.jar"];
+const ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
+/** A ClickHouse server whose ZooKeeper session was lost gets a new one after this; shorter than the default 30 s so a killed replica rejoins sooner. */
+const ZOOKEEPER_SESSION_MS = 10_000;
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 20_000;
+
+export interface NodeState {
+  /** `ch<shard><replica>`: also the `{replica}` macro. */
+  readonly name: string;
+  readonly shard: number;
+  readonly replica: number;
+  readonly httpPort: number;
+  readonly tcpPort: number;
+  readonly interserverPort: number;
+  readonly url: string;
+  pid: number | null;
+}
+
+export interface ClusterState {
+  readonly cluster: string;
+  readonly zookeeper: { readonly port: number; pid: number | null };
+  readonly nodes: NodeState[];
+}
+
+export interface ProcessStatus {
+  readonly name: string;
+  readonly pid: number | null;
+  readonly running: boolean;
+  readonly ready: boolean;
+}
+
+const stateFile = (dir: string) => join(dir, "cluster.json");
+
+export function readClusterState(dir: string): ClusterState | null {
+  const file = stateFile(resolve(dir));
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as ClusterState) : null;
+}
+
+function writeState(dir: string, state: ClusterState): void {
+  writeFileSync(stateFile(dir), `${JSON.stringify(state, null, 2)}\n`);
+}
+
+async function newState(): Promise<ClusterState> {
+  const nodes: NodeState[] = [];
+  for (let shard = 1; shard <= SHARDS; shard++) {
+    for (let replica = 1; replica <= REPLICAS; replica++) {
+      const httpPort = await freePort();
+      nodes.push({ name: `ch${shard}${replica}`, shard, replica, httpPort, tcpPort: await freePort(), interserverPort: await freePort(), url: `http://127.0.0.1:${httpPort}`, pid: null });
+    }
+  }
+  return { cluster: CLUSTER_NAME, zookeeper: { port: await freePort(), pid: null }, nodes };
+}
+
+/** Whether `pid` is a live process started for this directory (not a later process that reused the number). */
+function isOurs(pid: number | null, marker: string): boolean {
+  if (pid === null) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
+  } catch {
+    return false;
+  }
+}
+
+function spawnDetached(command: string, args: readonly string[], logFile: string): number {
+  const out = openSync(logFile, "a");
+  try {
+    const child = spawn(command, args, { stdio: ["ignore", out, out], detached: true });
+    child.unref();
+    if (child.pid === undefined) throw new Error(`${command} did not start`);
+    return child.pid;
+  } finally {
+    closeSync(out);
+  }
+}
+
+async function waitUntil(what: string, ready: () => Promise<boolean>, alive: () => boolean, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!alive()) throw new Error(`${what} exited while starting (see its log)`);
+    if (await ready()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what} not ready within ${timeoutMs} ms`);
+}
+
+/** ZooKeeper's `ruok` four-letter command answers `imok` once it serves. */
+function zookeeperAnswers(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    let answer = "";
+    const socket = connect(port, "127.0.0.1", () => socket.end("ruok"));
+    socket.setTimeout(2_000, () => socket.destroy());
+    socket.on("data", (chunk) => (answer += chunk.toString()));
+    socket.on("close", () => done(answer === "imok"));
+    socket.on("error", () => done(false));
+  });
+}
+
+/** The node answers a query that needs its ZooKeeper session. */
+async function nodeReady(node: NodeState): Promise<boolean> {
+  if (!(await pings(node.url))) return false;
+  try {
+    const res = await fetch(`${node.url}/?query=${encodeURIComponent("SELECT count() FROM system.zookeeper WHERE path = '/'")}`);
+    await res.text();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+function zookeeperDir(dir: string): string {
+  return join(dir, "zookeeper");
+}
+
+export async function startZooKeeper(dirArg: string): Promise<void> {
+  const dir = resolve(dirArg);
+  const state = readClusterState(dir) ?? (await initialise(dir));
+  const zkDir = zookeeperDir(dir);
+  const config = join(zkDir, "zoo.cfg");
+  if (!isOurs(state.zookeeper.pid, config)) {
+    mkdirSync(join(zkDir, "data"), { recursive: true });
+    writeFileSync(
+      config,
+      [
+        "tickTime=1000",
+        `dataDir=${join(zkDir, "data")}`,
+        `clientPort=${state.zookeeper.port}`,
+        "clientPortAddress=127.0.0.1",
+        "admin.enableServer=false",
+        "4lw.commands.whitelist=ruok,srvr,mntr",
+        "maxSessionTimeout=60000",
+        "",
+      ].join("\n"),
+    );
+    const args = ["-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", ZOOKEEPER_CLASSPATH.join(":"), ZOOKEEPER_MAIN, config];
+    state.zookeeper.pid = spawnDetached("java", args, join(zkDir, "zookeeper.log"));
+    writeState(dir, state);
+  }
+  const pid = state.zookeeper.pid;
+  await waitUntil("ZooKeeper", () => zookeeperAnswers(state.zookeeper.port), () => isOurs(pid, config));
+}
+
+function remoteServers(state: ClusterState): string {
+  const shards = [];
+  for (let shard = 1; shard <= SHARDS; shard++) {
+    const replicas = state.nodes.filter((n) => n.shard === shard).map((n) => `<replica><host>127.0.0.1</host><port>${n.tcpPort}</port></replica>`);
+    shards.push(`<shard><internal_replication>true</internal_replication>${replicas.join("")}</shard>`);
+  }
+  return `<remote_servers><${state.cluster}>${shards.join("")}</${state.cluster}></remote_servers>`;
+}
+
+function clusterConfig(state: ClusterState, node: NodeState): string {
+  return `
+  <interserver_http_host>127.0.0.1</interserver_http_host>
+  <interserver_http_port>${node.interserverPort}</interserver_http_port>
+  ${remoteServers(state)}
+  <zookeeper><node><host>127.0.0.1</host><port>${state.zookeeper.port}</port></node><session_timeout_ms>${ZOOKEEPER_SESSION_MS}</session_timeout_ms></zookeeper>
+  <macros><shard>${String(node.shard).padStart(2, "0")}</shard><replica>${node.name}</replica></macros>
+  <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>`;
+}
+
+function nodeOf(state: ClusterState, name: string): NodeState {
+  const node = state.nodes.find((n) => n.name === name);
+  if (!node) throw new Error(`no node ${name}: the nodes are ${state.nodes.map((n) => n.name).join(", ")}`);
+  return node;
+}
+
+/** Starts one ClickHouse node unless it runs; resolves once it answers with its ZooKeeper session up. */
+export async function startNode(dirArg: string, name: string): Promise<void> {
+  const dir = resolve(dirArg);
+  const state = readClusterState(dir);
+  if (!state) throw new Error(`no cluster in ${dir}: run start first`);
+  const node = nodeOf(state, name);
+  const nodeDir = join(dir, node.name);
+  const config = join(nodeDir, "config.xml");
+  if (!isOurs(node.pid, config)) {
+    for (const sub of ["log", "tmp", "user_files", "format_schemas"]) mkdirSync(join(nodeDir, sub), { recursive: true });
+    writeFileSync(config, serverConfigXml(nodeDir, node.httpPort, node.tcpPort, clusterConfig(state, node)));
+    writeFileSync(join(nodeDir, "users.xml"), SERVER_USERS_XML);
+    node.pid = spawnDetached(CLICKHOUSE_SERVER_BIN, [`--config-file=${config}`], join(nodeDir, "log", "stdout.log"));
+    writeState(dir, state);
+  }
+  const pid = node.pid;
+  await waitUntil(`ClickHouse ${node.name}`, () => nodeReady(node), () => isOurs(pid, config));
+}
+
+async function stopProcess(pid: number | null, marker: string, signal: NodeJS.Signals): Promise<void> {
+  if (!isOurs(pid, marker)) return;
+  process.kill(pid!, signal);
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (isOurs(pid, marker) && !isZombie(pid!)) {
+    if (Date.now() > deadline) {
+      process.kill(pid!, "SIGKILL");
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A child of this process that exited and was not reaped yet still shows in /proc. */
+function isZombie(pid: number): boolean {
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+/** Stops one ClickHouse node: SIGTERM (a clean shutdown), or SIGKILL to simulate a crash. */
+export async function stopNode(dirArg: string, name: string, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  const dir = resolve(dirArg);
+  const state = readClusterState(dir);
+  if (!state) return;
+  const node = nodeOf(state, name);
+  await stopProcess(node.pid, join(dir, node.name, "config.xml"), signal);
+}
+
+export async function stopZooKeeper(dirArg: string, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  const dir = resolve(dirArg);
+  const state = readClusterState(dir);
+  if (!state) return;
+  await stopProcess(state.zookeeper.pid, join(zookeeperDir(dir), "zoo.cfg"), signal);
+}
+
+async function initialise(dir: string): Promise<ClusterState> {
+  mkdirSync(dir, { recursive: true });
+  const state = await newState();
+  writeState(dir, state);
+  return state;
+}
+
+/** Starts ZooKeeper and the four nodes (what is not already running) and waits until all answer. */
+export async function startCluster(dirArg: string): Promise<ClusterState> {
+  const dir = resolve(dirArg);
+  if (!existsSync(CLICKHOUSE_SERVER_BIN)) throw new Error(`${CLICKHOUSE_SERVER_BIN} not found: run scripts/install.sh`);
+  if (!existsSync(ZOOKEEPER_CLASSPATH[0]!)) throw new Error(`${ZOOKEEPER_CLASSPATH[0]} not found: run scripts/install.sh (Debian's zookeeper package)`);
+  if (!readClusterState(dir)) await initialise(dir);
+  await startZooKeeper(dir);
+  const state = readClusterState(dir)!;
+  await Promise.all(state.nodes.map((n) => startNode(dir, n.name)));
+  return readClusterState(dir)!;
+}
+
+/** Stops the four nodes, then ZooKeeper; the data stays for the next start. */
+export async function stopCluster(dirArg: string): Promise<void> {
+  const dir = resolve(dirArg);
+  const state = readClusterState(dir);
+  if (!state) return;
+  await Promise.all(state.nodes.map((n) => stopNode(dir, n.name)));
+  await stopZooKeeper(dir);
+}
+
+export async function clusterStatus(dirArg: string): Promise<ProcessStatus[]> {
+  const dir = resolve(dirArg);
+  const state = readClusterState(dir);
+  if (!state) return [];
+  const zkRunning = isOurs(state.zookeeper.pid, join(zookeeperDir(dir), "zoo.cfg"));
+  const statuses: ProcessStatus[] = [{ name: "zookeeper", pid: state.zookeeper.pid, running: zkRunning, ready: zkRunning && (await zookeeperAnswers(state.zookeeper.port)) }];
+  for (const node of state.nodes) {
+    const running = isOurs(node.pid, join(dir, node.name, "config.xml"));
+    statuses.push({ name: node.name, pid: node.pid, running, ready: running && (await nodeReady(node)) });
+  }
+  return statuses;
+}

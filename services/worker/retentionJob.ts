@@ -1,0 +1,78 @@
+import type { Logger } from "pino";
+import type { ExpiredProject, RetentionExpiry } from "../store/projects/expiry.js";
+import { retentionCutoff, type ProjectRetention } from "../store/projects/retention.js";
+
+/**
+ * The worker's retention job: every `intervalMs`, at start, and soon after a project's
+ * settings change in this process (`runSoon`), it
+ * 1. drops the monthly partitions of `calls` that end before every project's cutoff (only
+ *    when the server has a default retention: without one a project may keep everything);
+ * 2. for each project whose oldest call is past its cutoff, starts `ALTER TABLE … DELETE`
+ *    mutations of the expired rows (store/projects/expiry.ts): one per table for all those
+ *    projects, and none on a table whose last one is not done yet.
+ * Runs never overlap; a request during a run makes one more run right after it.
+ */
+export class RetentionJob {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly expiry: RetentionExpiry,
+    private readonly retention: ProjectRetention,
+    private readonly options: { readonly intervalMs: number; readonly log: Logger },
+  ) {}
+
+  start(): void {
+    this.runSoon();
+    this.timer = setInterval(() => this.runSoon(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** A run now, or right after the one under way. */
+  runSoon(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.runWhileAsked().finally(() => {
+      this.running = null;
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async runWhileAsked(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        await this.runOnce();
+      } catch (err) {
+        this.options.log.warn({ err: err instanceof Error ? err.message : String(err) }, "retention run failed; the next one retries");
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  private async runOnce(): Promise<void> {
+    this.retention.refresh();
+    const { own, defaultDays } = await this.retention.all();
+    if (defaultDays !== null) {
+      const dropped = await this.expiry.dropMonthsBefore(retentionCutoff(Math.max(defaultDays, ...own.values())));
+      if (dropped.length > 0) this.options.log.info({ months: dropped }, "retention: dropped months of calls past every project's retention");
+    }
+    const expired: ExpiredProject[] = [];
+    for (const { projectId, oldest } of await this.expiry.projects()) {
+      const days = own.get(projectId) ?? defaultDays;
+      if (days !== null && oldest < retentionCutoff(days)) expired.push({ projectId, cutoff: retentionCutoff(days) });
+    }
+    if (expired.length === 0 || this.stopped) return;
+    const tables = await this.expiry.deleteExpired(expired, await this.expiry.busyTables());
+    if (tables.length > 0) this.options.log.info({ projects: expired.length, tables }, "retention: deleting expired rows");
+  }
+}
