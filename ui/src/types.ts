@@ -10,7 +10,7 @@ import type { CallLogRecordsRes } from "../../services/contract/otelLogs.js";
 import type { EvalResultsQueryRes } from "../../services/contract/evalResults.js";
 import type { FeedbackSchema } from "../../services/contract/feedback.js";
 import type { ObjSchema } from "../../services/contract/objects.js";
-import type { ProjectSummary } from "../../services/contract/projects.js";
+import type { ProjectSettingsRes, ProjectSummary } from "../../services/contract/projects.js";
 import type { TableRowSchema } from "../../services/contract/tables.js";
 import type { ThreadSchema } from "../../services/contract/threads.js";
 import type { UsageRes } from "../../services/contract/usage.js";
@@ -70,9 +70,5 @@ export type Me = z.infer<typeof MeRes>;
 export type ApiKey = z.infer<typeof KeySummary>;
 /** The answer of `POST /admin/keys`: the only time the secret (`key`) is shown. */
 export type NewApiKey = z.infer<typeof KeyCreateRes>;
-/** `GET`/`PUT /projects/{entity}/{project}/settings`. */
-export interface ProjectSettings {
-  retention_days: number | null;
-  effective_retention_days: number | null;
-  storage_bytes: number;
-}
+/** `GET`/`PUT /projects/{entity}/{project}/settings`: retention and the disk the project's data uses. */
+export type ProjectSettings = z.infer<typeof ProjectSettingsRes>;
