@@ -28,10 +28,10 @@ test: install
 	npx tsc --noEmit -p .
 	npx tsc --noEmit -p ui
 	npx depcruise services --config .dependency-cruiser.cjs
-	$(NODE_24) $(VITEST) run --project clickhouse-18.16 --exclude 'test/faults/**'
+	$(NODE_24) $(VITEST) run --project clickhouse-18.16
 	node $(VITEST) run --project chdb-26.7
 	node $(VITEST) run --project cluster-18.16 --no-file-parallelism
-	$(NODE_24) $(VITEST) run --project clickhouse-18.16 --no-file-parallelism test/faults/
+	$(NODE_24) $(VITEST) run --project faults-18.16 --no-file-parallelism
 
 ## Imports only point down the layers, and never in a circle (.dependency-cruiser.cjs).
 layers: install
