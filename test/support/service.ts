@@ -61,14 +61,11 @@ export interface Client {
   get(path: string, headers?: Record<string, string>): Promise<Response>;
 }
 
-/**
- * Waits until every write the service acknowledged so far is stored (its barrier). A no-op
- * where the service cannot tell (Kafka: 501).
- */
+/** Waits until every write the service acknowledged so far is stored (its barrier, `GET /queue/stored`). */
 export async function waitStored(baseUrl: string, key: string = KEY_ACME): Promise<void> {
   const res = await fetch(`${baseUrl}/queue/stored`, { headers: { authorization: basic(key) } });
   const text = await res.text();
-  if (res.status !== 200 && res.status !== 501) throw new Error(`/queue/stored answered ${res.status}: ${text}`);
+  if (res.status !== 200) throw new Error(`/queue/stored answered ${res.status}: ${text}`);
 }
 
 /** A client of the API with `key`: it sends each request as soon as the last one is answered, as SDKs do. */
