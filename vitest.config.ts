@@ -23,7 +23,9 @@ const NOT_ON_CHDB = [
 /**
  * The cluster run (`cluster-18.16`): the storage-touching API suites against a service whose
  * schema is spread over a ClickHouse 18.16 cluster (2 shards x 2 replicas, ZooKeeper:
- * scripts/clickhouse-cluster.sh), and the files of test/cluster/. Not part of the two runs above.
+ * scripts/clickhouse-cluster.sh), run as separate processes (2 ingest, 2 workers, 1 query on
+ * a 3-broker Kafka mock: test/globalSetup.cluster.ts), and the files of test/cluster/ (with
+ * services in their own process: they migrate fresh databases). Not part of the two runs above.
  */
 const ON_CLUSTER = [
   "test/cluster/**/*.test.ts",
