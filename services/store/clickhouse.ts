@@ -50,12 +50,15 @@ export interface StoreOptions {
  * writes of every process, whichever node it talks to, go to the same replica of a shard
  * (the first that answers, in the cluster's order), so a read sees the writes before it
  * without waiting for replication; the other replica takes over when the first is down.
+ * A read that cannot reach some shard fails (retryable: 503) instead of answering from the
+ * others, which would be a partial answer (pinned: a server profile may skip such shards).
  */
 const CLUSTER_SETTINGS: ClickHouseSettings = {
   insert_distributed_sync: 1,
   distributed_product_mode: "local",
   load_balancing: "in_order",
   prefer_localhost_replica: 0,
+  skip_unavailable_shards: 0,
 };
 
 /**
@@ -245,10 +248,11 @@ export class ClickHouseStore {
 }
 
 /**
- * ClickHouse error codes that mean "try again later" (overload, timeouts, replicas busy);
- * any other server error is permanent. Errors without a server code are transport failures.
+ * ClickHouse error codes that mean "try again later" (overload, timeouts, replicas busy, no
+ * replica of some shard reachable: 279 on 18.16, 519 on newer servers); any other server error
+ * is permanent. Errors without a server code are transport failures.
  */
-const RETRYABLE_SERVER_CODES = new Set([159, 164, 202, 209, 210, 241, 242, 252, 319, 425, 999]);
+const RETRYABLE_SERVER_CODES = new Set([159, 164, 202, 209, 210, 241, 242, 252, 279, 319, 425, 519, 999]);
 
 /**
  * The server's numeric error code: the `code` field the client library sets on server

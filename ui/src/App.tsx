@@ -1,11 +1,14 @@
 import { useEffect, useState, type ReactNode } from "react";
+import { MeProvider, useIsAdmin } from "./access";
 import { apiKey, getJson, onUnauthorized } from "./api";
 import { ErrorBox } from "./components/common";
 import { useLoad } from "./hooks";
 import { AnnotationQueuePage, AnnotationQueuesPage } from "./pages/AnnotationQueues";
+import { EntitySettingsPage } from "./pages/ApiKeys";
 import { EvaluationComparePage, EvaluationsPage } from "./pages/Evaluations";
 import { LoginPage } from "./pages/Login";
 import { ObjectPage, ObjectsPage, TablePage } from "./pages/Objects";
+import { ProjectSettingsPage } from "./pages/ProjectSettings";
 import { ProjectsPage } from "./pages/Projects";
 import { ThreadPage, ThreadsPage } from "./pages/Threads";
 import { TracePage } from "./pages/Trace";
@@ -39,6 +42,8 @@ const PROJECT_PAGES: [string, string | null, Page][] = [
   ["/objects/:objectId", null, (p, { objectId }, search) => <ObjectPage project={p} objectId={objectId!} version={search.get("version")} />],
   ["/tables/:digest", null, (p, { digest }) => <TablePage project={p} digest={digest!} />],
   ["/usage", "Usage", (p) => <UsagePage project={p} />],
+  // Linked for admins of the entity only (SettingsLink); the page itself tells others it is for admins.
+  ["/settings", null, (p) => <ProjectSettingsPage project={p} />],
 ];
 
 export function App() {
@@ -68,16 +73,23 @@ export function App() {
     setLoggedIn(false);
     navigate("/login");
   };
-  return <Shell path={loc.path} search={loc.search} onLogout={logout} />;
+  return (
+    <MeProvider>
+      <Shell path={loc.path} search={loc.search} onLogout={logout} />
+    </MeProvider>
+  );
 }
 
 function Shell({ path, search, onLogout }: { path: string; search: URLSearchParams; onLogout: () => void }) {
   const parts = path.split("/").filter(Boolean);
+  // `/{entity}/settings` is the entity's page (a project named "settings" keeps its pages below it: `/{entity}/settings/traces`…).
+  const entityPage = parts.length === 2 && parts[1] === "settings" ? decodeURIComponent(parts[0]!) : null;
   const project: ProjectRef | null =
-    parts.length >= 2 ? { entity: decodeURIComponent(parts[0]!), project: decodeURIComponent(parts[1]!), projectId: `${decodeURIComponent(parts[0]!)}/${decodeURIComponent(parts[1]!)}`, base: `/${parts[0]}/${parts[1]}` } : null;
+    parts.length >= 2 && entityPage === null ? { entity: decodeURIComponent(parts[0]!), project: decodeURIComponent(parts[1]!), projectId: `${decodeURIComponent(parts[0]!)}/${decodeURIComponent(parts[1]!)}`, base: `/${parts[0]}/${parts[1]}` } : null;
   const rest = `/${parts.slice(2).join("/")}`;
   let content: ReactNode = null;
-  if (!project) content = path === "/" ? <ProjectsPage /> : <NotFound />;
+  if (entityPage !== null) content = <EntitySettingsPage entity={entityPage} />;
+  else if (!project) content = path === "/" ? <ProjectsPage /> : <NotFound />;
   else if (parts.length === 2) content = <Redirect to={`${project.base}/traces`} />;
   else {
     for (const [pattern, , page] of PROJECT_PAGES) {
@@ -103,6 +115,7 @@ function Shell({ path, search, onLogout }: { path: string; search: URLSearchPara
                 {label}
               </Link>
             ))}
+            <SettingsLink project={project} active={rest.startsWith("/settings")} />
           </nav>
         )}
         <button className="logout" onClick={onLogout}>
@@ -114,12 +127,21 @@ function Shell({ path, search, onLogout }: { path: string; search: URLSearchPara
   );
 }
 
+function SettingsLink({ project, active }: { project: ProjectRef; active: boolean }) {
+  if (!useIsAdmin(project.entity)) return null;
+  return (
+    <Link to={`${project.base}/settings`} className={active ? "active" : ""}>
+      Settings
+    </Link>
+  );
+}
+
 function ProjectPicker({ current, section }: { current: ProjectRef | null; section: string }) {
   const projects = useLoad((signal) => getJson<{ projects: Project[] }>("/projects", signal), []);
   const list = projects.data?.projects ?? [];
   const value = current?.projectId ?? "";
   const known = list.some((p) => p.project_id === value);
-  const page = ["traces", "threads", "evaluations", "annotation_queues", "datasets", "objects", "usage"].includes(section) ? section : "traces";
+  const page = ["traces", "threads", "evaluations", "annotation_queues", "datasets", "objects", "usage", "settings"].includes(section) ? section : "traces";
   return (
     <select
       className="project-picker"

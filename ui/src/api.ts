@@ -48,7 +48,7 @@ async function errorOf(res: Response): Promise<ApiError> {
 }
 
 export interface RequestOptions {
-  readonly method?: "GET" | "POST";
+  readonly method?: "GET" | "POST" | "PUT" | "DELETE";
   readonly body?: unknown;
   readonly key?: string;
   readonly signal?: AbortSignal;
@@ -83,6 +83,14 @@ export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T>
 
 export async function postJson<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
   return (await request(path, { body, signal })).json() as Promise<T>;
+}
+
+export async function putJson<T>(path: string, body: unknown): Promise<T> {
+  return (await request(path, { method: "PUT", body })).json() as Promise<T>;
+}
+
+export async function deleteJson<T>(path: string): Promise<T> {
+  return (await request(path, { method: "DELETE" })).json() as Promise<T>;
 }
 
 /** A JSON-lines answer (`/calls/stream_query`, `/threads/stream_query`), parsed as it streams. */

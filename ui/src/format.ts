@@ -45,3 +45,17 @@ export const latencyMs = (call: Call): number | null => {
 
 export const formatCost = (usd: number | null | undefined): string => (usd === null || usd === undefined ? "" : usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toPrecision(2)}` : `$${usd.toFixed(2)}`);
 export const formatNumber = (n: number | null | undefined): string => (n === null || n === undefined ? "" : n.toLocaleString("en-US"));
+
+const BYTE_UNITS = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+
+/** Bytes in binary units: `512 B`, `1.5 KiB`, `42 MiB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${BYTE_UNITS[unit]}`;
+}

@@ -3,13 +3,14 @@
  * types only: nothing of the contract is bundled. The contract says `unknown` where any JSON
  * may stand; here that is `Json`.
  */
+import type { KeyCreateRes, KeyRole, KeySummary, MeRes } from "../../services/contract/adminKeys.js";
 import type { AnnotationQueueItemSchema, AnnotationQueueSchema, AnnotationState as ContractAnnotationState } from "../../services/contract/annotationQueues.js";
 import type { CallSchema } from "../../services/contract/calls.js";
 import type { CallLogRecordsRes } from "../../services/contract/otelLogs.js";
 import type { EvalResultsQueryRes } from "../../services/contract/evalResults.js";
 import type { FeedbackSchema } from "../../services/contract/feedback.js";
 import type { ObjSchema } from "../../services/contract/objects.js";
-import type { ProjectSummary } from "../../services/contract/projects.js";
+import type { ProjectSettingsRes, ProjectSummary } from "../../services/contract/projects.js";
 import type { TableRowSchema } from "../../services/contract/tables.js";
 import type { ThreadSchema } from "../../services/contract/threads.js";
 import type { UsageRes } from "../../services/contract/usage.js";
@@ -60,3 +61,14 @@ export type AnnotationQueueItem = AnnotationQueueItemSchema;
 
 /** The OTLP log records of a call's span (`POST /call/log_records`). */
 export type CallLogRecords = z.infer<typeof CallLogRecordsRes>;
+
+/** What a key may do in an entity: viewer, writer or admin, each including the ones before it. */
+export type Role = z.infer<typeof KeyRole>;
+/** `GET /auth/me`: the key's role per entity; `all_entities` for a key of every entity ("*"). */
+export type Me = z.infer<typeof MeRes>;
+/** A key as `GET /admin/keys` lists it (never its secret). */
+export type ApiKey = z.infer<typeof KeySummary>;
+/** The answer of `POST /admin/keys`: the only time the secret (`key`) is shown. */
+export type NewApiKey = z.infer<typeof KeyCreateRes>;
+/** `GET`/`PUT /projects/{entity}/{project}/settings`: retention and the disk the project's data uses. */
+export type ProjectSettings = z.infer<typeof ProjectSettingsRes>;

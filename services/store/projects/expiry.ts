@@ -1,5 +1,5 @@
 import type { ClickHouseStore } from "../clickhouse.js";
-import { localTableName } from "../clusterSchema.js";
+import { localTableName, partsSource } from "../clusterSchema.js";
 import { ParamBuilder } from "../sql.js";
 import { expiredCallIds } from "./retention.js";
 
@@ -52,13 +52,16 @@ const monthEnd = (partition: string): number | null => {
 export class RetentionExpiry {
   constructor(private readonly store: ClickHouseStore) {}
 
-  /** The table an ALTER runs on: on a cluster, the local tables on every node. */
+  /**
+   * The table an ALTER runs on: on a cluster, the local tables on every node, named with their
+   * database (distributed DDL runs in each node's `default` database).
+   */
   private alterTarget(table: string): string {
-    return this.store.cluster === null ? table : `${localTableName(table)} ON CLUSTER ${this.store.cluster}`;
+    return this.store.cluster === null ? table : `${this.mutationRef(table)} ON CLUSTER ${this.store.cluster}`;
   }
 
   /** A table read inside a mutation: on a cluster the mutation runs on each node, over its local tables. */
-  private readonly mutationRef = (table: string): string => (this.store.cluster === null ? table : localTableName(table));
+  private readonly mutationRef = (table: string): string => (this.store.cluster === null ? table : `${this.store.database}.${localTableName(table)}`);
 
   /** Projects with calls, and the oldest `started_at` each ever stored (a candidate test: deletes do not move it). */
   async projects(): Promise<{ projectId: string; oldest: number }[]> {
@@ -110,8 +113,9 @@ export class RetentionExpiry {
   private async holdsExpired(t: ExpiringTable, projectId: string, cutoff: number): Promise<boolean> {
     const pb = new ParamBuilder();
     const project = pb.str(projectId);
-    const rows = await this.store.rows<{ one: number }>(`retention_holds_${t.table}`, {
-      sql: `SELECT 1 AS one FROM ${t.table} WHERE project_id = ${project} AND ${t.expired(project, pb.int(cutoff), (table) => table)} LIMIT 1`,
+    // A column, not a constant: 18.16 loses the WHERE's columns of a constant SELECT on a Distributed table (code 8/10).
+    const rows = await this.store.rows<{ project_id: string }>(`retention_holds_${t.table}`, {
+      sql: `SELECT project_id FROM ${t.table} WHERE project_id = ${project} AND ${t.expired(project, pb.int(cutoff), (table) => table)} LIMIT 1`,
       params: pb.params,
     });
     return rows.length > 0;
@@ -120,8 +124,9 @@ export class RetentionExpiry {
   /** Drops the months of `calls` that end at or before `cutoff` (past every project's retention); answers them. */
   async dropMonthsBefore(cutoff: number): Promise<string[]> {
     const pb = new ParamBuilder();
+    const parts = partsSource(this.store.cluster);
     const rows = await this.store.rows<{ partition: string }>("retention_call_months", {
-      sql: `SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = ${pb.str(this.mutationRef("calls"))} AND active`,
+      sql: `SELECT DISTINCT partition FROM ${parts.from} WHERE database = ${pb.str(this.store.database)} AND table = ${pb.str(parts.table("calls"))} AND active`,
       params: pb.params,
     });
     const past = rows.map((r) => r.partition).filter((p) => {

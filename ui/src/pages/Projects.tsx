@@ -1,3 +1,4 @@
+import { useAdminEntities } from "../access";
 import { getJson } from "../api";
 import { ErrorBox, Loading } from "../components/common";
 import { useLoad } from "../hooks";
@@ -7,6 +8,7 @@ import type { Project } from "../types";
 export function ProjectsPage() {
   const projects = useLoad((signal) => getJson<{ projects: Project[] }>("/projects", signal), []);
   const list = projects.data?.projects ?? [];
+  const adminOf = useAdminEntities(list.map((p) => p.entity));
   return (
     <div className="page">
       <h2>Projects</h2>
@@ -21,6 +23,18 @@ export function ProjectsPage() {
           </li>
         ))}
       </ul>
+      {adminOf.length > 0 && (
+        <>
+          <h3>Settings</h3>
+          <ul className="projects entity-settings">
+            {adminOf.map((entity) => (
+              <li key={entity}>
+                <Link to={`/${seg(entity)}/settings`}>{entity}: API keys</Link>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
     </div>
   );
 }
