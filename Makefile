@@ -20,8 +20,10 @@ VITEST := node_modules/vitest/vitest.mjs
 ## under Node.js 24, then against ClickHouse 26.7 embedded through chdb, under Node.js 20 (vitest projects:
 ## vitest.config.ts; the processes a test starts run on the node that runs the test); then the
 ## storage-touching API suites against a ClickHouse 18.16 cluster, 2 shards x 2 replicas with ZooKeeper
-## (project cluster-18.16, the harness of scripts/clickhouse-cluster.sh), under Node.js 20, one file at a time:
-## each file's service migrates a fresh database ON CLUSTER, which takes the cores from a neighbour's first reads.
+## (project cluster-18.16, the harness of scripts/clickhouse-cluster.sh) through the service as separate processes
+## (2 ingest, 2 workers, 1 query on a 3-broker Kafka mock), under Node.js 20, one file at a time: the files share
+## those processes, and the few that start a service of their own migrate a fresh database ON CLUSTER, which
+## takes the cores from a neighbour's first reads.
 ## The faults suite runs last, alone and one file at a time: it stops and starts its own ClickHouse,
 ## broker and service processes, and its timings (consumer-group rebalances) need the cores to itself.
 test: install

@@ -23,7 +23,10 @@ const NOT_ON_CHDB = [
 /**
  * The cluster run (`cluster-18.16`): the storage-touching API suites against a service whose
  * schema is spread over a ClickHouse 18.16 cluster (2 shards x 2 replicas, ZooKeeper:
- * scripts/clickhouse-cluster.sh), and the files of test/cluster/. Not part of the two runs above.
+ * scripts/clickhouse-cluster.sh), run as separate processes (2 ingest, 2 workers, 1 query on
+ * a 3-broker Kafka mock: test/globalSetup.cluster.ts; the files that need a service of their
+ * own, said there, start it in their process), and the files of test/cluster/. Not part of the
+ * two runs above.
  */
 const ON_CLUSTER = [
   "test/cluster/**/*.test.ts",

@@ -15,7 +15,7 @@ import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
 import { moduleBeside } from "./threads.js";
 import { ModelThreads } from "./lm/modelThreads.js";
-import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "./queue/kafkaQueue.js";
+import { KafkaEventConsumer, KafkaEventPublisher, KafkaStoredOffsets, type KafkaSettings } from "./queue/kafkaQueue.js";
 import { measuredBatches, type EventConsumer, type EventPublisher, type Topic } from "./queue/queue.js";
 import { deliverWith } from "./worker/delivery.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
@@ -211,7 +211,9 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
 
   let server: Server | null = null;
   let url: string | null = null;
-  const queueStored = publisher?.stored?.bind(publisher);
+  // With Kafka any process can tell: the worker group's committed offsets against the topic's end.
+  const kafkaStored = useKafka ? new KafkaStoredOffsets(eventsTopic.name, kafkaSettings(config, log)) : null;
+  const queueStored = kafkaStored ? (timeoutMs: number) => kafkaStored.stored(timeoutMs) : publisher?.stored?.bind(publisher);
   let api: HttpApi | null = null;
   const servesApi = roles.has("ingest") || roles.has("query") || roles.has("inference");
   // The keys made over the API, read before the first request and kept in step with the other processes.
@@ -262,6 +264,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
       if (jobPublisher && jobPublisher !== embeddedJobs) await jobPublisher.close();
       if (publisher && publisher !== embedded) await publisher.close();
       if (consumer) await consumer.shutdown();
+      await kafkaStored?.close();
       await store.close();
       if (local) await local.stop();
     },

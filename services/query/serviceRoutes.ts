@@ -25,9 +25,10 @@ export const queueStoredOp = operation({
   method: "get",
   path: "/queue/stored",
   summary:
-    "Wait until every write this service acknowledged before the request is stored and readable (single-machine mode, the durable log). " +
+    "Wait until every write acknowledged before the request is stored and readable: by this process with the durable log, " +
+    "by any ingest process with Kafka (the workers' committed offsets reach the topic's end as it was at the request). " +
     "A write is acknowledged once it is durable and stored a moment later; this is the barrier for a client that must read what it just wrote. " +
-    "503 with Retry-After past timeout_ms; 501 with Kafka, whose workers may run anywhere.",
+    "503 with Retry-After past timeout_ms.",
   tag: TAG,
   query: QueueStoredQuery,
   response: QueueStoredRes,
@@ -38,7 +39,7 @@ export const queueStoredOp = operation({
 export interface HealthProbe {
   clickhouse(): Promise<boolean>;
   queue(): Promise<boolean>;
-  /** EventPublisher.stored of the queue this process publishes to; absent where it cannot know. */
+  /** EventPublisher.stored of the durable log, or KafkaStoredOffsets.stored; absent where it cannot know. */
   queueStored?: (timeoutMs: number) => Promise<void>;
 }
 
@@ -75,7 +76,7 @@ export function mountServiceRoutes(api: HttpApi, probe: HealthProbe, trustedProx
     ctx.res.status(healthy ? 200 : 503).json({ status: healthy ? "ok" : "degraded", clickhouse, queue });
   });
   api.mount(queueStoredOp, async ({ query }) => {
-    if (!probe.queueStored) throw new ClientError(501, "this service publishes to Kafka: it cannot tell when the workers stored a write");
+    if (!probe.queueStored) throw new ClientError(501, "this process publishes to no queue: it cannot tell when the workers stored a write");
     await probe.queueStored(query.timeout_ms);
     return { stored: true as const };
   });

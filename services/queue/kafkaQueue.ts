@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from "kafkajs";
 import type { Logger } from "pino";
 import { DEFAULTS } from "../config.js";
 import { RetryableError } from "../errors.js";
@@ -347,4 +347,94 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private async toDeadLetter(messages: { key: Buffer | string | null; value: Buffer | string | null }[]) {
     await this.deadLetters.send({ topic: deadLetterTopic(this.topic.name), acks: -1, messages });
   }
+}
+
+/** How often a waiting barrier reads the group's committed offsets (one read shared by every waiter). */
+const STORED_POLL_MS = 25;
+
+interface OffsetsWaiter {
+  /** The topic's end offsets when the wait began, by partition: null until the next poll takes them. */
+  ends: Map<number, bigint> | null;
+  readonly resolve: () => void;
+}
+
+/**
+ * Read-your-writes with Kafka, in any process: `stored` takes the topic's end offsets
+ * (everything any ingest process had acknowledged by then), then waits until the worker
+ * group's committed offsets reach them (the consumer commits each slice once stored). One
+ * poll of the broker serves every concurrent waiter. Scopes are not told apart: a
+ * partition holds many projects, so a wait for some covers the whole topic.
+ */
+export class KafkaStoredOffsets {
+  private readonly admin: Admin;
+  private connected: Promise<void> | null = null;
+  private waiters: OffsetsWaiter[] = [];
+  private polling: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(private readonly topic: string, private readonly settings: KafkaSettings, private readonly pollMs = STORED_POLL_MS) {
+    this.admin = kafkaClient(settings).admin();
+  }
+
+  stored(timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new RetryableError(`not stored within ${timeoutMs} ms`, 1));
+      }, timeoutMs);
+      const waiter: OffsetsWaiter = { ends: null, resolve: () => (clearTimeout(timer), resolve()) };
+      this.waiters.push(waiter);
+      this.polling ??= this.poll().finally(() => (this.polling = null));
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.polling;
+    if (this.connected) await this.admin.disconnect();
+  }
+
+  /** While anyone waits: take end offsets for the newcomers, then the committed offsets for all. */
+  private async poll(): Promise<void> {
+    while (this.waiters.length > 0 && !this.closed) {
+      try {
+        const newcomers = this.waiters.filter((w) => w.ends === null);
+        if (newcomers.length > 0) {
+          const ends = await this.endOffsets();
+          for (const w of newcomers) w.ends = ends;
+        }
+        const committed = await this.committedOffsets();
+        for (const w of this.waiters) if (w.ends && reached(committed, w.ends)) w.resolve();
+        this.waiters = this.waiters.filter((w) => !(w.ends && reached(committed, w.ends)));
+      } catch (err) {
+        // A broker not answering: the waiters time out unless it answers before.
+        this.connected = null;
+        this.settings.log?.debug({ err: err instanceof Error ? err.message : String(err) }, "read-your-writes: offsets not read");
+      }
+      if (this.waiters.length > 0) await sleep(this.pollMs);
+    }
+  }
+
+  private connect(): Promise<void> {
+    this.connected ??= this.admin.connect();
+    return this.connected;
+  }
+
+  private async endOffsets(): Promise<Map<number, bigint>> {
+    await this.connect();
+    const offsets = await this.admin.fetchTopicOffsets(this.topic);
+    return new Map(offsets.map((p) => [p.partition, BigInt(p.high)]));
+  }
+
+  /** The group's committed offsets; a partition it never committed counts as 0. */
+  private async committedOffsets(): Promise<Map<number, bigint>> {
+    await this.connect();
+    const [topic] = await this.admin.fetchOffsets({ groupId: this.settings.groupId, topics: [this.topic] });
+    return new Map((topic?.partitions ?? []).map((p) => [p.partition, p.offset === "-1" ? 0n : BigInt(p.offset)]));
+  }
+}
+
+function reached(committed: ReadonlyMap<number, bigint>, ends: ReadonlyMap<number, bigint>): boolean {
+  for (const [partition, end] of ends) if ((committed.get(partition) ?? 0n) < end) return false;
+  return true;
 }

@@ -20,8 +20,8 @@ export interface EventPublisher<T> {
    * Resolves once everything this publisher acknowledged before the call is stored by the
    * worker (readable), or only what it acknowledged for these scopes (the topic's
    * `readScope`: projects); rejects with RetryableError after `timeoutMs`. Only where the
-   * worker is known to this process (the durable log); absent for Kafka, whose consumers
-   * may run anywhere.
+   * worker is known to this process (the durable log); with Kafka, whose consumers may run
+   * anywhere, the group's committed offsets tell instead (kafkaQueue.ts `KafkaStoredOffsets`).
    */
   stored?(timeoutMs: number, scopes?: readonly string[]): Promise<void>;
   close(): Promise<void>;

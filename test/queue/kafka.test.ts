@@ -3,11 +3,12 @@ import { Kafka, logLevel } from "kafkajs";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { traceEventsTopic, type CallStartEvent, type TraceEvent } from "../../services/queue/events.js";
-import { KafkaEventConsumer, KafkaEventPublisher, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
+import { KafkaEventConsumer, KafkaEventPublisher, KafkaStoredOffsets, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
 import { deadLetterTopic, type BatchHandler, type Deliver } from "../../services/queue/queue.js";
 import { deliverWith } from "../../services/worker/delivery.js";
-import { StoreUnavailableError } from "../../services/errors.js";
-import { client, iso, startTestService } from "../support/service.js";
+import { RetryableError, StoreUnavailableError } from "../../services/errors.js";
+import { storeOn } from "../support/database.js";
+import { client, iso, startTestService, waitStored } from "../support/service.js";
 
 const log = pino({ level: "silent" });
 const unique = () => randomBytes(4).toString("hex");
@@ -211,6 +212,41 @@ describe("messages that are not of the topic's shape", () => {
   });
 });
 
+describe("read-your-writes with Kafka: the worker group's committed offsets against the topic's end", () => {
+  it("answers at once for a topic nothing was written to", async () => {
+    const barrier = new KafkaStoredOffsets(`empty-${unique()}`, settings(`g-${unique()}`));
+    await barrier.stored(10_000);
+    await barrier.close();
+  });
+
+  it("waits, however many wait together, until the group stored everything published before the call; times out while nobody consumes", async () => {
+    const topic = `stored-${unique()}`;
+    const group = `g-${unique()}`;
+    const publisher = publisherOf(topic, group);
+    const barrier = new KafkaStoredOffsets(topic, settings(group));
+    const events = Array.from({ length: 30 }, (_, i) => startEvent(`s${i}`));
+    await publisher.publish(events);
+    await expect(barrier.stored(300)).rejects.toBeInstanceOf(RetryableError);
+
+    const stored = new Set<string>();
+    const worker = consumerOf(topic, settings(group), 7);
+    await worker.start(async (batch) => {
+      await new Promise((r) => setTimeout(r, 20));
+      for (const e of batch) if (e.kind === "call_start") stored.add(e.id);
+    });
+    const seenByEachWaiter = await Promise.all(Array.from({ length: 5 }, () => barrier.stored(20_000).then(() => stored.size)));
+    expect(seenByEachWaiter).toEqual([30, 30, 30, 30, 30]);
+
+    const later = Array.from({ length: 10 }, (_, i) => startEvent(`later${i}`));
+    await publisher.publish(later);
+    await barrier.stored(20_000);
+    expect(stored.size).toBe(40);
+    await worker.shutdown();
+    await publisher.close();
+    await barrier.close();
+  });
+});
+
 describe("the whole service in Kafka mode", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
   beforeAll(async () => {
@@ -232,5 +268,22 @@ describe("the whole service in Kafka mode", () => {
       return rows.length === 2 && rows[0]!.output === 42 ? rows : null;
     });
     expect(calls.map((c) => c.id)).toEqual(["k1", "k2"]);
+  });
+
+  it("reads a project's writes right after they are acknowledged, and /queue/stored waits for every write", async () => {
+    const api = client(service.url);
+    const P = "acme/kafka-ryw";
+    const T = Date.UTC(2026, 10, 3);
+    for (let i = 0; i < 5; i++) {
+      await api.json("/call/start", { start: { project_id: P, id: `r${i}`, op_name: "op", trace_id: "t", started_at: iso(T + i), attributes: {}, inputs: {} } });
+      const rows = await api.lines<{ id: string }>("/calls/stream_query", { project_id: P });
+      expect(rows.map((c) => c.id)).toContain(`r${i}`);
+    }
+    await api.json("/call/start", { start: { project_id: P, id: "last", op_name: "op", trace_id: "t", started_at: iso(T + 10), attributes: {}, inputs: {} } });
+    await waitStored(service.url);
+    const store = await storeOn(service.database);
+    const stored = await store.rows<{ n: string }>("test_count", { sql: `SELECT count() AS n FROM calls WHERE project_id = '${P}' AND id = 'last'`, params: {} });
+    await store.close();
+    expect(Number(stored[0]!.n)).toBeGreaterThan(0);
   });
 });

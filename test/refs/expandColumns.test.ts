@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { expandedFields, expansionOf } from "../../services/store/calls/expandedFields.js";
 import { ParamBuilder } from "../../services/store/sql.js";
-import { client, iso, startTestService, type Client } from "../support/service.js";
+import { client, iso, serviceForFile, type Client } from "../support/service.js";
 
 /** `expand_columns` on /calls/stream_query and /calls/query_stats: filters, sorts and answers through refs. */
 const P = "acme/expand";
@@ -42,7 +42,7 @@ describe("expandedFields: the SQL of a field below an expand column", () => {
 });
 
 describe("expand_columns through the calls query", () => {
-  let service: Awaited<ReturnType<typeof startTestService>>;
+  const service = serviceForFile();
   let api: Client;
   const refs: Record<string, string> = {};
   const rowRef: Record<string, string> = {};
@@ -58,7 +58,6 @@ describe("expand_columns through the calls query", () => {
   };
 
   beforeAll(async () => {
-    service = await startTestService();
     api = client(service.url);
     const table = await api.json<{ digest: string; row_digests: string[] }>("/table/create", { table: { project_id: P, rows } });
     refs.dataset = await createObject(P, "capitals", { _type: "Dataset", name: "capitals", rows: ref(P, `table/${table.digest}`) });
@@ -91,7 +90,6 @@ describe("expand_columns through the calls query", () => {
     ]);
     await api.json("/call/upsert_batch", { batch });
   });
-  afterAll(async () => service.stop());
 
   const query = (body: Record<string, unknown>) => api.lines<Call>("/calls/stream_query", { project_id: P, ...body });
   const ids = async (body: Record<string, unknown>) => (await query({ ...body, columns: ["id"] })).map((c) => c.id);

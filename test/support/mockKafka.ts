@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 
 /**
- * librdkafka's mock cluster (inside Debian's kcat): a real Kafka-protocol broker for tests.
+ * librdkafka's mock cluster (inside Debian's kcat): a real Kafka-protocol broker for tests
+ * (or `brokerCount` of them, the partitions' leaders spread over them; `brokers` lists them all,
+ * comma-separated, as KAFKA_BROKERS takes them).
  * Topics are auto-created with 4 partitions; admin.createTopics does not work against it.
  */
 export interface MockKafka {
@@ -11,8 +13,8 @@ export interface MockKafka {
   stop(): Promise<void>;
 }
 
-export async function startMockKafka(): Promise<MockKafka> {
-  const child = spawn("kcat", ["-C", "-b", "unused", "-t", "warmup", "-X", "test.mock.num.brokers=1", "-d", "mock", "-o", "end"], {
+export async function startMockKafka(brokerCount = 1): Promise<MockKafka> {
+  const child = spawn("kcat", ["-C", "-b", "unused", "-t", "warmup", "-X", `test.mock.num.brokers=${brokerCount}`, "-d", "mock", "-o", "end"], {
     stdio: ["ignore", "ignore", "pipe"],
   });
   const brokers = await new Promise<string>((resolve, reject) => {
@@ -24,7 +26,7 @@ export async function startMockKafka(): Promise<MockKafka> {
     child.stderr.on("data", (chunk: Buffer) => {
       if (found) return;
       seen = (seen + chunk.toString()).slice(-10_000);
-      const match = /bootstrap\.servers=(127\.0\.0\.1:\d+)/.exec(seen);
+      const match = /bootstrap\.servers=(127\.0\.0\.1:\d+(?:,127\.0\.0\.1:\d+)*)(?=\s)/.exec(seen);
       if (match?.[1]) {
         found = true;
         clearTimeout(timer);

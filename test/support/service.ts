@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,20 +7,9 @@ import pino from "pino";
 import { loadConfig } from "../../services/config.js";
 import { startService, type RunningService } from "../../services/service.js";
 import { suiteClickHouse, suiteCluster } from "./database.js";
+import { AUTH_KEYS, basic, KEY_ACME } from "./keys.js";
 
-export const KEY_ACME = "acme-key-0123456789abcdef";
-export const KEY_OTHER = "other-key-0123456789abcdef";
-export const KEY_ADMIN = "admin-key-0123456789abcdef";
-
-export const AUTH_KEYS = JSON.stringify([
-  { key: KEY_ACME, username: "alice", entities: ["acme"] },
-  { key: KEY_OTHER, username: "bob", entities: ["other"] },
-  { key: KEY_ADMIN, username: "root", entities: ["*"] },
-]);
-
-export function basic(key: string): string {
-  return `Basic ${Buffer.from(`api:${key}`).toString("base64")}`;
-}
+export { AUTH_KEYS, basic, KEY_ACME, KEY_ADMIN, KEY_OTHER } from "./keys.js";
 
 /**
  * A whole service (ingest, worker, query) in this process, on its own fresh database, in the
@@ -61,14 +50,11 @@ export interface Client {
   get(path: string, headers?: Record<string, string>): Promise<Response>;
 }
 
-/**
- * Waits until every write the service acknowledged so far is stored (its barrier). A no-op
- * where the service cannot tell (Kafka: 501).
- */
+/** Waits until every write the service acknowledged so far is stored (its barrier, `GET /queue/stored`). */
 export async function waitStored(baseUrl: string, key: string = KEY_ACME): Promise<void> {
   const res = await fetch(`${baseUrl}/queue/stored`, { headers: { authorization: basic(key) } });
   const text = await res.text();
-  if (res.status !== 200 && res.status !== 501) throw new Error(`/queue/stored answered ${res.status}: ${text}`);
+  if (res.status !== 200) throw new Error(`/queue/stored answered ${res.status}: ${text}`);
 }
 
 /** A client of the API with `key`: it sends each request as soon as the last one is answered, as SDKs do. */
@@ -99,10 +85,29 @@ export function client(baseUrl: string, key: string = KEY_ACME): Client {
 
 export const iso = (ms: number, micros = 0) => new Date(ms).toISOString().replace("Z", `${String(micros).padStart(3, "0")}Z`);
 
+/** The run's service as separate processes (the cluster run: test/support/topology.ts), as a file's service. */
+function sharedTopology(): Awaited<ReturnType<typeof startTestService>> | null {
+  const topology = inject("serviceTopology");
+  if (!topology) return null;
+  return {
+    url: topology.url,
+    database: topology.database,
+    clickhouseUrl: inject("clickhouseUrl"),
+    apiKey: null,
+    get operations(): never {
+      throw new Error("the operations of a service in separate processes are not known to the test file");
+    },
+    // The run's, stopped by its global setup.
+    stop: async () => {},
+  };
+}
+
 /**
  * One service for the calling test file: started before its tests (its `beforeAll` runs ahead
  * of the file's own), stopped after them. `url` and `database` exist once it started; `api`
- * may be taken at once (it forwards to the key's client of the started service).
+ * may be taken at once (it forwards to the key's client of the started service). In the
+ * cluster run, a file that asks for no setting of its own gets the run's service in separate
+ * processes instead (2 ingest, 2 workers, 1 query behind a routing proxy), on the run's database.
  */
 export function serviceForFile(env: Record<string, string> = {}): Pick<Awaited<ReturnType<typeof startTestService>>, "url" | "database" | "operations"> & { readonly api: Client } {
   let service: Awaited<ReturnType<typeof startTestService>> | null = null;
@@ -112,7 +117,7 @@ export function serviceForFile(env: Record<string, string> = {}): Pick<Awaited<R
     return started;
   };
   beforeAll(async () => {
-    service = await startTestService(env);
+    service = (Object.keys(env).length === 0 ? sharedTopology() : null) ?? (await startTestService(env));
     started = client(service.url);
   });
   afterAll(async () => service?.stop());

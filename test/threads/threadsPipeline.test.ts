@@ -4,7 +4,6 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { THREAD_SORT_FIELDS, type ThreadSortBy, type ThreadSortField } from "../../services/contract/threads.js";
-import { queryDuration } from "../../services/store/clickhouse.js";
 import { client, KEY_OTHER, serviceForFile } from "../support/service.js";
 import { seededRandom } from "../support/seededRandom.js";
 
@@ -201,9 +200,10 @@ describe("POST /threads/stream_query", () => {
         expect(pages, `${field} ${direction}`).toEqual(sorted(all, sortBy).map(view));
       }
     }
-    // Early pages went through the windowed read, the last ones through the whole read.
-    const reads = (await queryDuration.get()).values.filter((v) => v.metricName === "clickhouse_query_seconds_count");
-    const count = (operation: string) => reads.find((v) => v.labels.operation === operation)?.value ?? 0;
+    // Early pages went through the windowed read, the last ones through the whole read (the
+    // answering process's /metrics: in the cluster run, the query process's).
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    const count = (operation: string) => Number(new RegExp(`^clickhouse_query_seconds_count\\{[^}]*operation="${operation}"[^}]*\\} (\\d+)`, "m").exec(metrics)?.[1] ?? 0);
     expect(count("threads_page_window")).toBeGreaterThan(0);
     expect(count("threads_page")).toBeGreaterThan(0);
     const mixed: ThreadSortBy[] = [{ field: "turn_count", direction: "desc" }, { field: "p50_turn_duration_ms", direction: "asc" }];

@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import pino from "pino";
+import { loadConfig } from "../../services/config.js";
+import { startService } from "../../services/service.js";
+import { freePort } from "../../services/store/localServer.js";
+import { startRoutingProxy, type RoutingProxy } from "./routingProxy.js";
+import { AUTH_KEYS } from "./keys.js";
+
+/**
+ * The service as separate processes, as it runs at scale: INGEST_PROCESSES × ROLE=ingest,
+ * WORKER_PROCESSES × ROLE=worker in one consumer group, one ROLE=query, all on one
+ * database of one ClickHouse (cluster) and one Kafka, behind a routing proxy
+ * (routingProxy.ts) whose URL is the service's.
+ */
+export const INGEST_PROCESSES = 2;
+export const WORKER_PROCESSES = 2;
+
+const REPO = resolve(fileURLToPath(import.meta.url), "..", "..", "..");
+const STARTED_WITHIN_MS = 120_000;
+const STOPPED_WITHIN_MS = 30_000;
+
+export interface TopologySettings {
+  readonly clickhouseUrl: string;
+  readonly cluster?: string;
+  readonly database: string;
+  readonly kafkaBrokers: string;
+  /** Each process's output goes to `<name>.log` here. */
+  readonly logDir: string;
+}
+
+export interface Topology {
+  /** The routing proxy: the service's URL. */
+  readonly url: string;
+  readonly database: string;
+  stop(): Promise<void>;
+}
+
+interface ServiceProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly exited: Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + STARTED_WITHIN_MS;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${STARTED_WITHIN_MS} ms`);
+    await sleep(200);
+  }
+}
+
+/** services/main.ts as a process (through tsx, as `make start` runs it), answering /health on its port (a worker: METRICS_PORT). */
+async function spawnProcess(name: string, env: Record<string, string>, logDir: string): Promise<ServiceProcess> {
+  const port = await freePort();
+  const out = createWriteStream(join(logDir, `${name}.log`));
+  const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
+    cwd: REPO,
+    env: { ...process.env, ...env, ...(env.ROLE === "worker" ? { METRICS_PORT: String(port) } : { PORT: String(port) }), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  const url = `http://127.0.0.1:${port}`;
+  return { name, child, url, exited };
+}
+
+async function stopProcess(p: ServiceProcess): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill("SIGTERM");
+  const timer = setTimeout(() => p.child.kill("SIGKILL"), STOPPED_WITHIN_MS);
+  await p.exited;
+  clearTimeout(timer);
+}
+
+/**
+ * The partitions each group assigned to a worker when it last joined, from KafkaJS's "Consumer
+ * has joined the group" lines in its log (the mock broker has no DescribeGroups).
+ */
+function lastAssignments(logFile: string): Map<string, string[]> {
+  const byGroup = new Map<string, string[]>();
+  for (const line of readFileSync(logFile, "utf8").split("\n")) {
+    if (!line.includes("Consumer has joined the group")) continue;
+    const { groupId, memberAssignment } = JSON.parse(line) as { groupId: string; memberAssignment: Record<string, number[]> };
+    byGroup.set(groupId, Object.entries(memberAssignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}:${p}`)));
+  }
+  return byGroup;
+}
+
+/** Every worker holds partitions of each group, no two the same ones: the group settled (no rebalance still to come). */
+function groupsSettled(workerLogs: readonly string[], groups: readonly string[]): boolean {
+  const assignments = workerLogs.map(lastAssignments);
+  return groups.every((group) => {
+    const held = assignments.map((a) => a.get(group) ?? []);
+    const all = held.flat();
+    return held.every((partitions) => partitions.length > 0) && new Set(all).size === all.length;
+  });
+}
+
+export async function startTopology(settings: TopologySettings): Promise<Topology> {
+  const env: Record<string, string> = {
+    CLICKHOUSE_URL: settings.clickhouseUrl,
+    CLICKHOUSE_DATABASE: settings.database,
+    ...(settings.cluster === undefined ? {} : { CLICKHOUSE_CLUSTER: settings.cluster }),
+    KAFKA_BROKERS: settings.kafkaBrokers,
+    AUTH_KEYS,
+    DATA_DIR: settings.logDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+  };
+  // One ingest service in this process first: it migrates the database once, before the
+  // processes start together, and tells which operations are ingest's (the queued ones).
+  const migrator = await startService(loadConfig({ ...env, ROLE: "ingest", PORT: "0", HOST: "127.0.0.1" }), pino({ level: "silent" }));
+  const ingestOperations = migrator.operations.filter((op) => op.queued).map(({ method, path }) => ({ method, path }));
+  await migrator.stop();
+
+  const processes: ServiceProcess[] = [];
+  let proxy: RoutingProxy | null = null;
+  const stop = async () => {
+    await proxy?.stop();
+    // Intake first, then the workers drain what was acknowledged.
+    await Promise.all(processes.filter((p) => !p.name.startsWith("worker")).map(stopProcess));
+    await Promise.all(processes.filter((p) => p.name.startsWith("worker")).map(stopProcess));
+  };
+  try {
+    // At info, a worker logs its group joins (groupsSettled).
+    for (let i = 0; i < WORKER_PROCESSES; i++) processes.push(await spawnProcess(`worker-${i}`, { ...env, ROLE: "worker", LOG_LEVEL: "info" }, settings.logDir));
+    for (let i = 0; i < INGEST_PROCESSES; i++) processes.push(await spawnProcess(`ingest-${i}`, { ...env, ROLE: "ingest" }, settings.logDir));
+    processes.push(await spawnProcess("query", { ...env, ROLE: "query" }, settings.logDir));
+    for (const p of processes) {
+      await until(`${p.name} answering /health (its log: ${settings.logDir}/${p.name}.log)`, async () => {
+        if (p.child.exitCode !== null) throw new Error(`${p.name} exited with ${p.child.exitCode}; its log: ${settings.logDir}/${p.name}.log`);
+        return fetch(`${p.url}/health`).then((res) => res.ok, () => false);
+      });
+    }
+    const group = loadConfig(env).KAFKA_GROUP_ID;
+    const workerLogs = processes.filter((p) => p.name.startsWith("worker")).map((p) => join(settings.logDir, `${p.name}.log`));
+    await until(`the workers' groups settled with ${WORKER_PROCESSES} members`, async () => groupsSettled(workerLogs, [group, `${group}.jobs`]));
+    const ingestUrls = processes.filter((p) => p.name.startsWith("ingest")).map((p) => p.url);
+    proxy = await startRoutingProxy(ingestOperations, ingestUrls, processes.find((p) => p.name === "query")!.url);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: proxy.url, database: settings.database, stop };
+}
