@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -22,6 +22,14 @@ export function launchChromium(): Promise<Browser> {
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
+}
+
+/** A page of the size the screenshots are taken at, printing the page's own errors. */
+export async function openPage(browser: Browser): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.setDefaultTimeout(20_000);
+  page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
+  return page;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();

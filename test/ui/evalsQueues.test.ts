@@ -4,7 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, KEY_ACME, startTestService } from "../support/service.js";
 import { v2Client } from "../v2/support.js";
-import { buildUi, completeCall, launchChromium, SCREENSHOTS } from "./browser.js";
+import { buildUi, completeCall, launchChromium, openPage, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's evaluations and annotation queue pages in Debian's chromium, with data written
@@ -59,9 +59,7 @@ describe("web UI: evaluations and annotation queues", () => {
     await api.json(`/annotation_queues/${queueId}/items`, { project_id: PROJECT, call_ids: calls.map((c) => c.id), display_fields: ["inputs.prompt", "output"] });
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.setDefaultTimeout(20_000);
-    page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
+    page = await openPage(browser);
     await page.goto(url("/"));
     await page.getByLabel("API key").fill(KEY_ACME);
     await page.getByRole("button", { name: "Log in" }).click();

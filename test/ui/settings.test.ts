@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, client, KEY_ACME, startTestService, waitStored } from "../support/service.js";
-import { buildUi, completeCall, launchChromium, SCREENSHOTS } from "./browser.js";
+import { buildUi, completeCall, launchChromium, openPage, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's settings pages in Debian's chromium, for an admin of the entity (the AUTH_KEYS
@@ -43,9 +43,7 @@ describe("web UI: project and entity settings", () => {
     });
     await waitStored(service.url);
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.setDefaultTimeout(20_000);
-    page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
+    page = await openPage(browser);
   });
 
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Browser, Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, client, KEY_ACME, startTestService } from "../support/service.js";
-import { bigTrace, buildUi, completeCall, launchChromium, SCREENSHOTS } from "./browser.js";
+import { bigTrace, buildUi, completeCall, launchChromium, openPage, SCREENSHOTS } from "./browser.js";
 import { jsonBody } from "../otlp/httpSupport.js";
 import { DEFAULT_USAGE_LIMIT } from "../../services/contract/usage.js";
 
@@ -135,9 +135,7 @@ describe("web UI", () => {
     const logs = await fetch(`${service.url}/otel/v1/logs`, { method: "POST", headers: { authorization: basic(KEY_ACME), project_id: PROJECT, "content-type": "application/json" }, body: toolLog });
     expect(logs.status).toBe(200);
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.setDefaultTimeout(20_000);
-    page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
+    page = await openPage(browser);
   });
 
   afterAll(async () => {
