@@ -177,13 +177,7 @@ export function printTable(title: string, rows: Record<string, string | number>[
  * RowBinary file (the service's insert format), then times `clickhouse-client` inserting
  * that file into an empty copy of the table in one statement. Returns rows per second.
  */
-export function clickhouseClientInsertRate(
-  ch: Pick<LocalClickHouse, "tcpPort">,
-  database: string,
-  project: string,
-  copyTable = "calls_copy",
-  createCopy = `CREATE TABLE ${copyTable} AS calls`,
-): number {
+export function clickhouseClientInsertRate(ch: LocalClickHouse, database: string, project: string, copyTable = "calls_copy"): number {
   const dir = mkdtempSync(join(tmpdir(), "bench-rows-"));
   const file = join(dir, "rows.bin");
   const client = `clickhouse-client --port ${ch.tcpPort} --database ${database}`;
@@ -197,7 +191,7 @@ export function clickhouseClientInsertRate(
     sh(`${client} -q "SELECT * FROM calls WHERE project_id = '${project}' FORMAT RowBinary" > ${file}`);
     const rows = Number(sh(`${client} -q "SELECT count() FROM calls WHERE project_id = '${project}'"`).trim());
     sh(`${client} -q "DROP TABLE IF EXISTS ${copyTable}"`);
-    sh(`${client} -q "${createCopy}"`);
+    sh(`${client} -q "CREATE TABLE ${copyTable} AS calls"`);
     const t = performance.now();
     sh(`${client} -q "INSERT INTO ${copyTable} FORMAT RowBinary" < ${file}`);
     return rows / ((performance.now() - t) / 1000);

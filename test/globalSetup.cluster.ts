@@ -30,11 +30,7 @@ const KAFKA_BROKERS = 3;
  * harness of scripts/clickhouse-cluster.sh), a 3-broker Kafka-protocol mock, and the service
  * as it runs at scale: 2 ingest, 2 worker (one consumer group) and 1 query processes, with
  * CLICKHOUSE_CLUSTER set, behind a proxy that routes ingest operations to the ingest
- * processes. Three files start services of their own in their process (`startTestService`,
- * or `serviceForFile` with settings): test/cluster/schema.test.ts migrates fresh databases and
- * looks at each node's tables; test/projects/retention.test.ts needs the retention job's
- * settings (RETENTION_DAYS, RETENTION_INTERVAL_MS) of its own; test/keys/adminKeys.test.ts
- * starts two services on one database to see keys made in one reach the other.
+ * processes. Every file of the run (vitest.config.ts, ON_CLUSTER) uses that service.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = mkdtempSync(join(tmpdir(), "tracehouse-cluster-"));
