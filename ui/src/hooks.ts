@@ -26,3 +26,30 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: Depe
   }, [...deps, tick]);
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
+
+export interface Action<A extends unknown[]> {
+  readonly run: (...args: A) => Promise<void>;
+  readonly busy: boolean;
+  readonly error: string | null;
+}
+
+/**
+ * An action the user starts (a form's submit, a button): `busy` while it runs, the message of
+ * its failure in `error` (cleared by the next run; `initialError` shown before any).
+ */
+export function useAction<A extends unknown[]>(action: (...args: A) => Promise<void>, describeError: (err: unknown) => string = errorMessage, initialError: string | null = null): Action<A> {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(initialError);
+  const run = async (...args: A) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action(...args);
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, busy, error };
+}

@@ -1,9 +1,9 @@
 import { useState, type FormEvent } from "react";
 import { AdminsOnly } from "../access";
-import { deleteJson, errorMessage, getJson, postJson } from "../api";
+import { deleteJson, getJson, postJson } from "../api";
 import { ErrorBox, Loading, Section } from "../components/common";
 import { formatTime } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import type { ApiKey, NewApiKey, Role } from "../types";
 
 /** Each role in the API's order, with what it may do (services/keyRoles.ts). */
@@ -79,20 +79,13 @@ function ApiKeys({ entity }: { entity: string }) {
 function NewKeyForm({ entity, onCreated }: { entity: string; onCreated: (key: NewApiKey) => void }) {
   const [name, setName] = useState("");
   const [role, setRole] = useState<Role>("viewer");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: FormEvent) => {
+  const { run: create, busy, error } = useAction(async () => {
+    onCreated(await postJson<NewApiKey>("/admin/keys", { entity, role, name: name.trim() }));
+    setName("");
+  });
+  const submit = (e: FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      onCreated(await postJson<NewApiKey>("/admin/keys", { entity, role, name: name.trim() }));
-      setName("");
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    void create();
   };
   return (
     <>
@@ -145,19 +138,10 @@ function NewKeySecret({ created, onDone }: { created: NewApiKey; onDone: () => v
 
 function RevokeKey({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const revoke = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await deleteJson<Record<string, never>>(`/admin/keys/${encodeURIComponent(apiKey.id)}`);
-      onRevoked();
-    } catch (err) {
-      setError(errorMessage(err));
-      setBusy(false);
-    }
-  };
+  const { run: revoke, busy, error } = useAction(async () => {
+    await deleteJson<Record<string, never>>(`/admin/keys/${encodeURIComponent(apiKey.id)}`);
+    onRevoked();
+  });
   if (!confirming) return <button onClick={() => setConfirming(true)}>Revoke</button>;
   return (
     <span className="revoke-confirm">

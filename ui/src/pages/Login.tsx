@@ -1,24 +1,22 @@
 import { useState, type FormEvent } from "react";
 import { apiKey, errorMessage, request } from "../api";
 import { ErrorBox } from "../components/common";
+import { useAction } from "../hooks";
 
 export function LoginPage({ onLogin, expired }: { onLogin: () => void; expired: boolean }) {
   const [key, setKey] = useState("");
-  const [error, setError] = useState<string | null>(expired ? "Your key was refused or forgotten: log in again." : null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const { run: logIn, busy, error } = useAction(
+    async () => {
       await request("/projects", { key: key.trim() });
       apiKey.set(key.trim());
       onLogin();
-    } catch (err) {
-      setError(`The service refused this key: ${errorMessage(err)}`);
-    } finally {
-      setBusy(false);
-    }
+    },
+    (err) => `The service refused this key: ${errorMessage(err)}`,
+    expired ? "Your key was refused or forgotten: log in again." : null,
+  );
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void logIn();
   };
   return (
     <div className="login">

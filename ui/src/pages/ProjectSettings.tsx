@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from "react";
 import { AdminsOnly } from "../access";
-import { errorMessage, getJson, putJson } from "../api";
+import { getJson, putJson } from "../api";
 import type { ProjectRef } from "../App";
 import { ErrorBox, Loading, Section } from "../components/common";
 import { formatBytes, formatNumber } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import { Link, seg } from "../router";
 import type { ProjectSettings } from "../types";
 
@@ -59,21 +59,11 @@ function retentionText({ retention_days, effective_retention_days }: ProjectSett
 
 function RetentionEditor({ path, settings, onSaved }: { path: string; settings: ProjectSettings; onSaved: (s: ProjectSettings) => void }) {
   const [days, setDays] = useState(settings.retention_days === null ? "" : String(settings.retention_days));
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const save = async (retention_days: number | null) => {
-    setBusy(true);
-    setError(null);
-    try {
-      const next = await putJson<ProjectSettings>(path, { retention_days });
-      onSaved(next);
-      setDays(next.retention_days === null ? "" : String(next.retention_days));
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run: save, busy, error } = useAction(async (retention_days: number | null) => {
+    const next = await putJson<ProjectSettings>(path, { retention_days });
+    onSaved(next);
+    setDays(next.retention_days === null ? "" : String(next.retention_days));
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void save(Number(days));
