@@ -41,16 +41,32 @@ const CALL_COLUMNS = [
 
 const ROW_BYTES_GUESS = 2048;
 
+/** The JSON columns of a call's row, as stored (an unfinished call has no output). */
+export interface CallJsonTexts {
+  readonly attributes: string;
+  readonly inputs: string;
+  readonly output: string | null;
+  readonly summary: string | null;
+  readonly otelDump: string | null;
+}
+
+export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
+  return {
+    attributes: JSON.stringify(snapshot.attributes),
+    inputs: JSON.stringify(snapshot.inputs),
+    output: snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null),
+    summary: snapshot.summary === null ? null : JSON.stringify(snapshot.summary),
+    otelDump: snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump),
+  };
+}
+
 /**
  * Appends one `calls` row, fields in CALL_COLUMNS order. Written out, not derived from the
  * table: on the insert hot path each column is one direct call; the tests that read rows
  * back check the order.
  */
 function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
-  const attributes = JSON.stringify(snapshot.attributes);
-  const inputs = JSON.stringify(snapshot.inputs);
-  const output = snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null);
-  const summary = snapshot.summary === null ? null : JSON.stringify(snapshot.summary);
+  const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
   const { columns: flat, pathBytes } = flattenCallRow(snapshot);
   out
     .string(snapshot.project_id)
@@ -68,7 +84,7 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
     .string(inputs)
     .nullableString(output)
     .nullableString(summary)
-    .nullableString(snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump))
+    .nullableString(otelDump)
     .nullableString(snapshot.wb_user_id)
     .nullableString(snapshot.wb_run_id)
     .nullableInt64(snapshot.wb_run_step)
