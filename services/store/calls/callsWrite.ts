@@ -39,7 +39,9 @@ const CALL_COLUMNS = [
   "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
+/** Bytes per `calls` row the first insert's buffer is sized for; later ones for what the last insert's rows took, ROW_BYTES_MARGIN more. */
 const ROW_BYTES_GUESS = 2048;
+const ROW_BYTES_MARGIN = 1.25;
 
 /** The JSON columns of a call's row, as stored (an unfinished call has no output). */
 export interface CallJsonTexts {
@@ -67,7 +69,7 @@ export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
  */
 function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
   const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
-  const { columns: flat, pathBytes } = flattenCallRow(snapshot);
+  const { columns: flat, pathsRowBinary } = flattenCallRow(snapshot);
   out
     .string(snapshot.project_id)
     .string(snapshot.id)
@@ -89,7 +91,7 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
     .nullableString(snapshot.wb_run_id)
     .nullableInt64(snapshot.wb_run_step)
     .nullableInt64(snapshot.wb_run_step_end)
-    .utf8Strings(pathBytes)
+    .raw(pathsRowBinary)
     .strings(flat.json_values)
     .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
     .int64(version)
@@ -105,6 +107,9 @@ function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
 
 /** Storage operations of the worker's call merge. */
 export class CallsWriteRepository {
+  /** What a `calls` row took in the last insert: the next insert's buffer rarely grows (a copy of all rows so far). */
+  private rowBytes = ROW_BYTES_GUESS;
+
   constructor(private readonly store: ClickHouseStore) {}
 
   /** Ends and updates parked for these calls because they came before the start. */
@@ -148,9 +153,11 @@ export class CallsWriteRepository {
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
     if (snapshots.length === 0) return;
-    const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
+    const out = new RowBinaryWriter(Math.ceil(snapshots.length * this.rowBytes * ROW_BYTES_MARGIN));
     for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
-    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes(), snapshots.length);
+    const rows = out.bytes();
+    this.rowBytes = rows.length / snapshots.length;
+    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rows, snapshots.length);
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
