@@ -112,10 +112,17 @@ export class CallsWriteRepository {
 
   constructor(private readonly store: ClickHouseStore) {}
 
-  /** Ends and updates parked for these calls because they came before the start. */
+  /**
+   * Ends and updates parked for these calls because they came before the start. The calls of
+   * projects with no parked part at all (most: every OTLP-only project) are not looked up one
+   * by one: one query finds which projects have any. It reads when the lookups would (after
+   * the batch's writes, callBatchWriter.ts), so a part parked before it is found all the same.
+   */
   async findOrphans(keys: readonly CallKey[]): Promise<Map<string, ParkedPart[]>> {
     const found = new Map<string, ParkedPart[]>();
-    for (const [projectId, ids] of byProject(keys)) {
+    if (keys.length === 0) return found;
+    const parking = await this.projectsWithOrphans([...new Set(keys.map((k) => k.project_id))]);
+    for (const [projectId, ids] of byProject(keys.filter((k) => parking.has(k.project_id)))) {
       const pb = new ParamBuilder();
       const rows = await this.store.rows<{ id: string; event: string }>("worker_find_orphans", {
         sql: `SELECT id, event FROM call_orphan_parts
@@ -177,6 +184,20 @@ export class CallsWriteRepository {
 
   async insertDeletions(deletions: readonly CallDeletion[]): Promise<void> {
     await this.store.insert("worker_insert_deletions", "call_deletions", deletions);
+  }
+
+  /** Which of these projects have any part parked. */
+  private async projectsWithOrphans(projectIds: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (const chunk of idChunks(projectIds)) {
+      const pb = new ParamBuilder();
+      const rows = await this.store.rows<{ project_id: string }>("worker_projects_with_orphans", {
+        sql: `SELECT DISTINCT project_id FROM call_orphan_parts WHERE project_id IN ${pb.inStrings(chunk)}`,
+        params: pb.params,
+      });
+      for (const row of rows) found.add(row.project_id);
+    }
+    return found;
   }
 
   /** Which of these projects have any deletion at all (most have none: their batches skip the lookups). */
