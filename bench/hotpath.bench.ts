@@ -8,27 +8,33 @@
  * whole batches of BATCH_MAX_EVENTS, with V8's garbage collection time. A third table follows
  * the OTLP bench's protobuf exports (512 spans each) through the same stages, per span:
  * gunzip, decode, the spans' checks, the log record of the export event, then the consumer's
- * decode of the record, the export decoded again and mapped to call events, and merge + rows,
- * on batches of BATCH_MAX_EVENTS spans (written in parts, as the worker does).
+ * decode of the record, the export decoded again and mapped to call events, and the write, on
+ * batches of BATCH_MAX_EVENTS spans (written in parts, as the worker does). The second and
+ * third tables split the write by stage and table (`stagedWriter`), with the ClickHouse
+ * client's own CPU; garbage collection is V8's wall time, spent inside the stages above it.
  */
 import { CallCreateBatchReq } from "../services/contract/calls.js";
 import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
 import { idMaker, toEndEvent, toStartEvent } from "../services/ingest/callEvents.js";
-import { traceEventsTopic, type TraceEvent } from "../services/queue/events.js";
-import { callEventParts, EXPORTED_CALLS_PER_WRITE } from "../services/worker/callWorker.js";
+import { traceEventsTopic, type CallEvent, type TraceEvent } from "../services/queue/events.js";
+import { AFTER_CALL_BATCH, callEventParts, EXPORTED_CALLS_PER_WRITE } from "../services/worker/callWorker.js";
 import { recordCodecOf } from "../services/queue/durableLog/recordCodec.js";
-import type { ClickHouseStore } from "../services/store/clickhouse.js";
-import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
-import { CallBatchWriter } from "../services/worker/callBatchWriter.js";
+import { ClickHouseStore } from "../services/store/clickhouse.js";
+import { callJsonTexts, CallsWriteRepository } from "../services/store/calls/callsWrite.js";
+import { flattenCallRow } from "../services/store/calls/flatten.js";
+import type { CallSnapshot } from "../services/store/calls/callRows.js";
+import { CallBatchWriter, type CallsDerivedWriter } from "../services/worker/callBatchWriter.js";
 import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../services/jsonBounds.js";
 import { PerformanceObserver } from "node:perf_hooks";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { DEFAULTS } from "../services/config.js";
 import { printTable } from "./support.js";
 import { batchBody, PARTS_PER_REQUEST } from "./callBodies.js";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeProtobufRequest } from "../services/otlp/decode.js";
 import { checkSpans } from "../services/otlp/mapSpan.js";
-import { exportedCalls, otlpExportEvent } from "../services/otlp/exportEvent.js";
+import { decodedExport, mappedExport, otlpExportEvent } from "../services/otlp/exportEvent.js";
 import { protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
 
 const REQUESTS = Number(process.env.BENCH_HOTPATH_REQUESTS ?? 200);
@@ -92,6 +98,9 @@ printTable(`Hot path, CPU µs per part (${parts.toLocaleString("en")} parts)`, [
  * The log thread as it runs: records decoded and written a whole batch at a time
  * (BATCH_MAX_EVENTS, the service's default unless set), so that a batch's events outlive the
  * young generation as they do in the service; garbage collection time from V8's own entries.
+ * The write of a batch is split by stage (stagedWriter): the merge, each table's rows (the
+ * calls rows in JSON serialisation, leaves and RowBinary), the resources' tables, and the
+ * ClickHouse client sending every query and insert of the batch to a sink that answers nothing.
  */
 const batchEvents = Number(process.env.BATCH_MAX_EVENTS ?? DEFAULTS.BATCH_MAX_EVENTS);
 /** Milliseconds V8 spent collecting garbage while `run` ran. */
@@ -107,27 +116,111 @@ async function gcMillisDuring(run: () => Promise<void>): Promise<number> {
   return millis;
 }
 
+/** The CPU of the synchronous part of `run` (what it does before its first wait) into `stage`. */
+function syncPart<T>(totals: Map<string, number>, stage: string, run: () => T): T {
+  return timed(totals, stage, run);
+}
+
+type Replay = (store: ClickHouseStore) => Promise<unknown>;
+
+/** A store that answers every lookup with nothing and drops every write, keeping each call to replay it on a real client. */
+function recordingStore(replays: Replay[]): ClickHouseStore {
+  const store: Pick<ClickHouseStore, "rows" | "command" | "insert" | "insertRowBinary"> = {
+    rows: async (operation, query) => (replays.push((s) => s.rows(operation, query)), []),
+    command: async (operation, query) => void replays.push((s) => s.command(operation, query)),
+    insert: async (operation, table, rows) => void replays.push((s) => s.insert(operation, table, rows)),
+    insertRowBinary: async (operation, table, columns, rows, count) => void replays.push((s) => s.insertRowBinary(operation, table, columns, rows, count)),
+  };
+  return store as ClickHouseStore;
+}
+
+const STAGE = {
+  merge: "consumer: merge (group, merge, lookups)",
+  json: "consumer: calls rows, JSON serialisation",
+  leaves: "consumer: calls rows, leaves (json_paths, json_values)",
+  rowBinary: "consumer: calls rows, RowBinary",
+  index: "consumer: call_index rows",
+  client: "consumer: ClickHouse client (every query and insert, to a sink)",
+} as const;
+const callsRows = "calls rows (whole)";
+const written = "written (whole)";
+
+/** The worker's CallBatchWriter (callWorker.ts: the resources' writers after it) with the CPU of each stage of a write into `totals`. */
+function stagedWriter(totals: Map<string, number>, sink: ClickHouseStore) {
+  const replays: Replay[] = [];
+  const store = recordingStore(replays);
+  class StagedCallsRepository extends CallsWriteRepository {
+    override insertSnapshots(snapshots: Parameters<CallsWriteRepository["insertSnapshots"]>[0]) {
+      return syncPart(totals, callsRows, () => super.insertSnapshots(snapshots));
+    }
+    override insertIndex(snapshots: Parameters<CallsWriteRepository["insertIndex"]>[0]) {
+      return syncPart(totals, STAGE.index, () => super.insertIndex(snapshots));
+    }
+  }
+  let merged: readonly CallSnapshot[] = [];
+  const derived = AFTER_CALL_BATCH.map(({ resource, writer }): CallsDerivedWriter => {
+    const made = writer({ store });
+    return { write: (calls, deleted) => ((merged = calls), timedAsync(totals, `consumer: ${resource} (after each batch)`, () => made.write(calls, deleted))) };
+  });
+  const writer = new CallBatchWriter(new StagedCallsRepository(store), derived);
+  return async (events: readonly CallEvent[]): Promise<void> => {
+    await timedAsync(totals, written, () => writer.write(events));
+    // The calls rows again, in their parts: the same functions the row writer calls.
+    timed(totals, STAGE.json, () => merged.forEach(callJsonTexts));
+    timed(totals, STAGE.leaves, () => merged.forEach(flattenCallRow));
+    await timedAsync(totals, STAGE.client, async () => {
+      for (const replay of replays.splice(0)) await replay(sink);
+    });
+  };
+}
+
+/** The staged totals as table rows: the write split into its stages (the merge what is left of it), per `unit`. */
+function stageRows(totals: Map<string, number>, units: number, unit: string, gcMillis: number) {
+  const get = (stage: string) => totals.get(stage) ?? 0;
+  const resources = [...totals.keys()].filter((stage) => stage.endsWith("(after each batch)"));
+  const byStage = new Map<string, number>();
+  for (const [stage, micros] of totals) if (stage.startsWith("request:") || stage.startsWith("consumer: decode") || stage.startsWith("consumer: map")) byStage.set(stage, micros);
+  byStage.set(STAGE.merge, get(written) - get(callsRows) - get(STAGE.index) - resources.reduce((n, r) => n + get(r), 0));
+  byStage.set(STAGE.json, get(STAGE.json));
+  byStage.set(STAGE.leaves, get(STAGE.leaves));
+  byStage.set(STAGE.rowBinary, get(callsRows) - get(STAGE.json) - get(STAGE.leaves));
+  byStage.set(STAGE.index, get(STAGE.index));
+  for (const r of resources) byStage.set(r, get(r));
+  byStage.set(STAGE.client, get(STAGE.client));
+  const consumer = [...byStage].filter(([stage]) => stage.startsWith("consumer:")).reduce((n, [, micros]) => n + micros, 0);
+  byStage.set("consumer: all of the above", consumer);
+  byStage.set("garbage collection in all (wall)", gcMillis * 1000);
+  return [...byStage].map(([stage, micros]) => ({ stage, [`µs per ${unit}`]: micros / units }));
+}
+
+/** An HTTP server in a process of its own that reads each request and answers 200 with nothing: the other end of the ClickHouse client. */
+async function startSink(): Promise<{ store: ClickHouseStore; stop: () => void }> {
+  const child = spawn(process.execPath, ["-e", `const s = require("node:http").createServer((q, a) => { q.resume(); q.on("end", () => a.end()); }); s.listen(0, "127.0.0.1", () => console.log(s.address().port));`], { stdio: ["ignore", "pipe", "inherit"] });
+  const [port] = (await once(child.stdout!, "data")) as [Buffer];
+  return { store: new ClickHouseStore(`http://127.0.0.1:${port.toString().trim()}`, "bench"), stop: () => child.kill() };
+}
+
+const sink = await startSink();
 const encoded = texts.map((bytes) => records.encode(events(checkCallCreateBatch(JSON.parse(bytes.toString("utf8"))) as Body)));
 const recordsPerBatch = Math.max(1, Math.round(batchEvents / PARTS_PER_REQUEST));
 const batchTotals = new Map<string, number>();
+const writeParts = stagedWriter(batchTotals, sink.store);
 const gcMillis = await gcMillisDuring(async () => {
   for (let round = 0; round < ROUNDS; round++) {
     for (let from = 0; from < encoded.length; from += recordsPerBatch) {
-      const batch = timed(batchTotals, "decode records", () => encoded.slice(from, from + recordsPerBatch).flatMap((r) => records.decode(r).messages));
-      await timedAsync(batchTotals, "merge + rows", () => writeAll(batch));
+      const batch = timed(batchTotals, "consumer: decode records", () => encoded.slice(from, from + recordsPerBatch).flatMap((r) => records.decode(r).messages));
+      for (const part of callEventParts(batch)) await writeParts(part);
     }
   }
 });
-printTable(`Log thread, batches of ${(recordsPerBatch * PARTS_PER_REQUEST).toLocaleString("en")} parts, CPU µs per part (${parts.toLocaleString("en")} parts)`, [
-  ...[...batchTotals].map(([stage, micros]) => ({ stage, "µs per part": micros / parts })),
-  { stage: "garbage collection in both (wall)", "µs per part": (gcMillis * 1000) / parts },
-]);
+printTable(`Log thread, batches of ${(recordsPerBatch * PARTS_PER_REQUEST).toLocaleString("en")} parts, CPU µs per part (${parts.toLocaleString("en")} parts)`, stageRows(batchTotals, parts, "part", gcMillis));
 
 const OTLP_REQUESTS = Number(process.env.BENCH_HOTPATH_OTLP_REQUESTS ?? 100);
 const exports = Array.from({ length: OTLP_REQUESTS }, (_, n) => gzipSync(protobufRequest(requestSpans(n))));
 const otlpSource = { project_id: "bench/hot", wb_user_id: "bench", format: "protobuf", maxSpanBytes: 1 << 20 } as const;
 const exportsPerBatch = Math.max(1, Math.round(batchEvents / SPANS_PER_REQUEST));
 const otlpTotals = new Map<string, number>();
+const writeSpans = stagedWriter(otlpTotals, sink.store);
 const otlpGcMillis = await gcMillisDuring(async () => {
   for (let round = 0; round < ROUNDS; round++) {
     for (let from = 0; from < exports.length; from += exportsPerBatch) {
@@ -141,16 +234,16 @@ const otlpGcMillis = await gcMillisDuring(async () => {
       const batch = timed(otlpTotals, "consumer: decode records", () => logged.flatMap((r) => records.decode(r).messages));
       const exportsPerWrite = Math.max(1, Math.floor(EXPORTED_CALLS_PER_WRITE / SPANS_PER_REQUEST));
       for (let at = 0; at < batch.length; at += exportsPerWrite) {
-        const calls = timed(otlpTotals, "consumer: decode + map the exports", () =>
-          batch.slice(at, at + exportsPerWrite).flatMap((event) => (event.kind === "otlp_export" ? exportedCalls(event) : [])),
-        );
-        await timedAsync(otlpTotals, "consumer: merge + rows", () => writer.write(calls));
+        const calls = batch.slice(at, at + exportsPerWrite).flatMap((event) => {
+          if (event.kind !== "otlp_export") return [];
+          const spans = timed(otlpTotals, "consumer: decode the exports again (protobuf)", () => decodedExport(event));
+          return timed(otlpTotals, "consumer: map spans to calls", () => mappedExport(event, spans));
+        });
+        await writeSpans(calls);
       }
     }
   }
 });
+sink.stop();
 const spans = OTLP_REQUESTS * SPANS_PER_REQUEST * ROUNDS;
-printTable(`OTLP hot path, batches of ${(exportsPerBatch * SPANS_PER_REQUEST).toLocaleString("en")} spans, CPU µs per span (${spans.toLocaleString("en")} spans)`, [
-  ...[...otlpTotals].map(([stage, micros]) => ({ stage, "µs per span": micros / spans })),
-  { stage: "garbage collection in all (wall)", "µs per span": (otlpGcMillis * 1000) / spans },
-]);
+printTable(`OTLP hot path, batches of ${(exportsPerBatch * SPANS_PER_REQUEST).toLocaleString("en")} spans, CPU µs per span (${spans.toLocaleString("en")} spans)`, stageRows(otlpTotals, spans, "span", otlpGcMillis));

@@ -6,6 +6,7 @@
 import type { CallCompleteEvent, OtlpExportEvent } from "../queue/events.js";
 import { decodeRequest, type OtlpFormat } from "./decode.js";
 import type { CheckedSpans } from "./mapSpan.js";
+import type { OtlpSpanBatch } from "./batch.js";
 import { mapSpans } from "./mapSpan.js";
 
 export interface ExportSource {
@@ -34,7 +35,16 @@ export function otlpExportEvent(source: ExportSource, checked: CheckedSpans): Ot
 
 /** The call events of a logged export: the spans that were accepted when it was checked, mapped. */
 export function exportedCalls(event: OtlpExportEvent): CallCompleteEvent[] {
-  const batch = decodeRequest(event.format, Buffer.from(event.body, "base64"));
+  return mappedExport(event, decodedExport(event));
+}
+
+/** The logged export's spans, decoded again. */
+export function decodedExport(event: OtlpExportEvent): OtlpSpanBatch {
+  return decodeRequest(event.format, Buffer.from(event.body, "base64"));
+}
+
+/** The call events of the export's accepted spans (`batch`: `decodedExport` of it). */
+export function mappedExport(event: OtlpExportEvent, batch: OtlpSpanBatch): CallCompleteEvent[] {
   const mapped = mapSpans(batch, { project_id: event.project_id, wb_user_id: event.wb_user_id, maxSpanBytes: event.max_span_bytes });
   if (mapped.events.length !== event.spans) {
     throw new Error(`OTLP export ${event.project_id}/${event.id}: ${mapped.events.length} spans mapped, ${event.spans} were accepted`);

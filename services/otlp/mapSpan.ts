@@ -239,7 +239,7 @@ function completeEvent(source: ValidSpan, ctx: MapSpansContext, handedDown: Map<
     started_at: Number(micros(span.startTimeUnixNano)),
     attributes: callAttributes(source),
     inputs,
-    otel_dump: otelDump(source.resource, group, span, source.resourceInCall),
+    otel_dump: otelDump(source.resource, group, span, parent, source.resourceInCall),
     wb_user_id: ctx.wb_user_id,
     wb_run_id: runId(attrs),
     wb_run_step: runStep(attrs),

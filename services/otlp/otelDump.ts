@@ -8,9 +8,14 @@
  * Stored without what the call keeps already: the span's attributes are written as the
  * string IN_CALL_ATTRIBUTES and the resource's as IN_CALL_RESOURCE when their nested form
  * in the call's `attributes.otel` gives them back exactly, which holds unless a value is
- * itself a key-value list (then the flat attributes are stored); and fields at their OTLP
- * default (0, "", no events, no links, no parent, unset status) are left out, as protobuf
- * leaves them out. `fullOtelDump` gives back the dump as received.
+ * itself a key-value list (then the flat attributes are stored); the ids, the name and the
+ * scope's name and version are the call's own (`trace_id`, `id`, `parent_id`, `op_name`,
+ * `attributes.otel.scope`), so left out, as are the times when they are whole microseconds
+ * (then the call's `started_at` and `ended_at` hold them); a parent id the call does not
+ * hold (all zeros: a root) is kept. Fields at their OTLP default (0, "", no events, no links,
+ * no parent, unset status) are left out, as protobuf leaves them out. `fullOtelDump` gives
+ * back the dump as received, from the stored dump and the call's row; dumps stored before
+ * (with every field) read back the same.
  */
 import { SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent, type OtlpLink, type OtlpResourceGroup, type OtlpScopeGroup, type OtlpSpan, type OtlpStatus } from "./batch.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
@@ -24,24 +29,34 @@ export function rebuildable(attributes: OtlpAttributes): boolean {
   return !hasObjectValue(attributes);
 }
 
+/** What a call's row holds of its span beside the dump (fullOtelDump takes them from there). */
+export interface SpanInCall {
+  readonly trace_id: string;
+  readonly id: string;
+  readonly parent_id: string | null;
+  readonly op_name: string;
+  /** Microseconds since the epoch. */
+  readonly started_at: number;
+  readonly ended_at: number | null;
+  readonly attributes: JsonObject;
+}
+
 /**
- * The dump of a span, built without its defaults (DUMP_DEFAULTS) directly. `resourceInCall`:
- * the resource's attributes are `rebuildable` (the caller checks once per resource);
- * `attributesInCall`: so are the span's (computed here when not given).
+ * The dump of a span, built without its defaults (DUMP_DEFAULTS) and without what the call
+ * holds. `parentInCall`: the call's `parent_id`; `resourceInCall`: the resource's attributes
+ * are `rebuildable` (the caller checks once per resource); `attributesInCall`: so are the
+ * span's (computed here when not given).
  */
-export function otelDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan, resourceInCall = false, attributesInCall = rebuildable(span.attributes)): JsonObject {
+export function otelDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan, parentInCall: string | null, resourceInCall = false, attributesInCall = rebuildable(span.attributes)): JsonObject {
   const dump: JsonObject = { resource: resourceDump(resource, resourceInCall) };
   const scope = scopeDump(group);
   if (scope !== null) dump["scope"] = scope;
-  dump["trace_id"] = span.traceId;
-  dump["span_id"] = span.spanId;
-  if (span.parentSpanId !== "") dump["parent_span_id"] = span.parentSpanId;
+  if (span.parentSpanId !== "" && span.parentSpanId !== parentInCall) dump["parent_span_id"] = span.parentSpanId;
   if (span.traceState !== "") dump["trace_state"] = span.traceState;
   if (span.flags !== 0) dump["flags"] = span.flags;
-  dump["name"] = span.name;
   dump["kind"] = SPAN_KIND_NAMES[span.kind] ?? span.kind;
-  dump["start_time_unix_nano"] = span.startTimeUnixNano.toString();
-  dump["end_time_unix_nano"] = span.endTimeUnixNano.toString();
+  if (span.startTimeUnixNano % 1000n !== 0n) dump["start_time_unix_nano"] = span.startTimeUnixNano.toString();
+  if (span.endTimeUnixNano % 1000n !== 0n) dump["end_time_unix_nano"] = span.endTimeUnixNano.toString();
   dump["attributes"] = attributesInCall ? IN_CALL_ATTRIBUTES : span.attributes;
   if (span.droppedAttributesCount !== 0) dump["dropped_attributes_count"] = span.droppedAttributesCount;
   if (span.events.length > 0) dump["events"] = span.events.map(eventDump);
@@ -60,12 +75,11 @@ function resourceDump(resource: OtlpResourceGroup, inCall: boolean): JsonObject 
   return out;
 }
 
+/** The scope without its name and version (the call's `attributes.otel.scope`), null when nothing is left. */
 function scopeDump(group: OtlpScopeGroup): JsonObject | null {
   const { scope } = group;
   const out: JsonObject = {};
   let empty = true;
-  if (scope.name !== "") (out["name"] = scope.name), (empty = false);
-  if (scope.version !== "") (out["version"] = scope.version), (empty = false);
   if (hasKeys(scope.attributes)) (out["attributes"] = scope.attributes), (empty = false);
   if (scope.droppedAttributesCount !== 0) (out["dropped_attributes_count"] = scope.droppedAttributesCount), (empty = false);
   if (group.schemaUrl !== "") (out["schema_url"] = group.schemaUrl), (empty = false);
@@ -122,17 +136,34 @@ function withDefaults(dump: JsonObject, defaults: JsonObject): JsonObject {
   return out;
 }
 
-/** The dump as received: defaults and the attributes left out put back (from the call's `attributes.otel`). */
-export function fullOtelDump(stored: JsonObject, callAttributes: JsonObject): JsonObject {
-  const dump = withDefaults(stored, DUMP_DEFAULTS);
-  const otel = callAttributes["otel"];
+/** The dump as received: what the call holds (its ids, name, times and `attributes.otel`) and the defaults put back. */
+export function fullOtelDump(stored: JsonObject, call: SpanInCall): JsonObject {
+  const otel = call.attributes["otel"];
   const kept = isJsonObject(otel) ? otel : {};
+  const keptScope = isJsonObject(kept["scope"]) ? kept["scope"] : {};
+  const storedScope = isJsonObject(stored["scope"]) ? stored["scope"] : {};
+  const dump = withDefaults(
+    {
+      trace_id: call.trace_id,
+      span_id: call.id,
+      parent_span_id: call.parent_id,
+      name: call.op_name,
+      start_time_unix_nano: nanosText(call.started_at),
+      end_time_unix_nano: call.ended_at === null ? null : nanosText(call.ended_at),
+      ...stored,
+      scope: { name: keptScope["name"] ?? "", version: keptScope["version"] ?? "", ...storedScope },
+    },
+    DUMP_DEFAULTS,
+  );
   const out: JsonObject = { ...dump };
   if (dump["attributes"] === IN_CALL_ATTRIBUTES) out["attributes"] = flattened(kept["attributes"]);
   const resource = dump["resource"];
   if (isJsonObject(resource) && resource["attributes"] === IN_CALL_RESOURCE) out["resource"] = { ...resource, attributes: flattened(kept["resource"]) };
   return out;
 }
+
+/** Microseconds since the epoch as the decimal text of nanoseconds. */
+const nanosText = (micros: number): string => (BigInt(micros) * 1000n).toString();
 
 /** `{a: {b: 1}}` → `{"a.b": 1}`: the inverse of nestDottedKeys for attributes whose values are no objects. */
 function flattened(nested: JsonValue | undefined): JsonObject {

@@ -112,6 +112,14 @@ export class RowBinaryWriter {
     return this;
   }
 
+  /** Bytes already in RowBinary (a whole column value encoded before), copied as they are. */
+  raw(bytes: Uint8Array): this {
+    this.reserve(bytes.length);
+    this.buffer.set(bytes, this.position);
+    this.position += bytes.length;
+    return this;
+  }
+
   /** The rows written so far (a view: valid until the next write). */
   bytes(): Buffer {
     return this.buffer.subarray(0, this.position);

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { flattenCallJson, flattenCallRow, MAX_JSON_DEPTH, MAX_KEPT_PATHS, MAX_LEAF_CHARS, MAX_LEAVES } from "../../services/store/calls/flatten.js";
+import { RowBinaryWriter } from "../../services/store/rowBinary.js";
+
+/** `json_paths` as the row writer sends it: a RowBinary Array(String). */
+const pathsColumn = (paths: readonly string[]): Buffer => Buffer.from(new RowBinaryWriter().strings(paths).bytes());
 
 function pairs(parts: Partial<Record<"attributes" | "inputs" | "output" | "summary", unknown>>): [string, string][] {
   const { json_paths, json_values } = flattenCallJson({
@@ -112,13 +116,14 @@ describe("flattenCallJson", () => {
     expect(pairs({ attributes: { at: new Date("2026-01-01T00:00:00Z") } })).toEqual([["attributes.at", "2026-01-01T00:00:00.000Z"]]);
   });
 
-  it("gives each path's UTF-8 beside it, the same for every call that has the path", () => {
+  it("gives the paths' RowBinary column beside them, the same for every call that has the paths", () => {
     const parts = fc.record({ attributes: fc.jsonValue(), inputs: fc.jsonValue(), output: fc.jsonValue(), summary: fc.jsonValue() });
     fc.assert(
       fc.property(parts, (p) => {
-        const { columns, pathBytes } = flattenCallRow(p);
+        const { columns, pathsRowBinary } = flattenCallRow(p);
         const json_paths = columns.json_paths;
-        expect(pathBytes.map((b) => b.toString("utf8"))).toEqual(json_paths);
+        expect(pathsRowBinary).toEqual(pathsColumn(json_paths));
+        expect(flattenCallRow(structuredClone(p)).pathsRowBinary).toEqual(pathsRowBinary);
         expect(flattenCallJson(p).json_paths).toEqual(json_paths);
       }),
       { numRuns: 300 },
@@ -129,9 +134,9 @@ describe("flattenCallJson", () => {
     const calls = Math.ceil(MAX_KEPT_PATHS / MAX_LEAVES) + 2;
     for (let c = 0; c < calls; c++) {
       const keys = Array.from({ length: MAX_LEAVES }, (_, k) => `call${c}-ключ${k}`);
-      const { columns, pathBytes } = flattenCallRow({ attributes: Object.fromEntries(keys.map((k) => [k, 1])), inputs: undefined, output: undefined, summary: undefined });
+      const { columns, pathsRowBinary } = flattenCallRow({ attributes: Object.fromEntries(keys.map((k) => [k, 1])), inputs: undefined, output: undefined, summary: undefined });
       expect(columns.json_paths).toEqual(keys.map((k) => `attributes.${k}`));
-      expect(pathBytes.map((b) => b.toString("utf8"))).toEqual(columns.json_paths);
+      expect(pathsRowBinary).toEqual(pathsColumn(columns.json_paths));
     }
   });
 });

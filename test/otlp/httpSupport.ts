@@ -161,12 +161,20 @@ export async function storedRows(
   const store = await storeOn(database);
   try {
     const pb = new ParamBuilder();
-    const rows = await store.rows<{ id: string; otel_dump: string | null; attributes: string; storage_size_bytes: string }>("test_otel_dump", {
-      sql: `SELECT id, otel_dump, attributes, storage_size_bytes FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
+    type Row = { id: string; trace_id: string; parent_id: string | null; op_name: string; started_at: string; ended_at: string | null; otel_dump: string | null; attributes: string; storage_size_bytes: string };
+    const rows = await store.rows<Row>("test_otel_dump", {
+      sql: `SELECT id, trace_id, parent_id, op_name, started_at, ended_at, otel_dump, attributes, storage_size_bytes FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
       params: pb.params,
     });
-    const dump = (r: { otel_dump: string | null; attributes: string }) =>
-      r.otel_dump === null ? null : fullOtelDump(JSON.parse(r.otel_dump) as JsonObject, JSON.parse(r.attributes) as JsonObject);
+    const dump = (r: Row) =>
+      r.otel_dump === null
+        ? null
+        : fullOtelDump(JSON.parse(r.otel_dump) as JsonObject, {
+            ...r,
+            started_at: Number(r.started_at),
+            ended_at: r.ended_at === null ? null : Number(r.ended_at),
+            attributes: JSON.parse(r.attributes) as JsonObject,
+          });
     return new Map(
       rows.map((r) => [
         r.id,

@@ -32,7 +32,7 @@ describe("mapSpans: otel_dump", () => {
     };
     const [call] = mapSpans(batch, CTX).events;
     expect(call?.otel_dump).toMatchObject({ attributes: IN_CALL_ATTRIBUTES, resource: { attributes: IN_CALL_RESOURCE } });
-    expect(call?.otel_dump && fullOtelDump(call.otel_dump, call.attributes)).toEqual({
+    expect(call?.otel_dump && fullOtelDump(call.otel_dump, call)).toEqual({
       resource: { attributes: { "service.name": "chat-api" }, dropped_attributes_count: 4, schema_url: "https://opentelemetry.io/schemas/1.26.0" },
       scope: { name: "lib", version: "1.0", attributes: { s: true }, dropped_attributes_count: 5, schema_url: "scope-schema" },
       trace_id: TRACE_ID,
@@ -59,23 +59,19 @@ describe("mapSpans: otel_dump", () => {
       { resources: [{ attributes: {}, droppedAttributesCount: 0, schemaUrl: "", scopes: [{ scope: { name: "", version: "", attributes: {}, droppedAttributesCount: 0 }, schemaUrl: "", spans: [makeSpan({ kind: 9, status: { code: 7, message: "" } })] }] }] },
       CTX,
     ).events;
-    expect(start?.otel_dump && fullOtelDump(start.otel_dump, start.attributes)).toMatchObject({ parent_span_id: null, kind: 9, status: { code: 7, message: "" } });
+    expect(start?.otel_dump && fullOtelDump(start.otel_dump, start)).toMatchObject({ parent_span_id: null, kind: 9, status: { code: 7, message: "" } });
   });
 
-  it("leaves out the fields at their OTLP defaults and gives them back", () => {
+  it("leaves out the fields at their OTLP defaults and those the call holds, and gives them back", () => {
     const { call } = mapOne(makeSpan({ attributes: {} }));
     expect(call.otel_dump).toEqual({
       resource: { attributes: IN_CALL_RESOURCE },
-      scope: { name: "openinference.instrumentation.openai", version: "0.1.2" },
-      trace_id: TRACE_ID,
-      span_id: SPAN_ID,
-      name: "chat gpt-4o",
       kind: "SPAN_KIND_CLIENT",
       start_time_unix_nano: "1700000000123456789",
       end_time_unix_nano: "1700000001987654321",
       attributes: IN_CALL_ATTRIBUTES,
     });
-    expect(fullOtelDump(call.otel_dump!, call.attributes)).toEqual({
+    expect(fullOtelDump(call.otel_dump!, call)).toEqual({
       resource: { attributes: {}, dropped_attributes_count: 0, schema_url: "" },
       scope: { name: "openinference.instrumentation.openai", version: "0.1.2", attributes: {}, dropped_attributes_count: 0, schema_url: "" },
       trace_id: TRACE_ID,
@@ -97,10 +93,40 @@ describe("mapSpans: otel_dump", () => {
     });
   });
 
+  it("gives back the times in whole microseconds, an all-zeros parent and the scope from the call; a dump stored with every field reads the same", () => {
+    const zeros = "0".repeat(16);
+    const { call } = mapOne(makeSpan({ parentSpanId: zeros, startTimeUnixNano: 1_700_000_000_123_456_000n, endTimeUnixNano: 1_700_000_001_000_000_000n, attributes: {} }));
+    expect(call.parent_id).toBeNull();
+    expect(call.otel_dump).toEqual({ resource: { attributes: IN_CALL_RESOURCE }, parent_span_id: zeros, kind: "SPAN_KIND_CLIENT", attributes: IN_CALL_ATTRIBUTES });
+    const full = fullOtelDump(call.otel_dump!, call);
+    expect(full).toMatchObject({
+      scope: { name: "openinference.instrumentation.openai", version: "0.1.2" },
+      trace_id: TRACE_ID,
+      span_id: SPAN_ID,
+      parent_span_id: zeros,
+      name: "chat gpt-4o",
+      start_time_unix_nano: "1700000000123456000",
+      end_time_unix_nano: "1700000001000000000",
+    });
+    const storedBefore: JsonObject = {
+      resource: { attributes: IN_CALL_RESOURCE },
+      scope: { name: "openinference.instrumentation.openai", version: "0.1.2" },
+      trace_id: TRACE_ID,
+      span_id: SPAN_ID,
+      parent_span_id: zeros,
+      name: "chat gpt-4o",
+      kind: "SPAN_KIND_CLIENT",
+      start_time_unix_nano: "1700000000123456000",
+      end_time_unix_nano: "1700000001000000000",
+      attributes: IN_CALL_ATTRIBUTES,
+    };
+    expect(fullOtelDump(storedBefore, call)).toEqual(full);
+  });
+
   it("stores the flat attributes when a value is a key-value list (nesting could not tell it from dotted keys)", () => {
     const { call } = mapAttributes({ "a.b": 1, a: { c: 2 } });
     expect(call.otel_dump?.["attributes"]).toEqual({ "a.b": 1, a: { c: 2 } });
-    expect(fullOtelDump(call.otel_dump!, call.attributes)["attributes"]).toEqual({ "a.b": 1, a: { c: 2 } });
+    expect(fullOtelDump(call.otel_dump!, call)["attributes"]).toEqual({ "a.b": 1, a: { c: 2 } });
   });
 
   it("gives back any attributes without key-value lists exactly", () => {
@@ -114,7 +140,7 @@ describe("mapSpans: otel_dump", () => {
         const stored = JSON.parse(JSON.stringify(call.otel_dump)) as JsonObject;
         const callAttributes = JSON.parse(JSON.stringify(call.attributes)) as JsonObject;
         expect(stored["attributes"]).toBe(IN_CALL_ATTRIBUTES);
-        expect(fullOtelDump(stored, callAttributes)["attributes"]).toEqual(JSON.parse(JSON.stringify(attributes)));
+        expect(fullOtelDump(stored, { ...call, attributes: callAttributes })["attributes"]).toEqual(JSON.parse(JSON.stringify(attributes)));
       }),
     );
   });

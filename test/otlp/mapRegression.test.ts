@@ -1,13 +1,17 @@
 /**
  * Decoding and mapping the corpus (corpus.ts) gives exactly the stored events it gave before
  * the decode and mapping were made cheaper: the digest of their JSON, line by line, was taken
- * from the implementation of 2026-11-24 (protobufjs decode, the first mapSpan).
+ * from the implementation of 2026-11-24 (protobufjs decode, the first mapSpan). Since, the
+ * dump leaves out what the call holds: it is compared in the form it was stored in then, made
+ * from what `fullOtelDump` gives back.
  */
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_PARSED_DEPTH, parseJsonLooking } from "../../services/otlp/attributes.js";
-import type { JsonValue } from "../../services/json.js";
+import type { JsonObject, JsonValue } from "../../services/json.js";
+import { fullOtelDump } from "../../services/otlp/otelDump.js";
+import type { CallCompleteEvent } from "../../services/queue/events.js";
 import { decodeProtobufRequest } from "../../services/otlp/decode.js";
 import { mapSpans, spanBytes } from "../../services/otlp/mapSpan.js";
 import { batchOf, makeSpan } from "./support.js";
@@ -18,10 +22,37 @@ const DIGEST = "bd34040ae1e828fbf7d2551fff6af82d6c1e2452f0eebc7f25670c10a8d32538
 
 describe("OTLP decode + map regression", () => {
   it("maps 300 random requests and two bench requests to the same JSON as before, byte for byte", () => {
-    const lines = corpusBodies(300).map((body) => JSON.stringify(mapSpans(decodeProtobufRequest(body), CTX)));
+    const lines = corpusBodies(300).map((body) => {
+      const mapped = mapSpans(decodeProtobufRequest(body), CTX);
+      return JSON.stringify({ ...mapped, events: mapped.events.map((call) => ({ ...call, otel_dump: dumpAsStoredBefore(call) })) });
+    });
     expect(createHash("sha256").update(lines.join("\n")).digest("hex")).toBe(DIGEST);
   });
 });
+
+/** The call's dump as it was stored before it left out the call's ids, name, scope and times (the same keys, in the same order). */
+function dumpAsStoredBefore(call: CallCompleteEvent): JsonObject | null {
+  const stored = call.otel_dump;
+  if (stored === null) return null;
+  const full = fullOtelDump(stored, call);
+  const fullScope = full["scope"] as JsonObject;
+  const scope: JsonObject = {};
+  if (fullScope["name"] !== "") scope["name"] = fullScope["name"]!;
+  if (fullScope["version"] !== "") scope["version"] = fullScope["version"]!;
+  Object.assign(scope, stored["scope"] ?? {});
+  const before: JsonObject = { resource: stored["resource"]! };
+  if (Object.keys(scope).length > 0) before["scope"] = scope;
+  before["trace_id"] = full["trace_id"]!;
+  before["span_id"] = full["span_id"]!;
+  if (full["parent_span_id"] !== null) before["parent_span_id"] = full["parent_span_id"]!;
+  for (const key of ["trace_state", "flags"]) if (key in stored) before[key] = stored[key]!;
+  before["name"] = full["name"]!;
+  before["kind"] = stored["kind"]!;
+  before["start_time_unix_nano"] = full["start_time_unix_nano"]!;
+  before["end_time_unix_nano"] = full["end_time_unix_nano"]!;
+  for (const key of Object.keys(stored)) if (!(key in before)) before[key] = stored[key]!;
+  return before;
+}
 
 /** parseJsonLooking as it was: `trimStart`, then a depth check of the parsed value. */
 function parsedBefore(value: string): JsonValue {

@@ -39,7 +39,28 @@ const CALL_COLUMNS = [
   "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
+/** Bytes per `calls` row the first insert's buffer is sized for; later ones for what the last insert's rows took, ROW_BYTES_MARGIN more. */
 const ROW_BYTES_GUESS = 2048;
+const ROW_BYTES_MARGIN = 1.25;
+
+/** The JSON columns of a call's row, as stored (an unfinished call has no output). */
+export interface CallJsonTexts {
+  readonly attributes: string;
+  readonly inputs: string;
+  readonly output: string | null;
+  readonly summary: string | null;
+  readonly otelDump: string | null;
+}
+
+export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
+  return {
+    attributes: JSON.stringify(snapshot.attributes),
+    inputs: JSON.stringify(snapshot.inputs),
+    output: snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null),
+    summary: snapshot.summary === null ? null : JSON.stringify(snapshot.summary),
+    otelDump: snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump),
+  };
+}
 
 /**
  * Appends one `calls` row, fields in CALL_COLUMNS order. Written out, not derived from the
@@ -47,11 +68,8 @@ const ROW_BYTES_GUESS = 2048;
  * back check the order.
  */
 function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
-  const attributes = JSON.stringify(snapshot.attributes);
-  const inputs = JSON.stringify(snapshot.inputs);
-  const output = snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null);
-  const summary = snapshot.summary === null ? null : JSON.stringify(snapshot.summary);
-  const { columns: flat, pathBytes } = flattenCallRow(snapshot);
+  const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
+  const { columns: flat, pathsRowBinary } = flattenCallRow(snapshot);
   out
     .string(snapshot.project_id)
     .string(snapshot.id)
@@ -68,12 +86,12 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
     .string(inputs)
     .nullableString(output)
     .nullableString(summary)
-    .nullableString(snapshot.otel_dump === null ? null : JSON.stringify(snapshot.otel_dump))
+    .nullableString(otelDump)
     .nullableString(snapshot.wb_user_id)
     .nullableString(snapshot.wb_run_id)
     .nullableInt64(snapshot.wb_run_step)
     .nullableInt64(snapshot.wb_run_step_end)
-    .utf8Strings(pathBytes)
+    .raw(pathsRowBinary)
     .strings(flat.json_values)
     .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
     .int64(version)
@@ -89,12 +107,22 @@ function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
 
 /** Storage operations of the worker's call merge. */
 export class CallsWriteRepository {
+  /** What a `calls` row took in the last insert: the next insert's buffer rarely grows (a copy of all rows so far). */
+  private rowBytes = ROW_BYTES_GUESS;
+
   constructor(private readonly store: ClickHouseStore) {}
 
-  /** Ends and updates parked for these calls because they came before the start. */
+  /**
+   * Ends and updates parked for these calls because they came before the start. The calls of
+   * projects with no parked part at all (most: every OTLP-only project) are not looked up one
+   * by one: one query finds which projects have any. It reads when the lookups would (after
+   * the batch's writes, callBatchWriter.ts), so a part parked before it is found all the same.
+   */
   async findOrphans(keys: readonly CallKey[]): Promise<Map<string, ParkedPart[]>> {
     const found = new Map<string, ParkedPart[]>();
-    for (const [projectId, ids] of byProject(keys)) {
+    if (keys.length === 0) return found;
+    const parking = await this.projectsWithOrphans([...new Set(keys.map((k) => k.project_id))]);
+    for (const [projectId, ids] of byProject(keys.filter((k) => parking.has(k.project_id)))) {
       const pb = new ParamBuilder();
       const rows = await this.store.rows<{ id: string; event: string }>("worker_find_orphans", {
         sql: `SELECT id, event FROM call_orphan_parts
@@ -132,9 +160,11 @@ export class CallsWriteRepository {
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
     if (snapshots.length === 0) return;
-    const out = new RowBinaryWriter(snapshots.length * ROW_BYTES_GUESS);
+    const out = new RowBinaryWriter(Math.ceil(snapshots.length * this.rowBytes * ROW_BYTES_MARGIN));
     for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
-    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, out.bytes(), snapshots.length);
+    const rows = out.bytes();
+    this.rowBytes = rows.length / snapshots.length;
+    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rows, snapshots.length);
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
@@ -154,6 +184,20 @@ export class CallsWriteRepository {
 
   async insertDeletions(deletions: readonly CallDeletion[]): Promise<void> {
     await this.store.insert("worker_insert_deletions", "call_deletions", deletions);
+  }
+
+  /** Which of these projects have any part parked. */
+  private async projectsWithOrphans(projectIds: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (const chunk of idChunks(projectIds)) {
+      const pb = new ParamBuilder();
+      const rows = await this.store.rows<{ project_id: string }>("worker_projects_with_orphans", {
+        sql: `SELECT DISTINCT project_id FROM call_orphan_parts WHERE project_id IN ${pb.inStrings(chunk)}`,
+        params: pb.params,
+      });
+      for (const row of rows) found.add(row.project_id);
+    }
+    return found;
   }
 
   /** Which of these projects have any deletion at all (most have none: their batches skip the lookups). */

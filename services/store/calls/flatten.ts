@@ -29,6 +29,7 @@
  */
 
 import { createHash } from "node:crypto";
+import { RowBinaryWriter } from "../rowBinary.js";
 
 export const MAX_LEAVES = 1000;
 export const MAX_LEAF_CHARS = 4096;
@@ -50,10 +51,19 @@ export interface FlattenedJson {
   json_long_hashes: string[];
 }
 
-/** The leaf columns of a call, and its paths in UTF-8 for the row writer (buffers shared by every call with the path: never write into them). */
+/**
+ * The leaf columns of a call, and its `json_paths` column as RowBinary (an Array(String)) for
+ * the row writer: a buffer shared by every call with the same paths, never to be written into.
+ */
 export interface FlattenedRow {
   readonly columns: FlattenedJson;
-  readonly pathBytes: Buffer[];
+  readonly pathsRowBinary: Buffer;
+}
+
+/** While a call is walked: its columns, and the sequence of its paths so far. */
+interface Walk {
+  readonly columns: FlattenedJson;
+  sequence: PathSequence;
 }
 
 export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
@@ -61,12 +71,12 @@ export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
 }
 
 export function flattenCallRow(parts: CallJsonParts): FlattenedRow {
-  const row: FlattenedRow = { columns: { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] }, pathBytes: [] };
+  const row: Walk = { columns: { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] }, sequence: NO_PATHS };
   for (const part of PART_ORDER) {
     if (row.columns.json_paths.length >= MAX_LEAVES) break;
     walk(parts[part], PART_PATHS[part], 0, row);
   }
-  return row;
+  return { columns: row.columns, pathsRowBinary: row.sequence.rowBinary() };
 }
 
 export const MAX_KEPT_PATHS = 20_000;
@@ -81,23 +91,72 @@ let keptPaths = 0;
  */
 class LeafPath {
   private children: Map<string, LeafPath> | null = null;
-  private encoded: Buffer | null = null;
-  constructor(readonly text: string) {}
-
-  get utf8(): Buffer {
-    return (this.encoded ??= Buffer.from(this.text, "utf8"));
-  }
+  constructor(
+    readonly text: string,
+    /** Whether the path is kept (the same object for every call that has it). */
+    readonly kept = true,
+  ) {}
 
   child(key: string): LeafPath {
     const found = this.children?.get(key);
     if (found) return found;
-    const made = new LeafPath(`${this.text}.${key}`);
-    if (keptPaths >= MAX_KEPT_PATHS) return made;
+    if (keptPaths >= MAX_KEPT_PATHS) return new LeafPath(`${this.text}.${key}`, false);
     keptPaths++;
+    const made = new LeafPath(`${this.text}.${key}`);
     (this.children ??= new Map()).set(key, made);
     return made;
   }
 }
+
+export const MAX_KEPT_SEQUENCES = 20_000;
+export const MAX_KEPT_SEQUENCE_BYTES = 4 * 1024 * 1024;
+let keptSequences = 0;
+let keptSequenceBytes = 0;
+
+/**
+ * The paths a call's walk emitted so far, in order. Calls of one kind emit the same paths in
+ * the same order, so their `json_paths` column is encoded once per distinct sequence and
+ * copied whole into each row, instead of path by path. A sequence is followed one kept path
+ * at a time (a lookup by the path object); at most MAX_KEPT_SEQUENCES steps and
+ * MAX_KEPT_SEQUENCE_BYTES of encoded columns are kept; past either, or after a path that is
+ * not kept, the sequence is made for the call at hand and dropped with it.
+ */
+class PathSequence {
+  private next: Map<LeafPath, PathSequence> | null = null;
+  private encoded: Buffer | null = null;
+  constructor(
+    readonly path: LeafPath | null,
+    readonly previous: PathSequence | null,
+    readonly length: number,
+    readonly kept: boolean,
+  ) {}
+
+  then(path: LeafPath): PathSequence {
+    const found = this.next?.get(path);
+    if (found) return found;
+    const keep = this.kept && path.kept && keptSequences < MAX_KEPT_SEQUENCES;
+    const made = new PathSequence(path, this, this.length + 1, keep);
+    if (!keep) return made;
+    keptSequences++;
+    (this.next ??= new Map()).set(path, made);
+    return made;
+  }
+
+  /** The sequence as a RowBinary Array(String). */
+  rowBinary(): Buffer {
+    if (this.encoded) return this.encoded;
+    const texts = new Array<string>(this.length);
+    for (let at: PathSequence = this; at.path !== null; at = at.previous!) texts[at.length - 1] = at.path.text;
+    const encoded = Buffer.from(new RowBinaryWriter(64 + 64 * this.length).strings(texts).bytes());
+    if (this.kept && keptSequenceBytes + encoded.length <= MAX_KEPT_SEQUENCE_BYTES) {
+      keptSequenceBytes += encoded.length;
+      this.encoded = encoded;
+    }
+    return encoded;
+  }
+}
+
+const NO_PATHS = new PathSequence(null, null, 0, true);
 
 const PART_PATHS: Record<JsonPart, LeafPath> = {
   attributes: new LeafPath("attributes"),
@@ -123,11 +182,11 @@ export function cutLeaf(text: string): string {
   return text.slice(0, end);
 }
 
-function emit(row: FlattenedRow, leafPath: LeafPath, value: string): void {
+function emit(row: Walk, leafPath: LeafPath, value: string): void {
   const columns = row.columns;
   const path = leafPath.text;
   columns.json_paths.push(path);
-  row.pathBytes.push(leafPath.utf8);
+  row.sequence = row.sequence.then(leafPath);
   if (fitsLeaf(value)) {
     columns.json_values.push(value);
     return;
@@ -139,7 +198,7 @@ function emit(row: FlattenedRow, leafPath: LeafPath, value: string): void {
 
 const skipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol";
 
-function walk(raw: unknown, path: LeafPath, depth: number, row: FlattenedRow): void {
+function walk(raw: unknown, path: LeafPath, depth: number, row: Walk): void {
   const leaves = row.columns.json_paths;
   if (leaves.length >= MAX_LEAVES) return;
   const value = withToJson(raw);
