@@ -6,6 +6,7 @@ import { QueueFullError, RetryableError } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
 import type { Deliver, EventConsumer, EventPublisher, Topic } from "../queue.js";
 import { syncDirectory } from "./files.js";
+import { LagBound, type LagLimits } from "./lagBound.js";
 import { lockDirectory } from "./lock.js";
 import { LogConsumer } from "./logConsumer.js";
 import { LogThread } from "./logThread.js";
@@ -21,7 +22,9 @@ import { SegmentedLog } from "./segmentedLog.js";
  * group is being written wait together and go out as the next group, one write and one
  * fdatasync for all of them (group commit); each publisher is answered once its record is
  * synced. Refused at once with QueueFullError when the log holds `maxLogBytes` not yet
- * handled, or when more than the pending bound waits for the sync.
+ * handled, when more than the pending bound waits for the sync, or, with `lag`, when the
+ * request is bulk and the worker, storing, would need longer than the bound to store what is
+ * logged before it (lagBound.ts).
  *
  * Consuming (LogConsumer): records are handed over in order from the committed position,
  * whole, in batches (size or time bound); the committed position moves past a batch only
@@ -37,6 +40,8 @@ import { SegmentedLog } from "./segmentedLog.js";
 export interface DurableLogOptions {
   readonly dir: string;
   readonly maxLogBytes: number;
+  /** The lag bound (lagBound.ts); none when absent. */
+  readonly lag?: LagLimits;
   readonly maxPendingEvents: number;
   readonly maxPendingBytes: number;
   readonly maxBatchEvents: number;
@@ -88,6 +93,7 @@ interface StoredWaiter {
 
 export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private readonly bound: PendingBound;
+  private readonly lag: LagBound | null;
   private waiting: Waiting<T>[] = [];
   /** Bytes waiting for the sync or being written. */
   private unsyncedBytes = 0;
@@ -120,6 +126,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes }, topic.name);
     this.durableEnd = log.end;
     this.storedEnd = log.committed;
+    this.lag = options.lag ? new LagBound(options.lag, topic.name, log.end - log.committed) : null;
     this.records = recordCodecOf(topic);
     this.updateGauge();
   }
@@ -136,14 +143,16 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     if (this.log.failed) return Promise.reject(new RetryableError(`log unavailable: ${this.log.failed.message}`, 5));
     if (messages.length === 0) return Promise.resolve();
     const payload = this.records.encode(messages);
+    const size = framedSize(payload);
     const backlog = this.backlogBytes + this.unsyncedBytes;
-    if (backlog > 0 && backlog + framedSize(payload) > this.options.maxLogBytes) return Promise.reject(new QueueFullError("log full", 2));
+    if (backlog > 0 && backlog + size > this.options.maxLogBytes) return Promise.reject(new QueueFullError("log full", 2));
     try {
+      this.lag?.admit({ items: this.itemsOf(messages), bytes: size }, this.durableEnd - this.storedEnd + this.unsyncedBytes);
       this.bound.admit(messages.length, weightBytes);
     } catch (err) {
       return Promise.reject(err);
     }
-    this.unsyncedBytes += framedSize(payload);
+    this.unsyncedBytes += size;
     const scopes = this.scopesOf(messages);
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ events: messages.length, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject });
@@ -178,6 +187,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       release();
     }
     this.durableEnd = this.log.end;
+    if (moved > 0) this.lag?.appended();
     await rm(dir, { recursive: true, force: true });
     this.updateGauge();
     return moved;
@@ -244,6 +254,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    */
   commitStored(position: number): Promise<void> {
     if (position > this.storedEnd) {
+      this.lag?.stored(position - this.storedEnd, this.durableEnd - position);
       this.storedEnd = position;
       this.updateGauge();
       this.wakeStoredWaiters();
@@ -281,6 +292,14 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   close(): Promise<void> {
     return this.shutdown();
+  }
+
+  private itemsOf(messages: readonly T[]): number {
+    const itemsOf = this.topic.items;
+    if (!itemsOf) return messages.length;
+    let items = 0;
+    for (const m of messages) items += itemsOf(m);
+    return items;
   }
 
   private scopesOf(messages: readonly T[]): readonly string[] {
@@ -328,6 +347,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       return;
     }
     this.durableEnd = this.log.end;
+    this.lag?.appended();
     group.forEach((w, i) => {
       for (const scope of w.scopes) this.scopeEnds.set(scope, ends[i]!);
     });
