@@ -22,9 +22,10 @@ import { SegmentedLog } from "./segmentedLog.js";
  * group is being written wait together and go out as the next group, one write and one
  * fdatasync for all of them (group commit); each publisher is answered once its record is
  * synced. Refused at once with QueueFullError when the log holds `maxLogBytes` not yet
- * handled, when more than the pending bound waits for the sync, or, with `lag`, when the
- * request is bulk and the worker, storing, would need longer than the bound to store what is
- * logged before it (lagBound.ts).
+ * handled, or when more than the pending bound waits for the sync. With `lag` (lagBound.ts),
+ * a bulk request that arrives while the worker, storing, would need longer than the bound to
+ * store what is logged before it waits until it no longer would, and is refused with
+ * QueueFullError after BULK_HOLD_MS.
  *
  * Consuming (LogConsumer): records are handed over in order from the committed position,
  * whole, in batches (size or time bound); the committed position moves past a batch only
@@ -86,6 +87,14 @@ export interface LogFollower<T> {
   drain(ms: number): Promise<unknown>;
 }
 
+interface Held<T> {
+  readonly waiting: Waiting<T>;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** Longest a bulk write waits for the worker's lag to fall within the bound before it is refused: the shortest `Retry-After`. */
+const BULK_HOLD_MS = 1_000;
+
 interface StoredWaiter {
   readonly position: number;
   readonly resolve: () => void;
@@ -108,6 +117,9 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private shuttingDown: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
   private storedWaiters: StoredWaiter[] = [];
+  /** Bulk writes waiting for the worker's lag to fall within the bound (`hold`). */
+  private held: Held<T>[] = [];
+  private heldBytes = 0;
   /** Per read scope, the end of its last synced record not yet stored. */
   private readonly scopeEnds = new Map<string, number>();
   /**
@@ -144,20 +156,66 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     if (messages.length === 0) return Promise.resolve();
     const payload = this.records.encode(messages);
     const size = framedSize(payload);
-    const backlog = this.backlogBytes + this.unsyncedBytes;
+    const backlog = this.backlogBytes + this.unsyncedBytes + this.heldBytes;
     if (backlog > 0 && backlog + size > this.options.maxLogBytes) return Promise.reject(new QueueFullError("log full", 2));
     try {
-      this.lag?.admit({ items: this.itemsOf(messages), bytes: size }, this.durableEnd - this.storedEnd + this.unsyncedBytes);
       this.bound.admit(messages.length, weightBytes);
     } catch (err) {
       return Promise.reject(err);
     }
-    this.unsyncedBytes += size;
+    const bulk = this.lag?.isBulk({ items: this.itemsOf(messages), bytes: size }) ?? false;
     const scopes = this.scopesOf(messages);
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ events: messages.length, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject });
-      this.kick();
+      const w: Waiting<T> = { events: messages.length, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject };
+      if (bulk && (this.held.length > 0 || this.lag!.refusal(this.unstoredBytes) !== null)) this.hold(w);
+      else this.enqueue(w);
     });
+  }
+
+  private enqueue(w: Waiting<T>): void {
+    this.unsyncedBytes += framedSize(w.payload);
+    this.waiting.push(w);
+    this.kick();
+  }
+
+  /**
+   * A bulk write while the worker lags waits, in order, for the lag to fall within the bound,
+   * for at most BULK_HOLD_MS, and is then refused. Refusing at once would starve the worker:
+   * a client told to retry is away for a whole second at least (`Retry-After` counts seconds),
+   * longer than the backlog the bound leaves lasts.
+   */
+  private hold(w: Waiting<T>): void {
+    const held: Held<T> = { waiting: w, timer: setTimeout(() => this.expire(held), BULK_HOLD_MS) };
+    this.held.push(held);
+    this.heldBytes += framedSize(w.payload);
+  }
+
+  /** Admits held writes, in order, while the worker's lag is within the bound. */
+  private admitHeld(): void {
+    while (this.held.length > 0 && this.lag?.refusal(this.unstoredBytes) === null) this.enqueue(this.unhold(this.held[0]!));
+  }
+
+  private expire(held: Held<T>): void {
+    this.admitHeld();
+    if (!this.held.includes(held)) return;
+    const refusal = this.lag?.refusal(this.unstoredBytes) ?? null;
+    // Stalled, or no rate known any longer: the write goes in, behind the held ones before it.
+    if (refusal === null) return this.enqueue(this.unhold(held));
+    const w = this.unhold(held);
+    this.bound.release(w.events, w.weightBytes);
+    w.reject(refusal);
+  }
+
+  private unhold(held: Held<T>): Waiting<T> {
+    clearTimeout(held.timer);
+    this.held = this.held.filter((h) => h !== held);
+    this.heldBytes -= framedSize(held.waiting.payload);
+    return held.waiting;
+  }
+
+  /** Bytes logged or accepted for the log and not yet stored. */
+  private get unstoredBytes(): number {
+    return this.durableEnd - this.storedEnd + this.unsyncedBytes;
   }
 
   async healthy(): Promise<boolean> {
@@ -258,6 +316,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       this.storedEnd = position;
       this.updateGauge();
       this.wakeStoredWaiters();
+      this.admitHeld();
     }
     const next = this.committing.then(async () => {
       if (position <= this.log.committed) return;
@@ -280,6 +339,11 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   private async stop(): Promise<void> {
     this.closed = true;
+    for (const held of [...this.held]) {
+      const w = this.unhold(held);
+      this.bound.release(w.events, w.weightBytes);
+      w.reject(new RetryableError("shutting down", 5));
+    }
     while (this.flushing) await this.flushing;
     await this.follower?.drain(this.options.shutdownDrainMs ?? 20_000);
     await this.committing;

@@ -40,9 +40,10 @@ interface StoreSample {
 /**
  * The lag bound of a durable log: while its worker stores (a batch stored within
  * STALLED_AFTER_MS) but needs longer than `maxLagMs` to store what is logged and not yet
- * stored, a bulk write is refused (QueueFullError: 429 with Retry-After) and a small one is
- * admitted, so that a small write is stored within about the bound however much bulk is
- * offered. Bulk writers (OTLP exporters, SDK batches) retry; an interactive call is answered.
+ * stored, a bulk write waits and is then refused (QueueFullError: 429 with Retry-After;
+ * DurableLogQueue holds it) and a small one is admitted, so that a small write is stored
+ * within about the bound however much bulk is offered. Bulk writers (OTLP exporters, SDK
+ * batches) retry; an interactive call is answered.
  *
  * The lag is predicted, not observed: the unstored bytes divided by the worker's store rate,
  * which is what a write appended now waits for (the log is handed over in order). The age
@@ -83,17 +84,17 @@ export class LagBound {
     drainGauge.set({ topic: this.topic }, (this.drainMs(backlog, now) ?? 0) / 1000);
   }
 
-  /** Throws QueueFullError when `write` is bulk and the worker needs longer than the bound to store the `backlog` bytes before it. */
-  admit(write: LogWrite, backlog: number, now = Date.now()): void {
-    if (this.limits.maxLagMs === 0 || !this.isBulk(write)) return;
+  /** Null when the worker can store the `backlog` bytes within the bound (or is stalled, or its rate unknown), else the refusal a bulk write gets. */
+  refusal(backlog: number, now = Date.now()): QueueFullError | null {
+    if (this.limits.maxLagMs === 0) return null;
     const drainMs = this.drainMs(backlog, now);
-    if (drainMs === null || drainMs <= this.limits.maxLagMs) return;
+    if (drainMs === null || drainMs <= this.limits.maxLagMs) return null;
     const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((drainMs - this.limits.maxLagMs) / 1000)));
-    throw new QueueFullError(`the worker is ${Math.round(drainMs)} ms behind (bound ${this.limits.maxLagMs} ms): bulk writes wait, retry later`, retryAfter);
+    return new QueueFullError(`the worker is ${Math.round(drainMs)} ms behind (bound ${this.limits.maxLagMs} ms): bulk writes wait, retry later`, retryAfter);
   }
 
   isBulk(write: LogWrite): boolean {
-    return write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes;
+    return this.limits.maxLagMs > 0 && (write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes);
   }
 
   /** Milliseconds to store `backlog` bytes at the measured rate; null when the rate is unknown or the worker is stalled. */
