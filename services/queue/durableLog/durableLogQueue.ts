@@ -138,7 +138,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes }, topic.name);
     this.durableEnd = log.end;
     this.storedEnd = log.committed;
-    this.lag = options.lag ? new LagBound(options.lag, topic.name, log.end - log.committed) : null;
+    this.lag = options.lag ? new LagBound(options.lag, log.committed, log.end) : null;
     this.records = recordCodecOf(topic);
     this.updateGauge();
   }
@@ -167,7 +167,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     const scopes = this.scopesOf(messages);
     return new Promise<void>((resolve, reject) => {
       const w: Waiting<T> = { events: messages.length, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject };
-      if (bulk && (this.held.length > 0 || this.lag!.refusal(this.unstoredBytes) !== null)) this.hold(w);
+      if (bulk && (this.held.length > 0 || this.lag!.refusal() !== null)) this.hold(w);
       else this.enqueue(w);
     });
   }
@@ -179,7 +179,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   }
 
   /**
-   * A bulk write while the worker lags waits, in order, for the lag to fall within the bound,
+   * A bulk write while the worker lags waits, in order, for its lag to fall within the bound,
    * for at most BULK_HOLD_MS, and is then refused. Refusing at once would starve the worker:
    * a client told to retry is away for a whole second at least (`Retry-After` counts seconds),
    * longer than the backlog the bound leaves lasts.
@@ -192,13 +192,13 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   /** Admits held writes, in order, while the worker's lag is within the bound. */
   private admitHeld(): void {
-    while (this.held.length > 0 && this.lag?.refusal(this.unstoredBytes) === null) this.enqueue(this.unhold(this.held[0]!));
+    while (this.held.length > 0 && this.lag?.refusal() === null) this.enqueue(this.unhold(this.held[0]!));
   }
 
   private expire(held: Held<T>): void {
     this.admitHeld();
     if (!this.held.includes(held)) return;
-    const refusal = this.lag?.refusal(this.unstoredBytes) ?? null;
+    const refusal = this.lag?.refusal() ?? null;
     // Stalled, or no rate known any longer: the write goes in, behind the held ones before it.
     if (refusal === null) return this.enqueue(this.unhold(held));
     const w = this.unhold(held);
@@ -211,11 +211,6 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     this.held = this.held.filter((h) => h !== held);
     this.heldBytes -= framedSize(held.waiting.payload);
     return held.waiting;
-  }
-
-  /** Bytes logged or accepted for the log and not yet stored. */
-  private get unstoredBytes(): number {
-    return this.durableEnd - this.storedEnd + this.unsyncedBytes;
   }
 
   async healthy(): Promise<boolean> {
@@ -245,7 +240,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       release();
     }
     this.durableEnd = this.log.end;
-    if (moved > 0) this.lag?.appended();
+    if (moved > 0) this.lag?.appended(this.durableEnd);
     await rm(dir, { recursive: true, force: true });
     this.updateGauge();
     return moved;
@@ -312,7 +307,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    */
   commitStored(position: number): Promise<void> {
     if (position > this.storedEnd) {
-      this.lag?.stored(position - this.storedEnd, this.durableEnd - position);
+      this.lag?.storedUpTo(position);
       this.storedEnd = position;
       this.updateGauge();
       this.wakeStoredWaiters();
@@ -411,7 +406,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       return;
     }
     this.durableEnd = this.log.end;
-    this.lag?.appended();
+    this.lag?.appended(this.durableEnd);
     group.forEach((w, i) => {
       for (const scope of w.scopes) this.scopeEnds.set(scope, ends[i]!);
     });

@@ -1,8 +1,7 @@
-import { Gauge } from "prom-client";
 import { QueueFullError } from "../../errors.js";
 
 export interface LagLimits {
-  /** Longest the worker may need to store what is logged before a bulk write is refused (0: no bound). */
+  /** Longest the oldest record not yet stored may have waited before a bulk write is refused (0: no bound). */
   readonly maxLagMs: number;
   /** A write of more items than this (calls, spans, log records) is bulk. */
   readonly bulkItems: number;
@@ -18,109 +17,98 @@ export interface LogWrite {
 
 /**
  * A worker that had records to store and stored none for this long is stalled (ClickHouse
- * down or hung): it says nothing of how fast it drains, and the log then acknowledges up to
- * its byte bound, as it always did (durability during an outage).
+ * down or hung): its lag is then no reason to refuse, and the log acknowledges up to its
+ * byte bound, as it always did (durability during an outage).
  */
 const STALLED_AFTER_MS = 10_000;
-/** The store rate is measured over the batches stored in the last this long (before the latest one). */
-const RATE_WINDOW_MS = 5_000;
-const MAX_SAMPLES = 256;
-/** Batches smaller than this take the per-insert overhead and the batch wait, not the time to drain a backlog: they are no measure of the rate. */
-const RATE_SAMPLE_MIN_BYTES = 256 * 1024;
+/** Groups appended within this long share one mark: the age read is at most this much too old. */
+const MARK_GRAIN_MS = 50;
 const MAX_RETRY_AFTER_SECONDS = 30;
 
-const drainGauge = new Gauge({ name: "queue_log_drain_seconds", help: "Time the log's worker needs to store what is logged, at its measured rate (0 when unknown), by topic", labelNames: ["topic"] });
-
-interface StoreSample {
+/** Where the records appended from `at` on (within MARK_GRAIN_MS) end. */
+interface AppendMark {
   readonly at: number;
-  readonly bytes: number;
-  readonly busyMs: number;
+  end: number;
 }
 
 /**
- * The lag bound of a durable log: while its worker stores (a batch stored within
- * STALLED_AFTER_MS) but needs longer than `maxLagMs` to store what is logged and not yet
- * stored, a bulk write waits and is then refused (QueueFullError: 429 with Retry-After;
- * DurableLogQueue holds it) and a small one is admitted, so that a small write is stored
- * within about the bound however much bulk is offered. Bulk writers (OTLP exporters, SDK
- * batches) retry; an interactive call is answered.
+ * The lag bound of a durable log: while its worker stores (it stored a batch within
+ * STALLED_AFTER_MS of having records) but the oldest record it has not stored yet waited
+ * longer than `maxLagMs`, a bulk write waits and is then refused (QueueFullError: 429 with
+ * Retry-After; DurableLogQueue holds it) and a small one is admitted. Bulk writers (OTLP
+ * exporters, SDK batches) retry; an interactive write is stored within about the bound
+ * however much bulk is offered.
  *
- * The lag is predicted, not observed: the unstored bytes divided by the worker's store rate,
- * which is what a write appended now waits for (the log is handed over in order). The age
- * of the oldest unstored record would be measured instead, but it lags behind: while writes
- * arrive faster than they are stored, the backlog behind that record holds several times
- * its age of work. The rate is the bytes of batches stored per millisecond the worker had
- * records (idle time does not count), only from batches of at least RATE_SAMPLE_MIN_BYTES:
- * on a quiet service the rate of small batches is the rate writes arrive at, far below what
- * the worker can do, and would refuse a burst that it stores at once.
- * Until a rate is known, nothing is refused for lag.
+ * The lag is the age of the oldest unstored record: observed, not predicted. A prediction
+ * (unstored bytes ÷ the worker's rate) feeds on itself: the rate measured while the bound
+ * keeps the backlog short is that of a worker with one small batch at a time, lower than
+ * what it does with its batches in flight full, so the bound would shrink the backlog
+ * further and starve the worker. The age lets the backlog be as long as the worker stores
+ * within the bound. Its cost: at the start of a burst, writes are admitted until the oldest
+ * waited the bound, so the first interactive writes behind them wait up to the bound times
+ * the ratio of the burst's rate to the worker's.
  */
 export class LagBound {
-  private samples: StoreSample[] = [];
+  /** Append marks of the unstored records, oldest first from `first`. */
+  private marks: AppendMark[] = [];
+  private first = 0;
+  private stored = 0;
   /** Since when the worker has had records to store without storing any (null: nothing to store). */
   private busySince: number | null;
 
   constructor(
     private readonly limits: LagLimits,
-    private readonly topic: string,
-    backlogAtOpen: number,
+    committed: number,
+    end: number,
     now = Date.now(),
   ) {
-    this.busySince = backlogAtOpen > 0 ? now : null;
+    this.stored = committed;
+    // Records left from an earlier run count as appended now.
+    this.busySince = end > committed ? now : null;
+    if (end > committed) this.marks.push({ at: now, end });
   }
 
-  /** Records were synced and handed to the worker. */
-  appended(now = Date.now()): void {
+  /** Records up to `end` were synced and handed to the worker. */
+  appended(end: number, now = Date.now()): void {
     this.busySince ??= now;
+    const last = this.marks[this.marks.length - 1];
+    if (last && now - last.at < MARK_GRAIN_MS) last.end = end;
+    else this.marks.push({ at: now, end });
   }
 
-  /** The worker stored `bytes` more; `backlog` bytes are left to store. */
-  stored(bytes: number, backlog: number, now = Date.now()): void {
-    if (this.busySince !== null) {
-      const busyMs = now - this.busySince;
-      if (bytes >= RATE_SAMPLE_MIN_BYTES && busyMs < STALLED_AFTER_MS) this.addSample({ at: now, bytes, busyMs: Math.max(1, busyMs) });
+  /** The worker stored everything before `position`. */
+  storedUpTo(position: number, now = Date.now()): void {
+    this.stored = Math.max(this.stored, position);
+    while (this.first < this.marks.length && this.marks[this.first]!.end <= this.stored) this.first++;
+    if (this.first === this.marks.length) {
+      this.marks = [];
+      this.first = 0;
+    } else if (this.first > 1024 && this.first * 2 > this.marks.length) {
+      this.marks = this.marks.slice(this.first);
+      this.first = 0;
     }
-    this.busySince = backlog > 0 ? now : null;
-    drainGauge.set({ topic: this.topic }, (this.drainMs(backlog, now) ?? 0) / 1000);
-  }
-
-  /** Null when the worker can store the `backlog` bytes within the bound (or is stalled, or its rate unknown), else the refusal a bulk write gets. */
-  refusal(backlog: number, now = Date.now()): QueueFullError | null {
-    if (this.limits.maxLagMs === 0) return null;
-    const drainMs = this.drainMs(backlog, now);
-    if (drainMs === null || drainMs <= this.limits.maxLagMs) return null;
-    const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((drainMs - this.limits.maxLagMs) / 1000)));
-    return new QueueFullError(`the worker is ${Math.round(drainMs)} ms behind (bound ${this.limits.maxLagMs} ms): bulk writes wait, retry later`, retryAfter);
+    this.busySince = this.first < this.marks.length ? now : null;
   }
 
   isBulk(write: LogWrite): boolean {
     return this.limits.maxLagMs > 0 && (write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes);
   }
 
-  /** Milliseconds to store `backlog` bytes at the measured rate; null when the rate is unknown or the worker is stalled. */
-  drainMs(backlog: number, now = Date.now()): number | null {
-    if (backlog === 0) return 0;
-    if (this.busySince !== null && now - this.busySince >= STALLED_AFTER_MS) return null;
-    const rate = this.bytesPerMs();
-    return rate === null ? null : backlog / rate;
+  /** Null when the oldest unstored record waited no longer than the bound (or the worker is stalled), else the refusal a bulk write gets. */
+  refusal(now = Date.now()): QueueFullError | null {
+    const lag = this.lagMs(now);
+    if (this.limits.maxLagMs === 0 || lag <= this.limits.maxLagMs || this.stalled(now)) return null;
+    const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((lag - this.limits.maxLagMs) / 1000)));
+    return new QueueFullError(`the worker is ${Math.round(lag)} ms behind (bound ${this.limits.maxLagMs} ms): retry bulk writes later`, retryAfter);
   }
 
-  private bytesPerMs(): number | null {
-    if (this.samples.length === 0) return null;
-    let bytes = 0;
-    let busyMs = 0;
-    for (const s of this.samples) {
-      bytes += s.bytes;
-      busyMs += s.busyMs;
-    }
-    return bytes / busyMs;
+  /** How long the oldest record not yet stored has waited (0: none). */
+  lagMs(now = Date.now()): number {
+    const oldest = this.marks[this.first];
+    return oldest ? now - oldest.at : 0;
   }
 
-  private addSample(sample: StoreSample): void {
-    this.samples.push(sample);
-    const from = sample.at - RATE_WINDOW_MS;
-    let first = 0;
-    while (first < this.samples.length - 1 && (this.samples[first]!.at < from || this.samples.length - first > MAX_SAMPLES)) first++;
-    if (first > 0) this.samples = this.samples.slice(first);
+  private stalled(now: number): boolean {
+    return this.busySince !== null && now - this.busySince >= STALLED_AFTER_MS;
   }
 }
