@@ -92,8 +92,12 @@ interface Held<T> {
   readonly timer: NodeJS.Timeout;
 }
 
-/** Longest a bulk write waits for the worker's lag to fall within the bound before it is refused: the shortest `Retry-After`. */
-const BULK_HOLD_MS = 1_000;
+/**
+ * Longest a bulk write waits for the worker's lag to fall within the bound before it is
+ * refused: half the OpenTelemetry exporters' default export timeout (10 s), which leaves
+ * them time for a retry.
+ */
+const BULK_HOLD_MS = 5_000;
 
 interface StoredWaiter {
   readonly position: number;
@@ -182,7 +186,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    * A bulk write while the worker lags waits, in order, for its lag to fall within the bound,
    * for at most BULK_HOLD_MS, and is then refused. Refusing at once would starve the worker:
    * a client told to retry is away for a whole second at least (`Retry-After` counts seconds),
-   * longer than the backlog the bound leaves lasts.
+   * longer than the backlog the bound leaves lasts; the held writes are its next batches.
    */
   private hold(w: Waiting<T>): void {
     const held: Held<T> = { waiting: w, timer: setTimeout(() => this.expire(held), BULK_HOLD_MS) };
