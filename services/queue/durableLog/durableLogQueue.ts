@@ -23,9 +23,9 @@ import { SegmentedLog } from "./segmentedLog.js";
  * fdatasync for all of them (group commit); each publisher is answered once its record is
  * synced. Refused at once with QueueFullError when the log holds `maxLogBytes` not yet
  * handled, or when more than the pending bound waits for the sync. With `lag` (lagBound.ts),
- * a bulk request that arrives while the worker, storing, would need longer than the bound to
- * store what is logged before it waits until it no longer would, and is refused with
- * QueueFullError after BULK_HOLD_MS.
+ * a bulk request that arrives while the worker, storing, has left a record unstored for
+ * longer than the bound waits until it no longer has, and is refused with QueueFullError
+ * after a while (BULK_HOLD_MS).
  *
  * Consuming (LogConsumer): records are handed over in order from the committed position,
  * whole, in batches (size or time bound); the committed position moves past a batch only
@@ -92,12 +92,6 @@ interface Held<T> {
   readonly timer: NodeJS.Timeout;
 }
 
-/**
- * Longest a bulk write waits for the worker's lag to fall within the bound before it is
- * refused: half the OpenTelemetry exporters' default export timeout (10 s), which leaves
- * them time for a retry.
- */
-const BULK_HOLD_MS = 5_000;
 
 interface StoredWaiter {
   readonly position: number;
@@ -124,6 +118,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   /** Bulk writes waiting for the worker's lag to fall within the bound (`hold`). */
   private held: Held<T>[] = [];
   private heldBytes = 0;
+  private stallTimer: NodeJS.Timeout | null = null;
   /** Per read scope, the end of its last synced record not yet stored. */
   private readonly scopeEnds = new Map<string, number>();
   /**
@@ -184,14 +179,26 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   /**
    * A bulk write while the worker lags waits, in order, for its lag to fall within the bound,
-   * for at most BULK_HOLD_MS, and is then refused. Refusing at once would starve the worker:
+   * for at most the bound's `holdMs`, and is then refused. Refusing at once would starve the worker:
    * a client told to retry is away for a whole second at least (`Retry-After` counts seconds),
    * longer than the backlog the bound leaves lasts; the held writes are its next batches.
    */
   private hold(w: Waiting<T>): void {
-    const held: Held<T> = { waiting: w, timer: setTimeout(() => this.expire(held), BULK_HOLD_MS) };
+    const held: Held<T> = { waiting: w, timer: setTimeout(() => this.expire(held), this.lag!.holdMs) };
     this.held.push(held);
     this.heldBytes += framedSize(w.payload);
+    this.watchStall();
+  }
+
+  /** While writes are held, admits them when the worker stalls (it then stores nothing, and no commit would wake them). */
+  private watchStall(): void {
+    const at = this.lag?.stallsAt() ?? null;
+    if (this.stallTimer || this.held.length === 0 || at === null) return;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = null;
+      this.admitHeld();
+      this.watchStall();
+    }, Math.max(0, at - Date.now()) + 1);
   }
 
   /** Admits held writes, in order, while the worker's lag is within the bound. */
@@ -338,6 +345,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   private async stop(): Promise<void> {
     this.closed = true;
+    if (this.stallTimer) clearTimeout(this.stallTimer);
     for (const held of [...this.held]) {
       const w = this.unhold(held);
       this.bound.release(w.events, w.weightBytes);

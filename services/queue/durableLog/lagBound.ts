@@ -7,7 +7,18 @@ export interface LagLimits {
   readonly bulkItems: number;
   /** A write of more log bytes than this is bulk. */
   readonly bulkBytes: number;
+  /** Longest a bulk write waits for the lag to fall within the bound before it is refused (BULK_HOLD_MS when absent). */
+  readonly holdMs?: number;
+  /** A worker that stores nothing for this long is stalled (STALLED_AFTER_MS when absent). */
+  readonly stalledAfterMs?: number;
 }
+
+/**
+ * Longest a bulk write waits for the worker's lag to fall within the bound before it is
+ * refused: half the OpenTelemetry exporters' default export timeout (10 s), which leaves
+ * them time for a retry.
+ */
+export const BULK_HOLD_MS = 5_000;
 
 /** A write to the log: its items (Topic.items) and its record's log bytes. */
 export interface LogWrite {
@@ -90,6 +101,10 @@ export class LagBound {
     this.busySince = this.first < this.marks.length ? now : null;
   }
 
+  get holdMs(): number {
+    return this.limits.holdMs ?? BULK_HOLD_MS;
+  }
+
   isBulk(write: LogWrite): boolean {
     return this.limits.maxLagMs > 0 && (write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes);
   }
@@ -108,7 +123,13 @@ export class LagBound {
     return oldest ? now - oldest.at : 0;
   }
 
+  /** When the worker counts as stalled if it stores nothing before (null: it has nothing to store). */
+  stallsAt(): number | null {
+    return this.busySince === null ? null : this.busySince + (this.limits.stalledAfterMs ?? STALLED_AFTER_MS);
+  }
+
   private stalled(now: number): boolean {
-    return this.busySince !== null && now - this.busySince >= STALLED_AFTER_MS;
+    const at = this.stallsAt();
+    return at !== null && now >= at;
   }
 }
