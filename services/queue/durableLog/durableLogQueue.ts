@@ -92,7 +92,6 @@ interface Held<T> {
   readonly timer: NodeJS.Timeout;
 }
 
-
 interface StoredWaiter {
   readonly position: number;
   readonly resolve: () => void;
@@ -179,9 +178,9 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   /**
    * A bulk write while the worker lags waits, in order, for its lag to fall within the bound,
-   * for at most the bound's `holdMs`, and is then refused. Refusing at once would starve the worker:
-   * a client told to retry is away for a whole second at least (`Retry-After` counts seconds),
-   * longer than the backlog the bound leaves lasts; the held writes are its next batches.
+   * for at most the bound's `holdMs`, and is then refused. Refusing at once would starve the
+   * worker: a client told to retry is away for a whole second at least (`Retry-After` counts
+   * seconds), longer than the backlog the bound leaves lasts; the held writes are its next batches.
    */
   private hold(w: Waiting<T>): void {
     const held: Held<T> = { waiting: w, timer: setTimeout(() => this.expire(held), this.lag!.holdMs) };
@@ -210,7 +209,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     this.admitHeld();
     if (!this.held.includes(held)) return;
     const refusal = this.lag?.refusal() ?? null;
-    // Stalled, or no rate known any longer: the write goes in, behind the held ones before it.
+    // The worker stalled meanwhile: the write goes in, behind the held ones before it.
     if (refusal === null) return this.enqueue(this.unhold(held));
     const w = this.unhold(held);
     this.bound.release(w.events, w.weightBytes);
