@@ -200,9 +200,18 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     }, Math.max(0, at - Date.now()) + 1);
   }
 
-  /** Admits held writes, in order, while the worker's lag is within the bound. */
-  private admitHeld(): void {
-    while (this.held.length > 0 && this.lag?.refusal() === null) this.enqueue(this.unhold(this.held[0]!));
+  /**
+   * Admits held writes, in order, while the worker's lag is within the bound: as many bytes as
+   * it just stored, and one write more (the backlog grows by a write per stored batch while
+   * within the bound, and shrinks past it), or all of them once it stalled.
+   */
+  private admitHeld(storedBytes = Infinity): void {
+    for (let room = storedBytes; this.held.length > 0 && this.lag?.refusal() === null; ) {
+      const w = this.unhold(this.held[0]!);
+      this.enqueue(w);
+      room -= framedSize(w.payload);
+      if (room < 0) break;
+    }
   }
 
   private expire(held: Held<T>): void {
@@ -317,11 +326,12 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    */
   commitStored(position: number): Promise<void> {
     if (position > this.storedEnd) {
+      const storedBytes = position - this.storedEnd;
       this.lag?.storedUpTo(position);
       this.storedEnd = position;
       this.updateGauge();
       this.wakeStoredWaiters();
-      this.admitHeld();
+      this.admitHeld(storedBytes);
     }
     const next = this.committing.then(async () => {
       if (position <= this.log.committed) return;
