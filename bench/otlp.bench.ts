@@ -2,7 +2,8 @@
  * OTLP ingest benchmarks (issue: OTLP trace ingestion). Prints:
  * - end to end: protobuf exports of 512 spans each, gzip, from 8 concurrent exporters to
  *   `/otel/v1/traces` of the service running as its own process (embedded queue, local
- *   ClickHouse): spans/s accepted (all answered 200) and spans/s until queryable
+ *   ClickHouse): spans/s accepted (answered 200; a 429 or 503 is retried after its
+ *   `Retry-After`, as the exporters do) and spans/s until queryable
  *   (`/calls/query_stats` counts them all), with the ratio to clickhouse-client inserting
  *   the same stored rows from a file, and where the CPU went;
  * - decode cost alone, in this process: µs per span to decode protobuf and OTLP/JSON
@@ -18,7 +19,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, postRetrying, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 400);
@@ -46,17 +47,10 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
     Array.from({ length: EXPORTERS }, async () => {
       while (next < bodies.length) {
         const body = bodies[next++]!;
-        for (;;) {
-          const res = await send("/otel/v1/traces", headers, body);
-          const answer = res.body;
-          if (res.status === 200) {
-            if (answer.length > 0) throw new Error(`partial success: ${answer.toString()}`);
-            break;
-          }
-          if (res.status !== 429 && res.status !== 503) throw new Error(`export answered ${res.status}: ${answer.toString()}`);
-          retries++;
-          await new Promise((r) => setTimeout(r, Number(res.headers["retry-after"] ?? 1) * 200));
-        }
+        const { answer, retries: refused } = await postRetrying(send, "/otel/v1/traces", headers, body);
+        retries += refused;
+        if (answer.status < 200 || answer.status > 299) throw new Error(`export answered ${answer.status}: ${answer.body.toString()}`);
+        if (answer.body.length > 0) throw new Error(`partial success: ${answer.body.toString()}`);
       }
     }),
   );

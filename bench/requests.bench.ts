@@ -10,7 +10,8 @@
  *   start and end, then `/call/read` at once and every 10 ms until it shows the call ended;
  *   the time from the acknowledgement to that answer, p50/p99;
  * - the same while the OTLP bench's load runs (400 exports of 512 spans, protobuf and gzip,
- *   from 8 exporters): calls written and read back one after the other until it was accepted.
+ *   from 8 exporters, each refusal retried after its Retry-After): calls written and read back
+ *   one after the other until it was accepted; p50/p99 and the exports refused.
  * BENCH_SECTIONS=throughput,latency,readable,readable-otlp (the default) picks the parts;
  * BENCH_SINGLE_SECONDS sets the length of the throughput runs (10 s).
  */
@@ -20,7 +21,7 @@ import autocannon from "autocannon";
 import { freePort } from "../services/store/localServer.js";
 import { iso, T0 } from "./callBodies.js";
 import { protobufRequest, requestSpans } from "./otlpSpans.js";
-import { BENCH_AUTH, CpuMeter, keptAlivePoster, printTable, spawnService, startBenchClickHouse, stats, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, CpuMeter, keptAlivePoster, postRetrying, printTable, spawnService, startBenchClickHouse, stats, type ServiceProcess } from "./support.js";
 
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "throughput,latency,readable,readable-otlp").split(",");
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_SINGLE_SECONDS ?? 10);
@@ -181,30 +182,38 @@ async function readableRows(service: ServiceProcess, project: string): Promise<{
   return { ack: stats(acks), readable: stats(readable) };
 }
 
-/** The OTLP bench's load: OTLP_EXPORTS exports of 512 spans sent by OTLP_EXPORTERS clients; resolves when all were accepted. */
-async function otlpLoad(service: ServiceProcess): Promise<void> {
+/**
+ * The OTLP bench's load: OTLP_EXPORTS exports of 512 spans sent by OTLP_EXPORTERS clients, a
+ * refusal (429, 503) retried after its Retry-After as the exporters do; resolves with the
+ * refusals once every export was accepted.
+ */
+async function otlpLoad(service: ServiceProcess): Promise<number> {
   const bodies = Array.from({ length: 16 }, (_, n) => gzipSync(protobufRequest(requestSpans(n))));
   const post = keptAlivePoster(service.url, OTLP_EXPORTERS);
   const headers = { "content-type": "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: "bench/otlp-load" };
   let next = 0;
+  let refusals = 0;
   await Promise.all(Array.from({ length: OTLP_EXPORTERS }, async () => {
     while (next < OTLP_EXPORTS) {
       const n = next++;
-      while ((await post("/otel/v1/traces", headers, bodies[n % bodies.length]!)).status !== 200) await new Promise((r) => setTimeout(r, 200));
+      const { answer, retries } = await postRetrying(post, "/otel/v1/traces", headers, bodies[n % bodies.length]!);
+      if (answer.status < 200 || answer.status > 299) throw new Error(`export answered ${answer.status}: ${answer.body.toString()}`);
+      refusals += retries;
     }
   }));
+  return refusals;
 }
 
 /** Writes read back one after the other while the OTLP load runs (each to its end, though the load ended meanwhile). */
-async function readableUnderOtlp(service: ServiceProcess): Promise<{ writes: number; readable: ReturnType<typeof stats>; max: number; otlpSeconds: number }> {
+async function readableUnderOtlp(service: ServiceProcess): Promise<{ writes: number; readable: ReturnType<typeof stats>; max: number; otlpSeconds: number; refusals: number }> {
   const post = keptAlivePoster(service.url, 2);
   let loading = true;
   const started = performance.now();
-  const load = otlpLoad(service).then(() => (loading = false));
+  const load = otlpLoad(service).finally(() => (loading = false));
   const readable: number[] = [];
   for (let n = 0; loading; n++) readable.push((await ackToReadable(post, "bench/readable-otlp", n)).readableMs);
-  await load;
-  return { writes: readable.length, readable: stats(readable), max: Math.max(...readable), otlpSeconds: (performance.now() - started) / 1000 };
+  const refusals = await load;
+  return { writes: readable.length, readable: stats(readable), max: Math.max(...readable), otlpSeconds: (performance.now() - started) / 1000, refusals };
 }
 
 async function readableSection(env: Record<string, string>): Promise<void> {
@@ -221,7 +230,7 @@ async function readableUnderOtlpSection(env: Record<string, string>): Promise<vo
   const r = await readableUnderOtlp(service);
   await service.stop();
   printTable(`Acknowledged → readable while the OTLP bench's load runs (${OTLP_EXPORTS} exports × 512 spans from ${OTLP_EXPORTERS} exporters, accepted in ${r.otlpSeconds.toFixed(1)} s): calls written and read back one after the other`, [
-    { writes: r.writes, "readable p50 ms (from the ack)": r.readable.p50, "readable p99 ms": r.readable.p99, "max ms": r.max },
+    { writes: r.writes, "readable p50 ms (from the ack)": r.readable.p50, "readable p99 ms": r.readable.p99, "max ms": r.max, "exports refused (429/503, retried)": r.refusals },
   ]);
 }
 

@@ -117,6 +117,25 @@ export function keptAlivePoster(baseUrl: string, connections: number): (path: st
     });
 }
 
+/**
+ * POSTs until answered other than 429 or 503, waiting the answer's `Retry-After` (seconds; 1
+ * when absent) before each retry, as the OpenTelemetry exporters and the SDKs do: the final
+ * answer and how many refusals came before it.
+ */
+export async function postRetrying(
+  post: ReturnType<typeof keptAlivePoster>,
+  path: string,
+  headers: Record<string, string>,
+  body: Uint8Array,
+): Promise<{ answer: PostAnswer; retries: number }> {
+  for (let retries = 0; ; retries++) {
+    const answer = await post(path, headers, body);
+    if (answer.status !== 429 && answer.status !== 503) return { answer, retries };
+    const seconds = Number(answer.headers["retry-after"] ?? 1);
+    await new Promise((r) => setTimeout(r, (Number.isFinite(seconds) ? seconds : 1) * 1000));
+  }
+}
+
 export function sampleServiceRss(pid: number): { stop(): number } {
   const pids = [pid, ...children(pid).map((c) => c.pid)];
   const now = () => pids.reduce((mb, p) => mb + ownRssMb(p), 0);

@@ -13,6 +13,7 @@ import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
 import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
+import type { LagLimits } from "./queue/durableLog/lagBound.js";
 import { moduleBeside } from "./threads.js";
 import { ModelThreads } from "./lm/modelThreads.js";
 import { KafkaEventConsumer, KafkaEventPublisher, KafkaStoredOffsets, type KafkaSettings } from "./queue/kafkaQueue.js";
@@ -84,17 +85,21 @@ export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; print
   return { ring: new KeyRing(keys), printed: key };
 }
 
+/** The call events log's lag bound (the jobs log has none: its writes are single job submissions). */
+const lagLimits = (config: Config): LagLimits => ({ maxLagMs: config.LOG_MAX_LAG_MS, bulkItems: config.LOG_LAG_BULK_ITEMS, bulkBytes: config.LOG_LAG_BULK_BYTES });
+
 /**
  * The queue between ingest and worker in one process: the durable log under DATA_DIR (this
  * process's own directory; process 0 first takes over the logs of processes beyond PROCESSES).
  */
-async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger): Promise<DurableLogQueue<T>> {
+async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger, lag?: LagLimits): Promise<DurableLogQueue<T>> {
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   const dataDir = resolve(config.DATA_DIR);
   const queue = await DurableLogQueue.open(topic, {
     ...limits,
     dir: processLogDir(dataDir, topic.name, config.PROCESS_INDEX),
     maxLogBytes: config.LOG_MAX_BYTES,
+    ...(lag ? { lag } : {}),
     maxBatchEvents: config.BATCH_MAX_EVENTS,
     maxBatchBytes: config.BATCH_MAX_BYTES,
     maxWaitMs: config.BATCH_MAX_WAIT_MS,
@@ -154,7 +159,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
   const eventsTopic = traceEventsTopic(config.KAFKA_TOPIC);
   // Before the store: a log directory in use by another process stops the start at once.
-  const embedded = useKafka ? null : await openEmbeddedQueue(config, eventsTopic, log);
+  const embedded = useKafka ? null : await openEmbeddedQueue(config, eventsTopic, log, lagLimits(config));
   // The jobs topic (worker/jobs/runner.ts): embedded, it lives in the process that runs the jobs.
   const jobsTopicOf = jobsTopic(config.KAFKA_JOBS_TOPIC);
   const embeddedJobs = useKafka || !roles.has("worker") ? null : await openEmbeddedQueue(config, jobsTopicOf, log).catch(async (err: unknown) => {

@@ -95,6 +95,13 @@ export type CallPartEvent = CallStartEvent | CallCompleteEvent | CallEndEvent | 
 export type CallEvent = CallPartEvent | CallsDeleteEvent;
 export type TraceEvent = CallEvent | OtlpExportEvent | OtlpLogRecordsEvent;
 
+/** The calls, spans or log records an event brings (an OTLP export: its accepted spans). */
+export function eventItems(event: TraceEvent): number {
+  if (event.kind === "otlp_export") return event.spans;
+  if (event.kind === "otlp_log_records") return event.records.length;
+  return 1;
+}
+
 /** Partition key: all parts of one call stay in order in one partition. */
 export function eventKey(event: TraceEvent): string {
   return event.kind === "calls_delete" ? event.project_id : `${event.project_id}/${event.id}`;
@@ -264,5 +271,5 @@ export function isTraceEvent(value: unknown): value is TraceEvent {
 
 /** The call events topic: ingest publishes to it, the worker writes what it reads. */
 export function traceEventsTopic(name: string): Topic<TraceEvent> {
-  return { name, key: eventKey, schema: TraceEventSchema, accepts: isTraceEvent, readScope: (event) => event.project_id };
+  return { name, key: eventKey, schema: TraceEventSchema, accepts: isTraceEvent, readScope: (event) => event.project_id, items: eventItems };
 }

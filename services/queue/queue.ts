@@ -86,6 +86,11 @@ export interface Topic<T> {
    * for the messages of those scopes (and what precedes them in the queue).
    */
   readonly readScope?: (message: T) => string;
+  /**
+   * How many stored items (calls, spans, log records) a message brings; 1 when absent. The
+   * durable log's lag bound tells bulk writes by it (durableLog/lagBound.ts).
+   */
+  readonly items?: (message: T) => number;
 }
 
 export const deadLetterTopic = (topic: string): string => `${topic}.dead-letter`;

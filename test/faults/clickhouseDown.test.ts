@@ -4,13 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { freePort, startLocalClickHouse, type LocalClickHouse } from "../../services/store/localServer.js";
+import { client, iso } from "../support/service.js";
 import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, FAULT_PAUSE_MS, sleep, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * ClickHouse stopped during a steady load and started again (a private server per test, on
  * the same ports): Kafka mode keeps acknowledging, the embedded log acknowledges until its
  * bound and then refuses with 429/503 + Retry-After; afterwards every acknowledged call is
- * stored exactly once.
+ * stored exactly once. The log's lag bound (LOG_MAX_LAG_MS) refuses bulk writes only while
+ * the worker still counts as storing; once it stalls, they are acknowledged again.
  */
 
 const started: ServiceProcess[] = [];
@@ -111,5 +113,52 @@ describe("faults: ClickHouse down", () => {
     expect(load.badRefusals).toEqual([]);
     expect(load.count(0)).toBe(0);
     await expectExactlyOnce(service.url!, P, load);
+  }, 180_000);
+
+  it("embedded log with a lag bound: ClickHouse stopped, a bulk write is held then answered 429 + Retry-After while a call start is 200; once the worker counts as stalled, bulk writes are acknowledged; all of them stored once it is back", async () => {
+    const ch = await privateClickHouse();
+    const P = "acme/lag-bound";
+    const env = {
+      CLICKHOUSE_URL: ch.url,
+      CLICKHOUSE_DATABASE: `faults_${randomBytes(4).toString("hex")}`,
+      DATA_DIR: tempDir("faults-svc-"),
+      // Any record not stored at once puts the worker past the bound; 5 calls make a bulk write.
+      LOG_MAX_LAG_MS: "1",
+      LOG_LAG_BULK_ITEMS: "4",
+      BATCH_MAX_WAIT_MS: "100",
+    };
+    const service = await start(env);
+    const api = client(service.url!);
+    const T = Date.UTC(2026, 10, 27);
+    const startOf = (id: string) => ({ project_id: P, id, op_name: "op", trace_id: id, started_at: iso(T), attributes: {}, inputs: {} });
+    const bulk = (name: string) => ({ batch: Array.from({ length: 5 }, (_, i) => ({ mode: "start", req: { start: startOf(`${name}-${i}`) } })) });
+    const ids = (name: string) => Array.from({ length: 5 }, (_, i) => `${name}-${i}`);
+    expect((await api.post("/call/upsert_batch", bulk("before"))).status).toBe(200);
+    await waitFor("the worker to store calls", async () => (await storedCount(service.url!, P)) === 5, 60_000);
+    await clickhouse!.stop();
+    // Not stored from now on: the worker is behind, and storing (it stored a batch just now).
+    expect((await api.post("/call/start", { start: startOf("single-1") })).status).toBe(200);
+    const refused = await api.post("/call/upsert_batch", bulk("refused"));
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await refused.json()).toEqual({ detail: expect.stringMatching(/behind/), message: expect.stringMatching(/behind/) });
+    expect((await api.post("/call/start", { start: startOf("single-2") })).status).toBe(200);
+    // Nothing stored for a while: the worker counts as stalled, and bulk writes are acknowledged again.
+    const acked: string[] = [];
+    let attempt = 0;
+    await waitFor("a bulk write to be acknowledged while ClickHouse is down", async () => {
+      const name = `down-${attempt++}`;
+      const res = await api.post("/call/upsert_batch", bulk(name));
+      await res.text();
+      if (res.status === 200) acked.push(name);
+      else expect(res.status).toBe(429);
+      return res.status === 200;
+    }, 90_000);
+    expect((await api.post("/call/upsert_batch", bulk("down-again"))).status).toBe(200);
+    await ch.restart();
+    const expected = [...ids("before"), "single-1", "single-2", ...acked.flatMap(ids), ...ids("down-again")].sort();
+    await waitFor("every acknowledged call to be stored", async () => (await storedCount(service.url!, P).catch(() => 0)) >= expected.length, 90_000);
+    const stored = await api.lines<{ id: string }>("/calls/stream_query", { project_id: P, columns: ["id"] });
+    expect(stored.map((c) => c.id).sort()).toEqual(expected);
   }, 180_000);
 });

@@ -6,6 +6,7 @@ import { QueueFullError, RetryableError } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
 import type { Deliver, EventConsumer, EventPublisher, Topic } from "../queue.js";
 import { syncDirectory } from "./files.js";
+import { LagBound, type LagLimits } from "./lagBound.js";
 import { lockDirectory } from "./lock.js";
 import { LogConsumer } from "./logConsumer.js";
 import { LogThread } from "./logThread.js";
@@ -21,7 +22,10 @@ import { SegmentedLog } from "./segmentedLog.js";
  * group is being written wait together and go out as the next group, one write and one
  * fdatasync for all of them (group commit); each publisher is answered once its record is
  * synced. Refused at once with QueueFullError when the log holds `maxLogBytes` not yet
- * handled, or when more than the pending bound waits for the sync.
+ * handled, or when more than the pending bound waits for the sync. With `lag` (lagBound.ts),
+ * a bulk request that arrives while the worker, storing, has left a record unstored for
+ * longer than the bound waits until it no longer has, and is refused with QueueFullError
+ * after a while (BULK_HOLD_MS).
  *
  * Consuming (LogConsumer): records are handed over in order from the committed position,
  * whole, in batches (size or time bound); the committed position moves past a batch only
@@ -37,6 +41,8 @@ import { SegmentedLog } from "./segmentedLog.js";
 export interface DurableLogOptions {
   readonly dir: string;
   readonly maxLogBytes: number;
+  /** The lag bound (lagBound.ts); none when absent. */
+  readonly lag?: LagLimits;
   readonly maxPendingEvents: number;
   readonly maxPendingBytes: number;
   readonly maxBatchEvents: number;
@@ -81,6 +87,11 @@ export interface LogFollower<T> {
   drain(ms: number): Promise<unknown>;
 }
 
+interface Held<T> {
+  readonly waiting: Waiting<T>;
+  readonly timer: NodeJS.Timeout;
+}
+
 interface StoredWaiter {
   readonly position: number;
   readonly resolve: () => void;
@@ -88,6 +99,7 @@ interface StoredWaiter {
 
 export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private readonly bound: PendingBound;
+  private readonly lag: LagBound | null;
   private waiting: Waiting<T>[] = [];
   /** Bytes waiting for the sync or being written. */
   private unsyncedBytes = 0;
@@ -102,6 +114,10 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private shuttingDown: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
   private storedWaiters: StoredWaiter[] = [];
+  /** Bulk writes waiting for the worker's lag to fall within the bound (`hold`). */
+  private held: Held<T>[] = [];
+  private heldBytes = 0;
+  private stallTimer: NodeJS.Timeout | null = null;
   /** Per read scope, the end of its last synced record not yet stored. */
   private readonly scopeEnds = new Map<string, number>();
   /**
@@ -120,6 +136,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes }, topic.name);
     this.durableEnd = log.end;
     this.storedEnd = log.committed;
+    this.lag = options.lag ? new LagBound(options.lag, log.committed, log.end) : null;
     this.records = recordCodecOf(topic);
     this.updateGauge();
   }
@@ -136,19 +153,83 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     if (this.log.failed) return Promise.reject(new RetryableError(`log unavailable: ${this.log.failed.message}`, 5));
     if (messages.length === 0) return Promise.resolve();
     const payload = this.records.encode(messages);
-    const backlog = this.backlogBytes + this.unsyncedBytes;
-    if (backlog > 0 && backlog + framedSize(payload) > this.options.maxLogBytes) return Promise.reject(new QueueFullError("log full", 2));
+    const size = framedSize(payload);
+    const backlog = this.backlogBytes + this.unsyncedBytes + this.heldBytes;
+    if (backlog > 0 && backlog + size > this.options.maxLogBytes) return Promise.reject(new QueueFullError("log full", 2));
     try {
       this.bound.admit(messages.length, weightBytes);
     } catch (err) {
       return Promise.reject(err);
     }
-    this.unsyncedBytes += framedSize(payload);
+    const bulk = this.lag?.isBulk({ items: this.itemsOf(messages), bytes: size }) ?? false;
     const scopes = this.scopesOf(messages);
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ events: messages.length, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject });
-      this.kick();
+      const w: Waiting<T> = { events: messages.length, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject };
+      if (bulk && (this.held.length > 0 || this.lag!.refusal() !== null)) this.hold(w);
+      else this.enqueue(w);
     });
+  }
+
+  private enqueue(w: Waiting<T>): void {
+    this.unsyncedBytes += framedSize(w.payload);
+    this.waiting.push(w);
+    this.kick();
+  }
+
+  /**
+   * A bulk write while the worker lags waits, in order, for its lag to fall within the bound,
+   * for at most the bound's `holdMs`, and is then refused. Refusing at once would starve the
+   * worker: a client told to retry is away for a whole second at least (`Retry-After` counts
+   * seconds), longer than the backlog the bound leaves lasts; the held writes are its next batches.
+   */
+  private hold(w: Waiting<T>): void {
+    const held: Held<T> = { waiting: w, timer: setTimeout(() => this.expire(held), this.lag!.holdMs) };
+    this.held.push(held);
+    this.heldBytes += framedSize(w.payload);
+    this.watchStall();
+  }
+
+  /** While writes are held, admits them when the worker stalls (it then stores nothing, and no commit would wake them). */
+  private watchStall(): void {
+    const at = this.lag?.stallsAt() ?? null;
+    if (this.stallTimer || this.held.length === 0 || at === null) return;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = null;
+      this.admitHeld();
+      this.watchStall();
+    }, Math.max(0, at - Date.now()) + 1);
+  }
+
+  /**
+   * Admits held writes, in order, while the worker's lag is within the bound: as many bytes as
+   * it just stored, and one write more (the backlog grows by a write per stored batch while
+   * within the bound, and shrinks past it), or all of them once it stalled.
+   */
+  private admitHeld(storedBytes = Infinity): void {
+    for (let room = storedBytes; this.held.length > 0 && this.lag?.refusal() === null; ) {
+      const w = this.unhold(this.held[0]!);
+      this.enqueue(w);
+      room -= framedSize(w.payload);
+      if (room < 0) break;
+    }
+  }
+
+  private expire(held: Held<T>): void {
+    this.admitHeld();
+    if (!this.held.includes(held)) return;
+    const refusal = this.lag?.refusal() ?? null;
+    // The worker stalled meanwhile: the write goes in, behind the held ones before it.
+    if (refusal === null) return this.enqueue(this.unhold(held));
+    const w = this.unhold(held);
+    this.bound.release(w.events, w.weightBytes);
+    w.reject(refusal);
+  }
+
+  private unhold(held: Held<T>): Waiting<T> {
+    clearTimeout(held.timer);
+    this.held = this.held.filter((h) => h !== held);
+    this.heldBytes -= framedSize(held.waiting.payload);
+    return held.waiting;
   }
 
   async healthy(): Promise<boolean> {
@@ -178,6 +259,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       release();
     }
     this.durableEnd = this.log.end;
+    if (moved > 0) this.lag?.appended(this.durableEnd);
     await rm(dir, { recursive: true, force: true });
     this.updateGauge();
     return moved;
@@ -244,9 +326,12 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    */
   commitStored(position: number): Promise<void> {
     if (position > this.storedEnd) {
+      const storedBytes = position - this.storedEnd;
+      this.lag?.storedUpTo(position);
       this.storedEnd = position;
       this.updateGauge();
       this.wakeStoredWaiters();
+      this.admitHeld(storedBytes);
     }
     const next = this.committing.then(async () => {
       if (position <= this.log.committed) return;
@@ -269,6 +354,12 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   private async stop(): Promise<void> {
     this.closed = true;
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    for (const held of [...this.held]) {
+      const w = this.unhold(held);
+      this.bound.release(w.events, w.weightBytes);
+      w.reject(new RetryableError("shutting down", 5));
+    }
     while (this.flushing) await this.flushing;
     await this.follower?.drain(this.options.shutdownDrainMs ?? 20_000);
     await this.committing;
@@ -281,6 +372,14 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   close(): Promise<void> {
     return this.shutdown();
+  }
+
+  private itemsOf(messages: readonly T[]): number {
+    const itemsOf = this.topic.items;
+    if (!itemsOf) return messages.length;
+    let items = 0;
+    for (const m of messages) items += itemsOf(m);
+    return items;
   }
 
   private scopesOf(messages: readonly T[]): readonly string[] {
@@ -328,6 +427,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       return;
     }
     this.durableEnd = this.log.end;
+    this.lag?.appended(this.durableEnd);
     group.forEach((w, i) => {
       for (const scope of w.scopes) this.scopeEnds.set(scope, ends[i]!);
     });

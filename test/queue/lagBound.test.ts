@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { QueueFullError, StoreUnavailableError } from "../../services/errors.js";
+import { DurableLogQueue } from "../../services/queue/durableLog/durableLogQueue.js";
+import type { LagLimits } from "../../services/queue/durableLog/lagBound.js";
+import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
+import { delivering } from "../support/delivery.js";
+
+/**
+ * The durable log's lag bound (queue/durableLog/lagBound.ts) on a real log, with a handler
+ * that is held closed (a worker that is behind) or fails (a store that is down). No timing is
+ * asserted: what is checked is which writes are admitted, held, refused and stored.
+ */
+const topic = traceEventsTopic("events");
+const root = mkdtempSync(join(tmpdir(), "lag-bound-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let dirs = 0;
+
+const update = (id: string): CallUpdateEvent => ({ kind: "call_update", project_id: "acme/lag", id, display_name: id, updated_at: 0 });
+/** More items than `bulkItems` (4 here): bulk. */
+const bulk = (name: string) => Array.from({ length: 5 }, (_, i) => update(`${name}-${i}`));
+const ids = (events: readonly TraceEvent[]) => events.map((e) => (e as CallUpdateEvent).id);
+
+function open(lag: Partial<LagLimits>) {
+  return DurableLogQueue.open(topic, {
+    dir: join(root, `q${dirs++}`),
+    maxLogBytes: 1 << 24,
+    maxPendingEvents: 10_000,
+    maxPendingBytes: 1 << 24,
+    maxBatchEvents: 1_000,
+    maxBatchBytes: 1 << 20,
+    maxWaitMs: 1,
+    log: pino({ level: "silent" }),
+    lag: { maxLagMs: 1, bulkItems: 4, bulkBytes: 1 << 20, holdMs: 60_000, stalledAfterMs: 60_000, ...lag },
+  });
+}
+
+/** A handler held closed until `release`; `fail` makes it throw a store outage instead. */
+function worker() {
+  const stored: string[] = [];
+  let open: () => void = () => {};
+  const gate = new Promise<void>((r) => (open = r));
+  let failing = false;
+  return {
+    stored,
+    release: () => open(),
+    fail: () => (failing = true),
+    recover: () => (failing = false),
+    handler: async (events: readonly TraceEvent[]) => {
+      await gate;
+      if (failing) throw new StoreUnavailableError("down");
+      stored.push(...ids(events));
+    },
+  };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 5));
+}
+
+const settledState = (p: Promise<unknown>) => {
+  const state: { value: "pending" | "acknowledged" | unknown } = { value: "pending" };
+  p.then(() => (state.value = "acknowledged"), (err: unknown) => (state.value = err));
+  return state;
+};
+
+describe("the durable log's lag bound", () => {
+  it("while the worker is behind, admits small writes at once and holds bulk ones until it caught up, then stores them in order", async () => {
+    const queue = await open({});
+    const w = worker();
+    await queue.start(delivering(w.handler));
+    await queue.publish([update("first")]);
+    // The worker holds "first": let it age past the bound (1 ms).
+    await new Promise((r) => setTimeout(r, 20));
+    const held = settledState(queue.publish(bulk("bulk")));
+    await queue.publish([update("small")]);
+    await queue.publish(bulk("small-batch").slice(0, 4));
+    expect(held.value).toBe("pending");
+    w.release();
+    await until(() => held.value !== "pending");
+    expect(held.value).toBe("acknowledged");
+    await until(() => w.stored.length === 1 + 1 + 4 + 5);
+    expect(w.stored.slice(0, 6)).toEqual(["first", "small", ...bulk("small-batch").slice(0, 4).map((e) => e.id)]);
+    expect(w.stored.slice(6)).toEqual(bulk("bulk").map((e) => e.id));
+    await queue.shutdown();
+  });
+
+  it("refuses a bulk write with QueueFullError and a Retry-After once it waited holdMs, and stores nothing of it", async () => {
+    const queue = await open({ holdMs: 50 });
+    const w = worker();
+    await queue.start(delivering(w.handler));
+    await queue.publish([update("first")]);
+    await new Promise((r) => setTimeout(r, 20));
+    const refused = await queue.publish(bulk("refused")).then(() => null, (err: unknown) => err);
+    expect(refused).toBeInstanceOf(QueueFullError);
+    expect((refused as QueueFullError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((refused as Error).message).toMatch(/behind/);
+    w.release();
+    await queue.publish([update("after")]);
+    await until(() => w.stored.includes("after"));
+    expect(w.stored).toEqual(["first", "after"]);
+    await queue.shutdown();
+  });
+
+  it("acknowledges bulk writes while the store is down (the worker stores nothing: stalled), and stores them once it is back", async () => {
+    const queue = await open({ holdMs: 60_000, stalledAfterMs: 100 });
+    const w = worker();
+    w.fail();
+    w.release();
+    await queue.start(delivering(w.handler));
+    await queue.publish([update("first")]);
+    await new Promise((r) => setTimeout(r, 20));
+    // Held at first (the worker is behind), admitted once it counts as stalled.
+    await queue.publish(bulk("down-1"));
+    await queue.publish(bulk("down-2"));
+    expect(w.stored).toEqual([]);
+    // Back: the delivery loop's retry stores everything acknowledged, in order.
+    w.recover();
+    await until(() => w.stored.length === 11);
+    expect(w.stored).toEqual(["first", ...bulk("down-1").map((e) => e.id), ...bulk("down-2").map((e) => e.id)]);
+    await queue.shutdown();
+  });
+});
