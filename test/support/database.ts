@@ -41,8 +41,8 @@ const REPLICATED_WITHIN_MS = 60_000;
 
 /**
  * Waits until the node's replica of `local` pulled every entry of its shard's replication log
- * and applied it (its queue empty). Not `SYSTEM SYNC REPLICA`: on 18.16 that sometimes fails
- * with code 49, "Unknown log entry type: 0", right after an OPTIMIZE.
+ * and applied it (its queue empty, merges included): what `SYSTEM SYNC REPLICA` waits for,
+ * read from system.replicas.
  */
 async function replicated(node: ClickHouseStore, local: string): Promise<void> {
   const deadline = Date.now() + REPLICATED_WITHIN_MS;
