@@ -24,13 +24,12 @@ const NOT_ON_CHDB = [
  * The cluster run (`cluster-18.16`): the storage-touching API suites against a service whose
  * schema is spread over a ClickHouse 18.16 cluster (2 shards x 2 replicas, ZooKeeper:
  * scripts/clickhouse-cluster.sh), run as separate processes (2 ingest, 2 workers, 1 query on
- * a 3-broker Kafka mock: test/globalSetup.cluster.ts). Not part of the two runs above. Left
- * out: the files that make a fresh database ON CLUSTER while the run's service works
- * (test/cluster/schema.test.ts, test/projects/retention.test.ts, test/keys/adminKeys.test.ts):
- * each passes on a fresh cluster, but in one whole run every distributed DDL after the
- * topology's start timed out (docs/operations.md, "Running at scale").
+ * a 3-broker Kafka mock: test/globalSetup.cluster.ts; the files that need a service of their
+ * own start it in their process, on the same cluster: test/cluster/schema.test.ts,
+ * test/projects/retention.test.ts, test/keys/adminKeys.test.ts). Not part of the two runs above.
  */
 const ON_CLUSTER = [
+  "test/cluster/**/*.test.ts",
   "test/calls/pipeline.test.ts",
   "test/calls/writesRightAfter.test.ts",
   "test/calls/window.test.ts",
@@ -48,6 +47,8 @@ const ON_CLUSTER = [
   "test/v2/evalResults.test.ts",
   "test/annotationQueues/queues.test.ts",
   "test/annotationQueues/items.test.ts",
+  "test/projects/retention.test.ts",
+  "test/keys/adminKeys.test.ts",
 ];
 
 export default defineConfig({

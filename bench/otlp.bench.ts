@@ -121,7 +121,7 @@ async function main() {
     const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
     const result = await sendAll(service, childPids("clickhouse")[0] ?? null, gzBodies);
     await service.stop();
-    const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, "calls_copy_otlp");
+    const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, { table: "calls_copy_otlp", create: ["CREATE TABLE calls_copy_otlp AS calls"] });
     const queryableRate = result.total / result.queryableSeconds;
     printTable(`OTLP ingest end to end: ${REQUESTS} protobuf exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters (embedded queue, PROCESSES=${BENCH_PROCESSES})`, [{
       spans: result.total,

@@ -21,7 +21,7 @@ export const BENCH_PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
 let compiled = false;
 
 /** The service compiled as `make start` runs it (built once per bench run, when its sources changed). */
-function compiledService(): string {
+export function compiledService(): string {
   if (!compiled) {
     const build = spawnSync("bash", ["scripts/build-service.sh"], { stdio: "inherit" });
     if (build.status !== 0) throw new Error("scripts/build-service.sh failed");
@@ -191,12 +191,26 @@ export function printTable(title: string, rows: Record<string, string | number>[
   for (const r of rows) console.log(keys.map((k, i) => fmt(r[k] ?? "").padEnd(widths[i]!)).join("  "));
 }
 
+/** Where `clickhouseClientInsertRate` inserts: an empty table made by `create`, and the client's settings. */
+export interface InsertCopy {
+  readonly table: string;
+  /** Statements that make it, run after `DROP TABLE IF EXISTS <table>`. */
+  readonly create: readonly string[];
+  /** clickhouse-client settings of the insert, e.g. `--insert_distributed_sync=1`. */
+  readonly settings?: readonly string[];
+}
+
 /**
  * The reference for ingest figures: dumps the stored `calls` rows of one project to a
  * RowBinary file (the service's insert format), then times `clickhouse-client` inserting
  * that file into an empty copy of the table in one statement. Returns rows per second.
  */
-export function clickhouseClientInsertRate(ch: LocalClickHouse, database: string, project: string, copyTable = "calls_copy"): number {
+export function clickhouseClientInsertRate(
+  ch: Pick<LocalClickHouse, "tcpPort">,
+  database: string,
+  project: string,
+  copy: InsertCopy = { table: "calls_copy", create: ["CREATE TABLE calls_copy AS calls"] },
+): number {
   const dir = mkdtempSync(join(tmpdir(), "bench-rows-"));
   const file = join(dir, "rows.bin");
   const client = `clickhouse-client --port ${ch.tcpPort} --database ${database}`;
@@ -209,10 +223,10 @@ export function clickhouseClientInsertRate(ch: LocalClickHouse, database: string
     // Straight to a file: the dump can exceed what one string or buffer holds.
     sh(`${client} -q "SELECT * FROM calls WHERE project_id = '${project}' FORMAT RowBinary" > ${file}`);
     const rows = Number(sh(`${client} -q "SELECT count() FROM calls WHERE project_id = '${project}'"`).trim());
-    sh(`${client} -q "DROP TABLE IF EXISTS ${copyTable}"`);
-    sh(`${client} -q "CREATE TABLE ${copyTable} AS calls"`);
+    sh(`${client} -q "DROP TABLE IF EXISTS ${copy.table}"`);
+    for (const statement of copy.create) sh(`${client} -q "${statement}"`);
     const t = performance.now();
-    sh(`${client} -q "INSERT INTO ${copyTable} FORMAT RowBinary" < ${file}`);
+    sh(`${client} ${(copy.settings ?? []).join(" ")} -q "INSERT INTO ${copy.table} FORMAT RowBinary" < ${file}`);
     return rows / ((performance.now() - t) / 1000);
   } finally {
     rmSync(dir, { recursive: true, force: true });

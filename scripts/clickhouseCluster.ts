@@ -22,8 +22,15 @@ export const REPLICAS = 2;
 /** Debian's ZooKeeper: the jar's manifest names its dependencies; slf4j-simple writes its log. */
 const ZOOKEEPER_CLASSPATH = ["/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-simple.jar"];
 const ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
-/** A ClickHouse server whose ZooKeeper session was lost gets a new one after this; shorter than the default 30 s so a killed replica rejoins sooner. */
-const ZOOKEEPER_SESSION_MS = 10_000;
+/**
+ * The nodes' ZooKeeper session timeout by default: ClickHouse's own default. A node whose
+ * session expired takes distributed DDL again only once it noticed, which on 18.16 can outlast
+ * a client's wait (and 18.16 was seen to crash after it), so the stalls of a loaded machine
+ * must stay well under it: a shorter timeout expired every node's session in a loaded run.
+ * A replica restarted after `kill -9` replicates again only once its old session expired: a
+ * test that kills replicas asks for a shorter one.
+ */
+export const ZOOKEEPER_SESSION_MS = 30_000;
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
 
@@ -39,8 +46,15 @@ export interface NodeState {
   pid: number | null;
 }
 
+export interface ClusterOptions {
+  /** The nodes' ZooKeeper session timeout (ZOOKEEPER_SESSION_MS unless given), fixed at the cluster's first start. */
+  readonly zookeeperSessionMs?: number;
+}
+
 export interface ClusterState {
   readonly cluster: string;
+  /** Absent in the state of a cluster made before it was kept: ZOOKEEPER_SESSION_MS. */
+  readonly zookeeperSessionMs?: number;
   readonly zookeeper: { readonly port: number; pid: number | null };
   readonly nodes: NodeState[];
 }
@@ -63,7 +77,7 @@ function writeState(dir: string, state: ClusterState): void {
   writeFileSync(stateFile(dir), `${JSON.stringify(state, null, 2)}\n`);
 }
 
-async function newState(): Promise<ClusterState> {
+async function newState(options: ClusterOptions): Promise<ClusterState> {
   const nodes: NodeState[] = [];
   for (let shard = 1; shard <= SHARDS; shard++) {
     for (let replica = 1; replica <= REPLICAS; replica++) {
@@ -71,7 +85,7 @@ async function newState(): Promise<ClusterState> {
       nodes.push({ name: `ch${shard}${replica}`, shard, replica, httpPort, tcpPort: await freePort(), interserverPort: await freePort(), url: `http://127.0.0.1:${httpPort}`, pid: null });
     }
   }
-  return { cluster: CLUSTER_NAME, zookeeper: { port: await freePort(), pid: null }, nodes };
+  return { cluster: CLUSTER_NAME, zookeeperSessionMs: options.zookeeperSessionMs ?? ZOOKEEPER_SESSION_MS, zookeeper: { port: await freePort(), pid: null }, nodes };
 }
 
 /** Whether `pid` is a live process started for this directory (not a later process that reused the number). */
@@ -135,7 +149,10 @@ function zookeeperDir(dir: string): string {
 }
 
 export async function startZooKeeper(dirArg: string): Promise<void> {
-  const dir = resolve(dirArg);
+  await oneStartAtATime(zookeeperDir(resolve(dirArg)), () => startZooKeeperOnce(resolve(dirArg)));
+}
+
+async function startZooKeeperOnce(dir: string): Promise<void> {
   const state = readClusterState(dir) ?? (await initialise(dir));
   const zkDir = zookeeperDir(dir);
   const config = join(zkDir, "zoo.cfg");
@@ -176,7 +193,7 @@ function clusterConfig(state: ClusterState, node: NodeState): string {
   <interserver_http_host>127.0.0.1</interserver_http_host>
   <interserver_http_port>${node.interserverPort}</interserver_http_port>
   ${remoteServers(state)}
-  <zookeeper><node><host>127.0.0.1</host><port>${state.zookeeper.port}</port></node><session_timeout_ms>${ZOOKEEPER_SESSION_MS}</session_timeout_ms></zookeeper>
+  <zookeeper><node><host>127.0.0.1</host><port>${state.zookeeper.port}</port></node><session_timeout_ms>${state.zookeeperSessionMs ?? ZOOKEEPER_SESSION_MS}</session_timeout_ms></zookeeper>
   <macros><shard>${String(node.shard).padStart(2, "0")}</shard><replica>${node.name}</replica></macros>
   <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>`;
 }
@@ -187,9 +204,25 @@ function nodeOf(state: ClusterState, name: string): NodeState {
   return node;
 }
 
+/** The starts under way in this process, by directory and process name: one at a time each (superviseCluster and a caller's start may meet). */
+const starting = new Map<string, Promise<void>>();
+
+async function oneStartAtATime(key: string, start: () => Promise<void>): Promise<void> {
+  const run = (starting.get(key) ?? Promise.resolve()).catch(() => undefined).then(start);
+  starting.set(key, run);
+  try {
+    await run;
+  } finally {
+    if (starting.get(key) === run) starting.delete(key);
+  }
+}
+
 /** Starts one ClickHouse node unless it runs; resolves once it answers with its ZooKeeper session up. */
 export async function startNode(dirArg: string, name: string): Promise<void> {
-  const dir = resolve(dirArg);
+  await oneStartAtATime(join(resolve(dirArg), name), () => startNodeOnce(resolve(dirArg), name));
+}
+
+async function startNodeOnce(dir: string, name: string): Promise<void> {
   const state = readClusterState(dir);
   if (!state) throw new Error(`no cluster in ${dir}: run start first`);
   const node = nodeOf(state, name);
@@ -244,19 +277,19 @@ export async function stopZooKeeper(dirArg: string, signal: NodeJS.Signals = "SI
   await stopProcess(state.zookeeper.pid, join(zookeeperDir(dir), "zoo.cfg"), signal);
 }
 
-async function initialise(dir: string): Promise<ClusterState> {
+async function initialise(dir: string, options: ClusterOptions = {}): Promise<ClusterState> {
   mkdirSync(dir, { recursive: true });
-  const state = await newState();
+  const state = await newState(options);
   writeState(dir, state);
   return state;
 }
 
-/** Starts ZooKeeper and the four nodes (what is not already running) and waits until all answer. */
-export async function startCluster(dirArg: string): Promise<ClusterState> {
+/** Starts ZooKeeper and the four nodes (what is not already running) and waits until all answer; `options` apply to a new cluster. */
+export async function startCluster(dirArg: string, options: ClusterOptions = {}): Promise<ClusterState> {
   const dir = resolve(dirArg);
   if (!existsSync(CLICKHOUSE_SERVER_BIN)) throw new Error(`${CLICKHOUSE_SERVER_BIN} not found: run scripts/install.sh`);
   if (!existsSync(ZOOKEEPER_CLASSPATH[0]!)) throw new Error(`${ZOOKEEPER_CLASSPATH[0]} not found: run scripts/install.sh (Debian's zookeeper package)`);
-  if (!readClusterState(dir)) await initialise(dir);
+  if (!readClusterState(dir)) await initialise(dir, options);
   await startZooKeeper(dir);
   const state = readClusterState(dir)!;
   await Promise.all(state.nodes.map((n) => startNode(dir, n.name)));
@@ -270,6 +303,78 @@ export async function stopCluster(dirArg: string): Promise<void> {
   if (!state) return;
   await Promise.all(state.nodes.map((n) => stopNode(dir, n.name)));
   await stopZooKeeper(dir);
+}
+
+/** How often `superviseCluster` looks for a process that exited or a node whose DDL worker stopped. */
+const SUPERVISE_PERIOD_MS = 2_000;
+
+/**
+ * What 18.16 logs when its distributed-DDL worker thread ends for good ("... Terminating."):
+ * after any error it does not expect, e.g. "Node exists" on the `executed` mark of an `ALTER`
+ * of a Replicated table `ON CLUSTER` that the shard's other replica ran at the same moment
+ * (both take the shard's lock in turn, both run the statement, the second mark fails).
+ */
+const DDL_WORKER_ENDED = /<Error> DDLWorker: (Unexpected|Terminating)/;
+
+export interface ClusterSupervisor {
+  /** Ends the checks (before the cluster is stopped on purpose); resolves once a restart under way is done. */
+  stop(): Promise<void>;
+}
+
+/** The lines a node's error log gained since the last call for it (the log is appended to across restarts). */
+function newErrorLines(dir: string, node: NodeState, readUpTo: Map<string, number>): string {
+  const file = join(dir, node.name, "log", "error.log");
+  if (!existsSync(file)) return "";
+  const text = readFileSync(file, "utf8");
+  const from = readUpTo.get(node.name) ?? 0;
+  readUpTo.set(node.name, text.length);
+  return text.length >= from ? text.slice(from) : text;
+}
+
+/**
+ * Starts again any process of the cluster that exited (18.16 was seen to crash after losing
+ * its ZooKeeper session), and restarts a node whose distributed-DDL worker ended
+ * (DDL_WORKER_ENDED): 18.16 has no other way to start that thread again, and until then every
+ * `ON CLUSTER` statement waits for the node up to `distributed_ddl_task_timeout`. This is
+ * what an operator of 18.16 has to do too (the packaged server's systemd unit only covers an
+ * exit). `onRestart` is told of each process started again and why, before it is.
+ */
+export function superviseCluster(dirArg: string, onRestart: (name: string, why: string) => void): ClusterSupervisor {
+  const dir = resolve(dirArg);
+  let stopped = false;
+  let check: Promise<void> = Promise.resolve();
+  const errorsReadUpTo = new Map<string, number>();
+  const restartWhereNeeded = async () => {
+    const state = readClusterState(dir);
+    if (!state || stopped) return;
+    if (!isOurs(state.zookeeper.pid, join(zookeeperDir(dir), "zoo.cfg"))) {
+      onRestart("zookeeper", "exited");
+      await startZooKeeper(dir);
+    }
+    for (const node of state.nodes) {
+      if (stopped) return;
+      const errors = newErrorLines(dir, node, errorsReadUpTo);
+      if (!isOurs(node.pid, join(dir, node.name, "config.xml"))) {
+        onRestart(node.name, `exited; the end of its error log:\n${errors.split("\n").slice(-20).join("\n")}`);
+      } else if (DDL_WORKER_ENDED.test(errors)) {
+        onRestart(node.name, `its distributed-DDL worker ended:\n${errors.split("\n").filter((l) => l.includes("DDLWorker")).join("\n")}`);
+        await stopNode(dir, node.name);
+      } else continue;
+      await startNode(dir, node.name);
+    }
+  };
+  // The error logs' lines from before the supervision are not its business.
+  for (const node of readClusterState(dir)?.nodes ?? []) newErrorLines(dir, node, errorsReadUpTo);
+  const timer = setInterval(() => {
+    check = check.then(restartWhereNeeded).catch((err: unknown) => onRestart("(a restart)", `failed: ${err instanceof Error ? err.message : String(err)}`));
+  }, SUPERVISE_PERIOD_MS);
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await check;
+    },
+  };
 }
 
 export async function clusterStatus(dirArg: string): Promise<ProcessStatus[]> {

@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startCluster, stopCluster } from "../scripts/clickhouseCluster.js";
+import { startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
 import { StoreUnavailableError } from "../services/errors.js";
 import { startMockKafka } from "./support/mockKafka.js";
 import { startTopology } from "./support/topology.js";
@@ -30,11 +30,17 @@ const KAFKA_BROKERS = 3;
  * harness of scripts/clickhouse-cluster.sh), a 3-broker Kafka-protocol mock, and the service
  * as it runs at scale: 2 ingest, 2 worker (one consumer group) and 1 query processes, with
  * CLICKHOUSE_CLUSTER set, behind a proxy that routes ingest operations to the ingest
- * processes. Every file of the run (vitest.config.ts, ON_CLUSTER) uses that service.
+ * processes. Three files start services of their own in their process (`startTestService`,
+ * or `serviceForFile` with settings): test/cluster/schema.test.ts migrates fresh databases and
+ * looks at each node's tables; test/projects/retention.test.ts needs the retention job's
+ * settings of its own; test/keys/adminKeys.test.ts starts two services on one database. While
+ * the run lasts, a node that exits or whose distributed-DDL worker ends is started again
+ * (`superviseCluster`), and said so on stderr.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = mkdtempSync(join(tmpdir(), "tracehouse-cluster-"));
   const state = await startCluster(dir);
+  const supervisor = superviseCluster(dir, (name, why) => console.error(`[cluster] ${name} started again: ${why}`));
   const kafka = await startMockKafka(KAFKA_BROKERS);
   const logDir = join(dir, "services");
   mkdirSync(logDir);
@@ -51,6 +57,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     })
     .catch(async (err: unknown) => {
       await kafka.stop();
+      await supervisor.stop();
       await stopCluster(dir);
       // Kept for its processes' logs, named in the error.
       throw err;
@@ -63,6 +70,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await topology.stop();
     await kafka.stop();
+    await supervisor.stop();
     await stopCluster(dir);
     rmSync(dir, { recursive: true, force: true });
   };

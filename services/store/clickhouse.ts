@@ -249,10 +249,11 @@ export class ClickHouseStore {
 
 /**
  * ClickHouse error codes that mean "try again later" (overload, timeouts, replicas busy, no
- * replica of some shard reachable: 279 on 18.16, 519 on newer servers); any other server error
+ * replica of some shard reachable: 279 on 18.16, 519 on newer servers; a replica's ZooKeeper
+ * session expired under the statement, 225, until it has a new one); any other server error
  * is permanent. Errors without a server code are transport failures.
  */
-const RETRYABLE_SERVER_CODES = new Set([159, 164, 202, 209, 210, 241, 242, 252, 279, 319, 425, 519, 999]);
+const RETRYABLE_SERVER_CODES = new Set([159, 164, 202, 209, 210, 225, 241, 242, 252, 279, 319, 425, 519, 999]);
 
 /**
  * The server's numeric error code: the `code` field the client library sets on server

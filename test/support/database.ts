@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
+import { StoreQueryError } from "../../services/errors.js";
 import { ClickHouseStore, type InjectedClickHouse } from "../../services/store/clickhouse.js";
 import { ensureDatabase, migrate } from "../../services/store/migrations.js";
 import { MIGRATIONS } from "../../services/roles.js";
@@ -35,6 +36,48 @@ export async function freshStore(): Promise<ClickHouseStore> {
   return store;
 }
 
+/** How long a replica may take to pull and apply what its shard's leader logged. */
+const REPLICATED_WITHIN_MS = 60_000;
+
+/**
+ * Waits until the node's replica of `local` pulled every entry of its shard's replication log
+ * and applied it (its queue empty, merges included): what `SYSTEM SYNC REPLICA` waits for,
+ * read from system.replicas.
+ */
+async function replicated(node: ClickHouseStore, local: string): Promise<void> {
+  const deadline = Date.now() + REPLICATED_WITHIN_MS;
+  for (;;) {
+    const [replica] = await node.rows<{ behind: number }>("test_replica_behind", {
+      // An empty log has log_pointer = log_max_index = 0: nothing to pull.
+      sql: `SELECT queue_size > 0 OR (log_pointer <= log_max_index AND log_pointer + log_max_index > 0) AS behind FROM system.replicas WHERE database = currentDatabase() AND table = '${local}'`,
+      params: {},
+    });
+    if (replica && Number(replica.behind) === 0) return;
+    if (Date.now() > deadline) throw new Error(`${node.url}: ${local} not replicated within ${REPLICATED_WITHIN_MS} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const OPTIMIZE_TRIES = 10;
+
+/**
+ * `OPTIMIZE TABLE <local> FINAL` on its shard's leader, once the replica's queue is empty. When
+ * the leader cannot select the parts now (a merge of some of them started meanwhile), 18.16
+ * fails with code 49 ("Unknown log entry type: 0": it waits on a merge entry it never made)
+ * rather than "cannot select parts": tried again a moment later.
+ */
+async function optimizeOnLeader(node: ClickHouseStore, local: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await replicated(node, local);
+    try {
+      return await node.command("test_optimize", { sql: `OPTIMIZE TABLE ${local} FINAL`, params: {} });
+    } catch (err) {
+      if (!(err instanceof StoreQueryError && err.code === 49) || attempt === OPTIMIZE_TRIES) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 /**
  * `OPTIMIZE TABLE <table> FINAL`: its parts merged now. On the cluster run, where the table is
  * Distributed (which cannot be optimized), the local table is optimized on each shard's
@@ -48,9 +91,9 @@ export async function optimizeFinal(store: ClickHouseStore, table: string): Prom
   try {
     for (const node of onNodes) {
       const leader = await node.rows<{ is_leader: number }>("test_leader", { sql: `SELECT is_leader FROM system.replicas WHERE database = currentDatabase() AND table = '${local}'`, params: {} });
-      if (leader.some((r) => Number(r.is_leader) === 1)) await node.command("test_optimize", { sql: `OPTIMIZE TABLE ${local} FINAL`, params: {} });
+      if (leader.some((r) => Number(r.is_leader) === 1)) await optimizeOnLeader(node, local);
     }
-    for (const node of onNodes) await node.command("test_sync_replica", { sql: `SYSTEM SYNC REPLICA ${local}`, params: {} });
+    for (const node of onNodes) await replicated(node, local);
   } finally {
     await Promise.all(onNodes.map((n) => n.close()));
   }

@@ -29,6 +29,8 @@ export interface TopologySettings {
   readonly kafkaBrokers: string;
   /** Each process's output goes to `<name>.log` here. */
   readonly logDir: string;
+  /** Node's arguments that run the service: services/main.ts through tsx unless given (a bench runs the compiled build). */
+  readonly serviceArgs?: readonly string[];
 }
 
 export interface Topology {
@@ -55,11 +57,11 @@ async function until(what: string, done: () => Promise<boolean>): Promise<void> 
   }
 }
 
-/** services/main.ts as a process (through tsx, as `make start` runs it), answering /health on its port (a worker: METRICS_PORT). */
-async function spawnProcess(name: string, env: Record<string, string>, logDir: string): Promise<ServiceProcess> {
+/** The service as a process (services/main.ts through tsx unless `serviceArgs` say otherwise), answering /health on its port (a worker: METRICS_PORT). */
+async function spawnProcess(name: string, env: Record<string, string>, logDir: string, serviceArgs: readonly string[]): Promise<ServiceProcess> {
   const port = await freePort();
   const out = createWriteStream(join(logDir, `${name}.log`));
-  const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
+  const child = spawn(process.execPath, serviceArgs, {
     cwd: REPO,
     env: { ...process.env, ...env, ...(env.ROLE === "worker" ? { METRICS_PORT: String(port) } : { PORT: String(port) }), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -119,6 +121,7 @@ export async function startTopology(settings: TopologySettings): Promise<Topolog
   const ingestOperations = migrator.operations.filter((op) => op.queued).map(({ method, path }) => ({ method, path }));
   await migrator.stop();
 
+  const serviceArgs = settings.serviceArgs ?? ["--import", "tsx", "services/main.ts"];
   const processes: ServiceProcess[] = [];
   let proxy: RoutingProxy | null = null;
   const stop = async () => {
@@ -129,9 +132,9 @@ export async function startTopology(settings: TopologySettings): Promise<Topolog
   };
   try {
     // At info, a worker logs its group joins (groupsSettled).
-    for (let i = 0; i < WORKER_PROCESSES; i++) processes.push(await spawnProcess(`worker-${i}`, { ...env, ROLE: "worker", LOG_LEVEL: "info" }, settings.logDir));
-    for (let i = 0; i < INGEST_PROCESSES; i++) processes.push(await spawnProcess(`ingest-${i}`, { ...env, ROLE: "ingest" }, settings.logDir));
-    processes.push(await spawnProcess("query", { ...env, ROLE: "query" }, settings.logDir));
+    for (let i = 0; i < WORKER_PROCESSES; i++) processes.push(await spawnProcess(`worker-${i}`, { ...env, ROLE: "worker", LOG_LEVEL: "info" }, settings.logDir, serviceArgs));
+    for (let i = 0; i < INGEST_PROCESSES; i++) processes.push(await spawnProcess(`ingest-${i}`, { ...env, ROLE: "ingest" }, settings.logDir, serviceArgs));
+    processes.push(await spawnProcess("query", { ...env, ROLE: "query" }, settings.logDir, serviceArgs));
     for (const p of processes) {
       await until(`${p.name} answering /health (its log: ${settings.logDir}/${p.name}.log)`, async () => {
         if (p.child.exitCode !== null) throw new Error(`${p.name} exited with ${p.child.exitCode}; its log: ${settings.logDir}/${p.name}.log`);

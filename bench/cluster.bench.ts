@@ -1,0 +1,131 @@
+/**
+ * The service at scale (issue 30's topology, as `make test`'s cluster run starts it): 2 ingest
+ * processes, 2 workers in one consumer group and 1 query process on a 3-broker Kafka-protocol
+ * mock (kcat), over a 2 shards × 2 replicas ClickHouse 18.16 cluster with ZooKeeper
+ * (scripts/clickhouse-cluster.sh), behind the routing proxy of the tests; the processes run
+ * the compiled service, as `make start` does. Prints the calls `upsert_batch` ingest rate,
+ * acknowledged and queryable, and beside it `clickhouse-client` inserting the same rows into
+ * a copy of the calls tables made the same way (Replicated local tables under a Distributed
+ * one, `insert_distributed_sync`), with the load average before and after: the figures are
+ * only comparable at a similar load.
+ *
+ *   npx tsx bench/cluster.bench.ts   (BENCH_CLUSTER_REQUESTS: requests of 500 parts, default 60)
+ *
+ * The mock broker keeps a few MB per partition and drops the oldest beyond (librdkafka's mock
+ * cluster): more requests than the default let the workers' backlog outgrow it, and the calls
+ * dropped never become queryable (the bench then fails at its deadline, not a figure).
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { StoreUnavailableError } from "../services/errors.js";
+import { startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
+import { startMockKafka } from "../test/support/mockKafka.js";
+import { startTopology } from "../test/support/topology.js";
+import { basic, KEY_ADMIN } from "../test/support/keys.js";
+import { batchBody, PARTS_PER_REQUEST } from "./callBodies.js";
+import { clickhouseClientInsertRate, compiledService, keptAlivePoster, printTable } from "./support.js";
+
+const REQUESTS = Number(process.env.BENCH_CLUSTER_REQUESTS ?? 60);
+const QUERYABLE_WITHIN_MS = 300_000;
+const CLIENTS = 8;
+const PROJECT = "acme/cluster-bench";
+const DATABASE = "bench_cluster";
+const headers = { "content-type": "application/json", authorization: basic(KEY_ADMIN) };
+
+const load = () => loadavg().map((l) => l.toFixed(1)).join(" ");
+
+async function countCalls(url: string): Promise<number> {
+  const res = await fetch(`${url}/calls/query_stats`, { method: "POST", headers, body: JSON.stringify({ project_id: PROJECT }) });
+  return res.ok ? ((await res.json()) as { count: number }).count : 0;
+}
+
+/** A copy of `calls` as the cluster schema makes it (services/store/clusterSchema.ts), under other names. */
+function callsCopyOnCluster(cluster: string): { table: string; create: string[] } {
+  const local = `${DATABASE}.calls_copy_local`;
+  return {
+    table: "calls_copy",
+    create: [
+      `DROP TABLE IF EXISTS ${local} ON CLUSTER ${cluster}`,
+      `CREATE TABLE ${local} ON CLUSTER ${cluster} AS ${DATABASE}.calls_local ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${DATABASE}/calls_copy_local', '{replica}', version) PARTITION BY toYYYYMM(toDateTime(intDiv(started_at, 1000000))) ORDER BY (project_id, started_at, id)`,
+      `CREATE TABLE ${DATABASE}.calls_copy AS ${local} ENGINE = Distributed(${cluster}, ${DATABASE}, calls_copy_local, cityHash64(project_id))`,
+    ],
+  };
+}
+
+/** Sends every request, each again after a 429/503; answers how many were refused so. */
+async function sendAll(url: string): Promise<number> {
+  const bodies = Array.from({ length: REQUESTS }, (_, n) => new Uint8Array(Buffer.from(batchBody(PROJECT, n))));
+  const send = keptAlivePoster(url, CLIENTS);
+  let next = 0;
+  let refused = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < REQUESTS) {
+        const n = next++;
+        for (;;) {
+          const res = await send("/call/upsert_batch", headers, bodies[n]!);
+          if (res.status === 200) break;
+          if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}`);
+          refused++;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    }),
+  );
+  return refused;
+}
+
+async function main(): Promise<void> {
+  const loadBefore = load();
+  const serviceArgs = [compiledService()];
+  const dir = mkdtempSync(join(tmpdir(), "bench-cluster-"));
+  const cluster = await startCluster(dir);
+  // As the suite's cluster run (test/globalSetup.cluster.ts): a node that exits or whose DDL worker ends is started again.
+  const supervisor = superviseCluster(dir, (name, why) => console.error(`[cluster] ${name} started again: ${why}`));
+  const kafka = await startMockKafka(3);
+  const ch11 = cluster.nodes[0]!;
+  const logDir = join(dir, "services");
+  mkdirSync(logDir);
+  try {
+    const start = () => startTopology({ clickhouseUrl: ch11.url, cluster: cluster.cluster, database: DATABASE, kafkaBrokers: kafka.brokers, logDir, serviceArgs });
+    // 18.16 can crash on the first ON CLUSTER statement after the start: once the node is back, again.
+    const topology = await start().catch(async (err: unknown) => {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      await startCluster(dir);
+      return start();
+    });
+    try {
+      const started = performance.now();
+      const refused = await sendAll(topology.url);
+      const acked = performance.now();
+      const calls = (REQUESTS * PARTS_PER_REQUEST) / 2;
+      for (let stored = 0; stored < calls; stored = await countCalls(topology.url)) {
+        if (performance.now() - acked > QUERYABLE_WITHIN_MS) throw new Error(`${stored} of ${calls} calls queryable ${QUERYABLE_WITHIN_MS} ms after the last was acknowledged`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const queryable = performance.now();
+      const parts = calls * 2;
+      const reference = clickhouseClientInsertRate(ch11, DATABASE, PROJECT, { ...callsCopyOnCluster(cluster.cluster), settings: ["--insert_distributed_sync=1"] });
+      printTable(`Calls upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients: 2 ingest + 2 workers (Kafka, 3 brokers) + 1 query, 2 shards × 2 replicas (18.16)`, [
+        {
+          parts,
+          "acked parts/s": (parts / ((acked - started) / 1000)).toFixed(0),
+          "queryable parts/s": (parts / ((queryable - started) / 1000)).toFixed(0),
+          "429/503 retries": refused,
+          "clickhouse-client rows/s (same rows, Distributed over Replicated)": reference.toFixed(0),
+        },
+      ]);
+    } finally {
+      await topology.stop();
+    }
+  } finally {
+    await kafka.stop();
+    await supervisor.stop();
+    await stopCluster(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`\nload average (1, 5, 15 min): ${loadBefore} before, ${load()} after; the machine is shared, the figures move with its load`);
+}
+
+await main();
