@@ -19,7 +19,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { StoreUnavailableError } from "../services/errors.js";
-import { startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
+import { alterClusterOf, startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import { startTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   const logDir = join(dir, "services");
   mkdirSync(logDir);
   try {
-    const start = () => startTopology({ clickhouseUrl: ch11.url, cluster: cluster.cluster, database: DATABASE, kafkaBrokers: kafka.brokers, logDir, serviceArgs });
+    const start = () => startTopology({ clickhouseUrl: ch11.url, cluster: cluster.cluster, alterCluster: alterClusterOf(cluster.cluster), database: DATABASE, kafkaBrokers: kafka.brokers, logDir, serviceArgs });
     // 18.16 can crash on the first ON CLUSTER statement after the start: once the node is back, again.
     const topology = await start().catch(async (err: unknown) => {
       if (!(err instanceof StoreUnavailableError)) throw err;

@@ -16,6 +16,15 @@ import { CLICKHOUSE_SERVER_BIN, freePort, pings, SERVER_USERS_XML, serverConfigX
  * kept, so a restarted process rejoins on the same address.
  */
 export const CLUSTER_NAME = "tracehouse";
+
+/**
+ * The cluster of the same shards with their first replica only: the service's
+ * CLICKHOUSE_ALTER_CLUSTER, where ALTERs of the Replicated tables run.
+ */
+export const alterClusterOf = (cluster: string): string => `${cluster}_alter`;
+
+/** The service's settings for the harness's cluster. */
+export const clusterEnv = (state: ClusterState): Record<string, string> => ({ CLICKHOUSE_CLUSTER: state.cluster, CLICKHOUSE_ALTER_CLUSTER: alterClusterOf(state.cluster) });
 export const SHARDS = 2;
 export const REPLICAS = 2;
 
@@ -179,13 +188,18 @@ async function startZooKeeperOnce(dir: string): Promise<void> {
   await waitUntil("ZooKeeper", () => zookeeperAnswers(state.zookeeper.port), () => isOurs(pid, config));
 }
 
-function remoteServers(state: ClusterState): string {
+/** The cluster `name` of each shard's replicas (all, or the first `replicas` of each). */
+function clusterXml(state: ClusterState, name: string, replicas = Infinity): string {
   const shards = [];
   for (let shard = 1; shard <= SHARDS; shard++) {
-    const replicas = state.nodes.filter((n) => n.shard === shard).map((n) => `<replica><host>127.0.0.1</host><port>${n.tcpPort}</port></replica>`);
-    shards.push(`<shard><internal_replication>true</internal_replication>${replicas.join("")}</shard>`);
+    const nodes = state.nodes.filter((n) => n.shard === shard).slice(0, replicas);
+    shards.push(`<shard><internal_replication>true</internal_replication>${nodes.map((n) => `<replica><host>127.0.0.1</host><port>${n.tcpPort}</port></replica>`).join("")}</shard>`);
   }
-  return `<remote_servers><${state.cluster}>${shards.join("")}</${state.cluster}></remote_servers>`;
+  return `<${name}>${shards.join("")}</${name}>`;
+}
+
+function remoteServers(state: ClusterState): string {
+  return `<remote_servers>${clusterXml(state, state.cluster)}${clusterXml(state, alterClusterOf(state.cluster), 1)}</remote_servers>`;
 }
 
 function clusterConfig(state: ClusterState, node: NodeState): string {

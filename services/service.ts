@@ -71,7 +71,7 @@ export async function openStore(
     log.info({ url: target }, "started local ClickHouse");
   }
   await ensureDatabase(target, config.CLICKHOUSE_DATABASE, config.CLICKHOUSE_CLUSTER);
-  const store = new ClickHouseStore(target, config.CLICKHOUSE_DATABASE, { cluster: config.CLICKHOUSE_CLUSTER });
+  const store = new ClickHouseStore(target, config.CLICKHOUSE_DATABASE, { cluster: config.CLICKHOUSE_CLUSTER, alterCluster: config.CLICKHOUSE_ALTER_CLUSTER });
   const applied = await migrate(store, MIGRATIONS);
   if (applied.length > 0) log.info({ applied }, "schema migrations applied");
   return { store, local };

@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
+import { alterClusterOf, startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
 import { StoreUnavailableError } from "../services/errors.js";
 import { startMockKafka } from "./support/mockKafka.js";
 import { startTopology } from "./support/topology.js";
@@ -12,6 +12,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** The cluster run: the ClickHouse cluster the services spread their schema over (CLICKHOUSE_CLUSTER). */
     clickhouseCluster?: string;
+    /** The cluster run: its cluster of one replica per shard, where ALTERs run (CLICKHOUSE_ALTER_CLUSTER). */
+    clickhouseAlterCluster?: string;
     /** The cluster run: each node's HTTP interface, shard by shard, replicas in order. */
     clickhouseNodes?: { readonly name: string; readonly shard: number; readonly url: string }[];
     /**
@@ -45,7 +47,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const logDir = join(dir, "services");
   mkdirSync(logDir);
   const start = () =>
-    startTopology({ clickhouseUrl: state.nodes[0]!.url, cluster: state.cluster, database: `s_${randomBytes(6).toString("hex")}`, kafkaBrokers: kafka.brokers, logDir });
+    startTopology({ clickhouseUrl: state.nodes[0]!.url, cluster: state.cluster, alterCluster: alterClusterOf(state.cluster), database: `s_${randomBytes(6).toString("hex")}`, kafkaBrokers: kafka.brokers, logDir });
   const topology = await start()
     .catch(async (err: unknown) => {
       // 18.16 can crash on the first ON CLUSTER statement when its distributed-DDL worker lost
@@ -64,6 +66,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     });
   project.provide("clickhouseUrl", state.nodes[0]!.url);
   project.provide("clickhouseCluster", state.cluster);
+  project.provide("clickhouseAlterCluster", alterClusterOf(state.cluster));
   project.provide("clickhouseNodes", state.nodes.map(({ name, shard, url }) => ({ name, shard, url })));
   project.provide("kafkaBrokers", kafka.brokers);
   project.provide("serviceTopology", { url: topology.url, database: topology.database });

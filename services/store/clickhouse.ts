@@ -41,6 +41,8 @@ export interface InjectedClickHouse {
 export interface StoreOptions {
   /** Tables are Distributed over local Replicated ones on this cluster (store/clusterSchema.ts). */
   readonly cluster?: string;
+  /** The cluster with one replica of each shard that ALTERs of the local tables run on (CLICKHOUSE_ALTER_CLUSTER); `cluster` when absent. */
+  readonly alterCluster?: string;
 }
 
 /**
@@ -72,11 +74,18 @@ export class ClickHouseStore {
   private writeSettingsOnce: Promise<ClickHouseSettings> | null = null;
   /** The ClickHouse cluster the schema is spread over (CLICKHOUSE_CLUSTER), null on a single node. */
   readonly cluster: string | null;
+  /**
+   * Where an ALTER of a Replicated local table runs `ON CLUSTER` (null on a single node): one
+   * replica per shard, replication does the rest (18.16's DDL worker can end when both
+   * replicas of a shard run one).
+   */
+  readonly alterCluster: string | null;
 
   constructor(target: string | InjectedClickHouse, readonly database: string, options: StoreOptions = {}) {
     if (!IDENTIFIER.test(database)) throw new Error(`invalid database name: ${database}`);
     this.cluster = options.cluster ?? null;
-    if (this.cluster !== null && !IDENTIFIER.test(this.cluster)) throw new Error(`invalid cluster name: ${this.cluster}`);
+    this.alterCluster = this.cluster === null ? null : (options.alterCluster ?? this.cluster);
+    for (const name of [this.cluster, this.alterCluster]) if (name !== null && !IDENTIFIER.test(name)) throw new Error(`invalid cluster name: ${name}`);
     if (typeof target === "string") {
       this.url = target;
       this.injected = null;

@@ -38,12 +38,12 @@ async function columnsOf(store: ClickHouseStore, version: number, table: string)
  * `ALTER TABLE ... ADD COLUMN` unless system.columns lists it already: ClickHouse 18.16 has no
  * `ADD COLUMN IF NOT EXISTS`. When another process adds it first, the ALTER fails and the
  * column is there: that is success. On a cluster, `table` is a replicated local table: the
- * ALTER runs `ON CLUSTER`, once per shard, and reaches every replica.
+ * ALTER runs `ON CLUSTER` on the store's `alterCluster` (a replica per shard) and reaches every replica.
  */
 async function addColumn(store: ClickHouseStore, version: number, { table, column, type }: AddedColumn): Promise<void> {
   const exists = async () => (await columnsOf(store, version, table)).some((c) => c.startsWith(`${column} `));
   if (await exists()) return;
-  const onCluster = store.cluster === null ? "" : ` ON CLUSTER ${quoteIdentifier(store.cluster)}`;
+  const onCluster = store.alterCluster === null ? "" : ` ON CLUSTER ${quoteIdentifier(store.alterCluster)}`;
   try {
     await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)}${onCluster} ADD COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
   } catch (err) {

@@ -8,6 +8,7 @@ import { describe, expect, inject, it } from "vitest";
 import { MIGRATIONS } from "../../services/roles.js";
 import { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { ensureDatabase, migrate } from "../../services/store/migrations.js";
+import { suiteStoreOptions } from "../support/database.js";
 import { client, iso, startTestService } from "../support/service.js";
 
 const cluster = inject("clickhouseCluster")!;
@@ -40,7 +41,7 @@ async function columnsOn(nodeUrl: string, database: string, table: string): Prom
 async function freshClusterDatabase(): Promise<ClickHouseStore> {
   const database = `c_${randomBytes(6).toString("hex")}`;
   await ensureDatabase(url, database, cluster);
-  return new ClickHouseStore(url, database, { cluster });
+  return new ClickHouseStore(url, database, suiteStoreOptions());
 }
 
 describe("migrations on a cluster", () => {

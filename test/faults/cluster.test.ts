@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readClusterState, SHARDS, startCluster, startNode, startZooKeeper, stopNode, stopZooKeeper, type ClusterState, type NodeState } from "../../scripts/clickhouseCluster.js";
+import { clusterEnv, readClusterState, SHARDS, startCluster, startNode, startZooKeeper, stopNode, stopZooKeeper, type ClusterState, type NodeState } from "../../scripts/clickhouseCluster.js";
 import { quoteString } from "../../services/store/sql.js";
 import { client } from "../support/service.js";
 import { ensureGone, expectExactlyOnce, sleep, spawnService, steadyLoad, storedCalls, waitFor, type Load, type ServiceProcess } from "./faultSupport.js";
@@ -39,7 +39,7 @@ beforeAll(async () => {
   const clusterReadyAt = Date.now();
   service = await spawnService({
     CLICKHOUSE_URL: node("ch11").url,
-    CLICKHOUSE_CLUSTER: cluster.cluster,
+    ...clusterEnv(cluster),
     CLICKHOUSE_DATABASE: database,
     DATA_DIR: join(dir, "service"),
     BATCH_MAX_WAIT_MS: "100",

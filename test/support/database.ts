@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { StoreQueryError } from "../../services/errors.js";
-import { ClickHouseStore, type InjectedClickHouse } from "../../services/store/clickhouse.js";
+import { ClickHouseStore, type InjectedClickHouse, type StoreOptions } from "../../services/store/clickhouse.js";
 import { ensureDatabase, migrate } from "../../services/store/migrations.js";
 import { MIGRATIONS } from "../../services/roles.js";
 
@@ -21,9 +21,14 @@ export function suiteCluster(): string | undefined {
   return inject("clickhouseCluster");
 }
 
+/** The store's options in this run: its cluster and where ALTERs run (none on a single node). */
+export function suiteStoreOptions(): StoreOptions {
+  return { cluster: suiteCluster(), alterCluster: inject("clickhouseAlterCluster") };
+}
+
 /** A store on an existing database of the run's ClickHouse. */
 export async function storeOn(database: string): Promise<ClickHouseStore> {
-  return new ClickHouseStore(await suiteClickHouse(), database, { cluster: suiteCluster() });
+  return new ClickHouseStore(await suiteClickHouse(), database, suiteStoreOptions());
 }
 
 /** A fresh, migrated database on the suite's ClickHouse, private to one test file. */
@@ -31,7 +36,7 @@ export async function freshStore(): Promise<ClickHouseStore> {
   const target = await suiteClickHouse();
   const database = `t_${randomBytes(6).toString("hex")}`;
   await ensureDatabase(target, database, suiteCluster());
-  const store = new ClickHouseStore(target, database, { cluster: suiteCluster() });
+  const store = new ClickHouseStore(target, database, suiteStoreOptions());
   await migrate(store, MIGRATIONS);
   return store;
 }

@@ -29,7 +29,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     HOST: "127.0.0.1",
     ...(typeof clickhouse === "string" ? { CLICKHOUSE_URL: clickhouse } : {}),
     CLICKHOUSE_DATABASE: database,
-    ...(cluster === undefined ? {} : { CLICKHOUSE_CLUSTER: cluster }),
+    ...(cluster === undefined ? {} : { CLICKHOUSE_CLUSTER: cluster, CLICKHOUSE_ALTER_CLUSTER: inject("clickhouseAlterCluster") ?? cluster }),
     ...(ownDataDir === null ? {} : { DATA_DIR: ownDataDir }),
     AUTH_KEYS,
     LOG_LEVEL: "silent",

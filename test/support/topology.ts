@@ -25,6 +25,8 @@ const STOPPED_WITHIN_MS = 30_000;
 export interface TopologySettings {
   readonly clickhouseUrl: string;
   readonly cluster?: string;
+  /** CLICKHOUSE_ALTER_CLUSTER. */
+  readonly alterCluster?: string;
   readonly database: string;
   readonly kafkaBrokers: string;
   /** Each process's output goes to `<name>.log` here. */
@@ -110,6 +112,7 @@ export async function startTopology(settings: TopologySettings): Promise<Topolog
     CLICKHOUSE_URL: settings.clickhouseUrl,
     CLICKHOUSE_DATABASE: settings.database,
     ...(settings.cluster === undefined ? {} : { CLICKHOUSE_CLUSTER: settings.cluster }),
+    ...(settings.alterCluster === undefined ? {} : { CLICKHOUSE_ALTER_CLUSTER: settings.alterCluster }),
     KAFKA_BROKERS: settings.kafkaBrokers,
     AUTH_KEYS,
     DATA_DIR: settings.logDir,

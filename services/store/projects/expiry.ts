@@ -57,7 +57,7 @@ export class RetentionExpiry {
    * database (distributed DDL runs in each node's `default` database).
    */
   private alterTarget(table: string): string {
-    return this.store.cluster === null ? table : `${this.mutationRef(table)} ON CLUSTER ${this.store.cluster}`;
+    return this.store.alterCluster === null ? table : `${this.mutationRef(table)} ON CLUSTER ${this.store.alterCluster}`;
   }
 
   /** A table read inside a mutation: on a cluster the mutation runs on each node, over its local tables. */
