@@ -55,7 +55,9 @@ const ROWS_OF_EXPIRED_TABLES = (scope: ExpiryScope): string | null => {
 };
 
 const TABLE_ROWS = ["table_rows", "table_row_leaves", "table_row_sort_keys"];
-const TARGET_TABLES = ["objects", "object_tags", "object_aliases", "tables", "table_positions", ...TABLE_ROWS, "files", "file_chunks"];
+const OBJECT_TABLES = ["objects", "object_tags", "object_aliases"];
+const REACHED_THROUGH_OBJECTS = ["tables", "table_positions", ...TABLE_ROWS, "files", "file_chunks"];
+const TARGET_TABLES = [...OBJECT_TABLES, ...REACHED_THROUGH_OBJECTS];
 
 export const EXPIRING_TABLES: readonly ExpiringTable[] = [
   { table: "feedback", expired: (s) => `call_id IN ${EXPIRED_CALL_IDS(s)}` },
@@ -71,9 +73,6 @@ export const EXPIRING_TABLES: readonly ExpiringTable[] = [
     expired: (s) => `item_id IN (SELECT id FROM ${s.ref("annotation_queue_items")} WHERE project_id = ${s.project} AND call_started_at < ${s.cutoff})`,
   },
   { table: "annotation_queue_items", expired: (s) => `call_started_at < ${s.cutoff}`, after: ["annotation_progress"] },
-  { table: "objects", expired: expiredTarget(objectKey), byTarget: true },
-  { table: "object_tags", expired: expiredTarget(objectKey), byTarget: true },
-  { table: "object_aliases", expired: expiredTarget(objectKey), byTarget: true },
   { table: "tables", expired: expiredTarget(tableKey()), byTarget: true },
   ...TABLE_ROWS.map((table) => ({ table, expired: ROWS_OF_EXPIRED_TABLES, byTarget: true })),
   { table: "table_positions", expired: EXPIRED_TABLE_OF_POSITION, byTarget: true, after: ["tables", ...TABLE_ROWS] },
@@ -86,6 +85,8 @@ export const EXPIRING_TABLES: readonly ExpiringTable[] = [
     },
   },
   { table: "files", expired: expiredTarget(fileKey), byTarget: true, after: ["file_chunks"] },
+  // Last of the targets: the expired targets are found through the objects' values.
+  ...OBJECT_TABLES.map((table) => ({ table, expired: expiredTarget(objectKey), byTarget: true, after: REACHED_THROUGH_OBJECTS })),
   { table: "call_ref_bounds", expired: (s) => (s.targets === null ? null : `target IN ${s.targets} AND started_at < ${s.cutoff}`), byTarget: true, after: TARGET_TABLES },
 ];
 
