@@ -1,6 +1,9 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { ParamBuilder } from "../../services/store/sql.js";
 import { annotationApi } from "../annotationQueues/support.js";
 import { readContent, uploadFile } from "../files/support.js";
+import { storeOn } from "../support/database.js";
 import { basic, client, iso, KEY_ACME, serviceForFile } from "../support/service.js";
 
 /**
@@ -67,6 +70,40 @@ const GONE = { read: 404, ref: 404 };
 const TABLE_ALIVE = { query: 200, ref: 200 };
 const TABLE_GONE = { query: 404, ref: 404 };
 
+/**
+ * Rows still stored of what the old call alone referenced, and of what stays, per table:
+ * the storage is reclaimed, not only hidden.
+ */
+async function storedRows(store: ClickHouseStore, f: Fixture): Promise<Record<string, number>> {
+  const pb = new ParamBuilder();
+  const p = pb.str(P);
+  const objects = (names: string[]) => `(SELECT count() FROM objects WHERE project_id = ${p} AND object_id IN ${pb.inStrings(names)})`;
+  const tables = (names: string[]) => pb.inStrings(names.map((n) => f.tables[n]!));
+  const files = (names: string[]) => pb.inStrings(names.map((n) => f.files[n]!));
+  const [row] = await store.rows<Record<string, string>>("test_stored_rows", {
+    sql: `SELECT ${objects(["old_dataset", "old_op"])} AS expired_objects,
+                 ${objects(["shared", "published", "inner", "keeper"])} AS kept_objects,
+                 (SELECT count() FROM tables WHERE project_id = ${p} AND digest IN ${tables(["old"])}) AS expired_tables,
+                 (SELECT count() FROM table_positions WHERE project_id = ${p} AND table_digest IN ${tables(["old"])}) AS expired_positions,
+                 (SELECT count() FROM tables WHERE project_id = ${p} AND digest IN ${tables(["shared", "published", "kept"])}) AS kept_tables,
+                 (SELECT count() FROM table_rows WHERE project_id = ${p} AND val LIKE '%only old%') AS expired_table_rows,
+                 (SELECT count() FROM table_row_leaves WHERE project_id = ${p} AND value = 'only old') AS expired_leaves,
+                 (SELECT count() FROM table_rows WHERE project_id = ${p} AND val LIKE '%old row%') AS shared_table_rows,
+                 (SELECT count() FROM files WHERE project_id = ${p} AND digest IN ${files(["old_code", "old_image"])}) AS expired_files,
+                 (SELECT count() FROM file_chunks WHERE project_id = ${p} AND data IN ('def old_op(): pass', 'an image only the old call shows')) AS expired_chunks,
+                 (SELECT count() FROM files WHERE project_id = ${p} AND digest IN ${files(["published"])}) AS kept_files,
+                 (SELECT count() FROM annotation_queue_items WHERE project_id = ${p} AND call_id = 'old') AS expired_items,
+                 (SELECT count() FROM annotation_progress WHERE project_id = ${p}) AS progress`,
+    params: pb.params,
+  });
+  return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v)]));
+}
+
+const STORED_AFTER = {
+  expired_objects: 0, kept_objects: 4, expired_tables: 0, expired_positions: 0, kept_tables: 3, expired_table_rows: 0, expired_leaves: 0,
+  shared_table_rows: 1, expired_files: 0, expired_chunks: 0, kept_files: 1, expired_items: 0, progress: 0,
+};
+
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -79,12 +116,15 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 describe("a project's retention, past its calls", () => {
   let fixture: Fixture;
   let queueId: string;
+  let store: ClickHouseStore;
+  afterAll(async () => store.close());
 
   beforeAll(async () => {
+    store = await storeOn(service.database);
     // Only the old call references these (the dataset's table and the op's code through their objects).
     const oldCode = await upload("def old_op(): pass");
     const oldImage = await upload("an image only the old call shows");
-    const oldTable = await createTable([{ q: "old row" }]);
+    const oldTable = await createTable([{ q: "old row" }, { q: "only old" }]);
     const oldDataset = await createObject("old_dataset", { _type: "Dataset", _class_name: "Dataset", _bases: ["Object", "BaseModel"], rows: `${BASE}/table/${oldTable}` });
     const oldOp = await createObject("old_op", { _type: "CustomWeaveType", weave_type: { type: "Op" }, files: { "obj.py": oldCode } });
     // Both calls reference these.
@@ -137,6 +177,9 @@ describe("a project's retention, past its calls", () => {
 
   it("keeps every object, table and file while no retention applies", async () => {
     expect(await visible(fixture)).toEqual(before());
+    expect(await storedRows(store, fixture)).toEqual({
+      ...STORED_AFTER, expired_objects: 2, expired_tables: 1, expired_positions: 2, expired_table_rows: 1, expired_leaves: 1, expired_files: 2, expired_chunks: 2, expired_items: 1, progress: 1,
+    });
   });
 
   it("removes what only expired calls reference, and their annotation items; keeps the rest", async () => {
@@ -154,6 +197,7 @@ describe("a project's retention, past its calls", () => {
     const expected = after();
     const seen = await until(() => visible(fixture), (v) => JSON.stringify(v) === JSON.stringify(expected));
     expect(seen).toEqual(expected);
+    expect(await until(() => storedRows(store, fixture), (rows) => JSON.stringify(rows) === JSON.stringify(STORED_AFTER))).toEqual(STORED_AFTER);
     // What stays reads as before: the shared table's rows (one shared with the old table) and the kept table's.
     const rows = await api().json<{ rows: { val: unknown }[] }>("/table/query", { project_id: P, digest: fixture.tables.shared! });
     expect(rows.rows.map((r) => r.val)).toEqual([{ q: "shared row" }, { q: "old row" }]);
