@@ -11,10 +11,10 @@ import { retentionCutoff, type ProjectRetention } from "../store/projects/retent
  *    mutations of the expired rows (store/projects/expiry.ts): one per table for all those
  *    projects, and none on a table whose last one is not done yet.
  * Runs never overlap; a request during a run makes one more run right after it. A run that
- * started mutations is followed by another FOLLOW_UP_MS later: some deletes wait for others
- * (what calls reference goes in steps), and each step need not wait for the interval.
+ * left a delete waiting for another (what calls reference goes in steps, `after` in expiry.ts)
+ * is followed by another FOLLOW_UP_MS later, so each step need not wait for the interval.
  */
-/** How soon after a run that started mutations the next one runs. */
+/** How soon after a run that left a delete waiting the next one runs. */
 export const FOLLOW_UP_MS = 10_000;
 
 export class RetentionJob {
@@ -79,10 +79,9 @@ export class RetentionJob {
       if (days !== null && oldest < retentionCutoff(days)) expired.push({ projectId, cutoff: retentionCutoff(days) });
     }
     if (expired.length === 0 || this.stopped) return;
-    const tables = await this.expiry.deleteExpired(expired, await this.expiry.busyTables());
-    if (tables.length === 0) return;
-    this.options.log.info({ projects: expired.length, tables }, "retention: deleting expired rows");
-    this.scheduleFollowUp();
+    const { started, waiting } = await this.expiry.deleteExpired(expired, await this.expiry.busyTables());
+    if (started.length > 0) this.options.log.info({ projects: expired.length, tables: started }, "retention: deleting expired rows");
+    if (waiting) this.scheduleFollowUp();
   }
 
   private scheduleFollowUp(): void {

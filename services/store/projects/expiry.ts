@@ -195,9 +195,9 @@ export class RetentionExpiry {
    * Starts the deletion of the rows before each project's cutoff, and of its expired targets
    * (expiredRefs.ts), one mutation per table (for up to PROJECTS_PER_MUTATION projects and
    * TARGETS_PER_MUTATION targets) that holds any and is not busy; answers the tables it
-   * started mutations on.
+   * started mutations on, and whether a table holding expired rows waits for another (`after`).
    */
-  async deleteExpired(projects: readonly ExpiredProject[], busy: ReadonlySet<string>): Promise<string[]> {
+  async deleteExpired(projects: readonly ExpiredProject[], busy: ReadonlySet<string>): Promise<{ started: string[]; waiting: boolean }> {
     const expiredIn = new Map<string, Set<string>>(EXPIRING_TABLES.map((t) => [t.table, new Set<string>()]));
     const holding = new Map<string, ProjectPart[]>(EXPIRING_TABLES.map((t) => [t.table, []]));
     for (const { projectId, cutoff } of projects) {
@@ -211,13 +211,16 @@ export class RetentionExpiry {
       }
     }
     const started: string[] = [];
+    let waiting = false;
     for (const t of EXPIRING_TABLES) {
+      const held = holding.get(t.table)!;
+      const due = held.filter((p) => !(t.after ?? []).some((before) => expiredIn.get(before)!.has(p.projectId)));
+      if (due.length < held.length) waiting = true;
       if (busy.has(t.table)) continue;
-      const due = holding.get(t.table)!.filter((p) => !(t.after ?? []).some((before) => expiredIn.get(before)!.has(p.projectId)));
       for (const mutation of packed(due)) await this.startDelete(t, mutation);
       if (due.length > 0) started.push(t.table);
     }
-    return started;
+    return { started, waiting };
   }
 
   private async startDelete(t: ExpiringTable, parts: readonly ProjectPart[]): Promise<void> {
