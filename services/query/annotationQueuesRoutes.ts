@@ -24,7 +24,7 @@ export interface AnnotationQueuesDeps {
  * next request. `created_by`, `added_by` and the annotator are always the key's user.
  */
 export function mountAnnotationQueueRoutes(api: HttpApi, deps: AnnotationQueuesDeps): void {
-  const repo = new AnnotationQueuesRepository(deps.store, new CallsReadRepository(deps.store, deps.retention), deps.clock);
+  const repo = new AnnotationQueuesRepository(deps.store, new CallsReadRepository(deps.store, deps.retention), deps.retention, deps.clock);
 
   api.mount(queueCreateOp, async ({ body }, ctx) => ({ id: await repo.create(body.project_id, body, ctx.principal.username) }));
 

@@ -10,10 +10,16 @@ import { retentionCutoff, type ProjectRetention } from "../store/projects/retent
  * 2. for each project whose oldest call is past its cutoff, starts `ALTER TABLE … DELETE`
  *    mutations of the expired rows (store/projects/expiry.ts): one per table for all those
  *    projects, and none on a table whose last one is not done yet.
- * Runs never overlap; a request during a run makes one more run right after it.
+ * Runs never overlap; a request during a run makes one more run right after it. A run that
+ * left a delete waiting for another (what calls reference goes in steps, `after` in expiry.ts)
+ * is followed by another FOLLOW_UP_MS later, so each step need not wait for the interval.
  */
+/** How soon after a run that left a delete waiting the next one runs. */
+export const FOLLOW_UP_MS = 10_000;
+
 export class RetentionJob {
   private timer: NodeJS.Timeout | null = null;
+  private followUp: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -45,6 +51,7 @@ export class RetentionJob {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.followUp) clearTimeout(this.followUp);
     await this.running;
   }
 
@@ -72,7 +79,17 @@ export class RetentionJob {
       if (days !== null && oldest < retentionCutoff(days)) expired.push({ projectId, cutoff: retentionCutoff(days) });
     }
     if (expired.length === 0 || this.stopped) return;
-    const tables = await this.expiry.deleteExpired(expired, await this.expiry.busyTables());
-    if (tables.length > 0) this.options.log.info({ projects: expired.length, tables }, "retention: deleting expired rows");
+    const { started, waiting } = await this.expiry.deleteExpired(expired, await this.expiry.busyTables());
+    if (started.length > 0) this.options.log.info({ projects: expired.length, tables: started }, "retention: deleting expired rows");
+    if (waiting) this.scheduleFollowUp();
+  }
+
+  private scheduleFollowUp(): void {
+    if (this.followUp) clearTimeout(this.followUp);
+    this.followUp = setTimeout(() => {
+      this.followUp = null;
+      this.runSoon();
+    }, Math.min(FOLLOW_UP_MS, this.options.intervalMs));
+    this.followUp.unref();
   }
 }

@@ -1,5 +1,6 @@
 import type { ItemSortField, ItemsFilter } from "../../contract/annotationQueues.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
+import { retainedSince } from "../projects/retention.js";
 
 /** SQL of annotation queues, items and progress; every value through the ParamBuilder. */
 
@@ -84,10 +85,16 @@ export interface ItemsQuerySpec {
   readonly limit?: number | null;
   readonly offset?: number | null;
   readonly includePosition?: boolean;
+  /** The project's retention cutoff (µs): items of calls that started before it are left out. */
+  readonly retainedFrom?: number | null;
 }
 
+/** The condition that leaves out the items of calls past the retention (none without one). */
+const retainedItems = (cutoff: number | null | undefined, pb: ParamBuilder): string =>
+  retainedSince("call_started_at", cutoff, pb).map((c) => ` AND ${c}`).join("");
+
 function itemConditions(spec: ItemsQuerySpec, pb: ParamBuilder, projectParam: string, queueParam: string): string[] {
-  const out = [`project_id = ${projectParam}`, `queue_id = ${queueParam}`];
+  const out = [`project_id = ${projectParam}`, `queue_id = ${queueParam}`, ...retainedSince("call_started_at", spec.retainedFrom, pb)];
   const f = spec.filter ?? {};
   const equal = (column: string, value: string | null | undefined) => {
     if (value !== null && value !== undefined) out.push(`${column} = ${pb.str(value)}`);
@@ -162,10 +169,11 @@ export function itemRowsQuery(projectId: string, queueId: string, keys: readonly
  * For each of `positions`: how many items of the queue come before it (from the queue's
  * positions sorted once: an array of integers, whatever the page's order).
  */
-export function placesBeforeQuery(projectId: string, queueId: string, positions: readonly number[]): BuiltQuery {
+export function placesBeforeQuery(projectId: string, queueId: string, positions: readonly number[], retainedFrom: number | null): BuiltQuery {
   const pb = new ParamBuilder();
   const sql = `SELECT position, min(rank) - 1 AS before FROM (
-      SELECT arraySort(groupArray(position)) AS ordered FROM annotation_queue_items WHERE project_id = ${pb.str(projectId)} AND queue_id = ${pb.str(queueId)}
+      SELECT arraySort(groupArray(position)) AS ordered FROM annotation_queue_items
+      WHERE project_id = ${pb.str(projectId)} AND queue_id = ${pb.str(queueId)}${retainedItems(retainedFrom, pb)}
     ) AS q
     ARRAY JOIN ordered AS position, arrayEnumerate(ordered) AS rank
     WHERE position IN ${pb.inInts(positions)}
@@ -174,23 +182,23 @@ export function placesBeforeQuery(projectId: string, queueId: string, positions:
 }
 
 /** The ids of the items at each of `positions`: one, unless two processes gave two items the same microsecond. */
-export function idsAtPositionsQuery(projectId: string, queueId: string, positions: readonly number[]): BuiltQuery {
+export function idsAtPositionsQuery(projectId: string, queueId: string, positions: readonly number[], retainedFrom: number | null): BuiltQuery {
   const pb = new ParamBuilder();
   const sql = `SELECT position, groupArray(id) AS ids FROM annotation_queue_items
-    WHERE project_id = ${pb.str(projectId)} AND queue_id = ${pb.str(queueId)} AND position IN ${pb.inInts(positions)}
+    WHERE project_id = ${pb.str(projectId)} AND queue_id = ${pb.str(queueId)} AND position IN ${pb.inInts(positions)}${retainedItems(retainedFrom, pb)}
     GROUP BY position`;
   return { sql, params: pb.params };
 }
 
 /** The item `itemId` of the queue with its latest progress (no row when the queue has no such item). */
-export function itemByIdQuery(projectId: string, queueId: string, itemId: string): BuiltQuery {
+export function itemByIdQuery(projectId: string, queueId: string, itemId: string, retainedFrom: number | null): BuiltQuery {
   const pb = new ParamBuilder();
   const projectParam = pb.str(projectId);
   const queueParam = pb.str(queueId);
   const id = pb.str(itemId);
   const sql = `SELECT ${ITEM_COLUMNS.join(", ")}, progress_state, progress_annotator FROM (
       SELECT ${ITEM_COLUMNS.join(", ")} FROM annotation_queue_items
-      WHERE project_id = ${projectParam} AND queue_id = ${queueParam} AND id = ${id}
+      WHERE project_id = ${projectParam} AND queue_id = ${queueParam} AND id = ${id}${retainedItems(retainedFrom, pb)}
       LIMIT 1
     ) AS i ALL LEFT JOIN (${progressSubquery(projectParam, queueParam, `(${id})`)}) AS p USING id`;
   return { sql, params: pb.params };
@@ -205,10 +213,10 @@ export function progressQuery(projectId: string, queueId: string, itemId: string
 }
 
 /** Per queue: how many items it holds. */
-export function itemCountsQuery(projectId: string, queueIds: readonly string[]): BuiltQuery {
+export function itemCountsQuery(projectId: string, queueIds: readonly string[], retainedFrom: number | null): BuiltQuery {
   const pb = new ParamBuilder();
   const sql = `SELECT queue_id, count() AS n FROM annotation_queue_items
-    WHERE project_id = ${pb.str(projectId)} AND queue_id IN ${pb.inStrings(queueIds)} GROUP BY queue_id`;
+    WHERE project_id = ${pb.str(projectId)} AND queue_id IN ${pb.inStrings(queueIds)}${retainedItems(retainedFrom, pb)} GROUP BY queue_id`;
   return { sql, params: pb.params };
 }
 
@@ -216,10 +224,12 @@ export function itemCountsQuery(projectId: string, queueIds: readonly string[]):
  * Per queue: how many of its items at least one annotator completed or skipped (progress is
  * only ever written for an item of its queue, so no join with the items is needed).
  */
-export function doneCountsQuery(projectId: string, queueIds: readonly string[]): BuiltQuery {
+export function doneCountsQuery(projectId: string, queueIds: readonly string[], retainedFrom: number | null): BuiltQuery {
   const pb = new ParamBuilder();
+  const project = pb.str(projectId);
+  const expiredItems = retainedFrom === null ? "" : ` AND item_id NOT IN (SELECT id FROM annotation_queue_items WHERE project_id = ${project} AND call_started_at < ${pb.int(retainedFrom)})`;
   const sql = `SELECT queue_id, uniqExact(item_id) AS n FROM annotation_progress FINAL
-    WHERE project_id = ${pb.str(projectId)} AND queue_id IN ${pb.inStrings(queueIds)} AND annotation_state IN ('completed', 'skipped')
+    WHERE project_id = ${project} AND queue_id IN ${pb.inStrings(queueIds)} AND annotation_state IN ('completed', 'skipped')${expiredItems}
     GROUP BY queue_id`;
   return { sql, params: pb.params };
 }

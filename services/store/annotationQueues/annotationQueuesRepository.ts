@@ -4,6 +4,7 @@ import { uuidv7 } from "../../ids.js";
 import { MonotonicClock, type Clock } from "../../times.js";
 import type { CallsReadRepository } from "../calls/callsRead.js";
 import type { ClickHouseStore } from "../clickhouse.js";
+import type { ProjectRetention } from "../projects/retention.js";
 import { idChunks } from "../sql.js";
 import {
   idsAtPositionsQuery, itemByIdQuery, itemKeysQuery, itemRowsQuery, liveQueuesQuery, placesBeforeQuery, progressQuery, queueByIdQuery, queuedCallsQuery, queuesQuery,
@@ -44,6 +45,7 @@ export class AnnotationQueuesRepository {
   constructor(
     private readonly store: ClickHouseStore,
     private readonly calls: CallsReadRepository,
+    private readonly retention: ProjectRetention,
     private readonly clock: Clock = new MonotonicClock(),
   ) {}
 
@@ -105,10 +107,11 @@ export class AnnotationQueuesRepository {
     }
     const total = new Map<string, number>();
     const done = new Map<string, number>();
+    const cutoff = await this.retention.cutoff(projectId);
     for (const chunk of idChunks([...live])) {
       const [items, completed] = await Promise.all([
-        this.store.rows<{ queue_id: string; n: string }>("annotation_queues_item_counts", itemCountsQuery(projectId, chunk)),
-        this.store.rows<{ queue_id: string; n: string }>("annotation_queues_done_counts", doneCountsQuery(projectId, chunk)),
+        this.store.rows<{ queue_id: string; n: string }>("annotation_queues_item_counts", itemCountsQuery(projectId, chunk, cutoff)),
+        this.store.rows<{ queue_id: string; n: string }>("annotation_queues_done_counts", doneCountsQuery(projectId, chunk, cutoff)),
       ]);
       for (const r of items) total.set(r.queue_id, Number(r.n));
       for (const r of completed) done.set(r.queue_id, Number(r.n));
@@ -165,7 +168,8 @@ export class AnnotationQueuesRepository {
    * A page of a live queue's items, in two steps: the page's ids and positions (narrow), then
    * the whole rows of those items with their progress (and places), KEYS_PER_QUERY at a time.
    */
-  async items(spec: ItemsQuerySpec): Promise<AnnotationQueueItemSchema[]> {
+  async items(asked: ItemsQuerySpec): Promise<AnnotationQueueItemSchema[]> {
+    const spec = { ...asked, retainedFrom: await this.retention.cutoff(asked.projectId) };
     const [, keys] = await Promise.all([
       this.read(spec.projectId, spec.queueId),
       this.store.rows<ItemKey>("annotation_queue_item_keys", itemKeysQuery(spec)),
@@ -176,7 +180,7 @@ export class AnnotationQueuesRepository {
       const chunk = keys.slice(from, from + KEYS_PER_QUERY);
       const [found, placed] = await Promise.all([
         this.store.rows<ItemReadRow>("annotation_queue_item_rows", itemRowsQuery(spec.projectId, spec.queueId, chunk)),
-        spec.includePosition ? this.places(spec.projectId, spec.queueId, chunk) : new Map<string, number>(),
+        spec.includePosition ? this.places(spec.projectId, spec.queueId, chunk, spec.retainedFrom) : new Map<string, number>(),
       ]);
       for (const row of found) rows.set(row.id, row);
       for (const [id, place] of placed) places.set(id, place);
@@ -192,11 +196,11 @@ export class AnnotationQueuesRepository {
    * Each key's 1-based place in the whole queue, by (position, id): the items before its
    * position, plus its rank by id among the items at its position.
    */
-  private async places(projectId: string, queueId: string, keys: readonly ItemKey[]): Promise<Map<string, number>> {
+  private async places(projectId: string, queueId: string, keys: readonly ItemKey[], retainedFrom: number | null): Promise<Map<string, number>> {
     const positions = [...new Set(keys.map((k) => Number(k.position)))];
     const [before, atPositions] = await Promise.all([
-      this.store.rows<{ position: string; before: string }>("annotation_queue_places_before", placesBeforeQuery(projectId, queueId, positions)),
-      this.store.rows<{ position: string; ids: string[] }>("annotation_queue_ids_at_positions", idsAtPositionsQuery(projectId, queueId, positions)),
+      this.store.rows<{ position: string; before: string }>("annotation_queue_places_before", placesBeforeQuery(projectId, queueId, positions, retainedFrom)),
+      this.store.rows<{ position: string; ids: string[] }>("annotation_queue_ids_at_positions", idsAtPositionsQuery(projectId, queueId, positions, retainedFrom)),
     ]);
     const beforeOf = new Map(before.map((r) => [Number(r.position), Number(r.before)]));
     const out = new Map<string, number>();
@@ -214,9 +218,10 @@ export class AnnotationQueuesRepository {
    */
   async setProgress(projectId: string, queueId: string, itemId: string, annotator: string, target: AnnotationState): Promise<AnnotationQueueItemSchema> {
     return this.serialized(JSON.stringify([projectId, queueId, itemId, annotator]), async () => {
+      const cutoff = await this.retention.cutoff(projectId);
       const [, [item], [stored]] = await Promise.all([
         this.read(projectId, queueId),
-        this.store.rows<ItemReadRow>("annotation_item_read", itemByIdQuery(projectId, queueId, itemId)),
+        this.store.rows<ItemReadRow>("annotation_item_read", itemByIdQuery(projectId, queueId, itemId, cutoff)),
         this.store.rows<{ annotation_state: AnnotationState; created_at: string; version: string }>(
           "annotation_progress_read", progressQuery(projectId, queueId, itemId, annotator),
         ),

@@ -1,4 +1,5 @@
 import type { Migration } from "../migrations.js";
+import { CALL_REF_BOUNDS_SELECT } from "./expiredRefs.js";
 
 /**
  * `projects`: one row per project (`entity/name`), written by the GraphQL `UpsertModel`
@@ -41,5 +42,27 @@ export const PROJECT_SETTINGS_MIGRATION: Migration = {
       version UInt64
     ) ENGINE = ReplacingMergeTree(version)
     ORDER BY project_id`,
+  ],
+};
+
+/**
+ * `call_ref_bounds`: per project and target (an object version, table or file its calls
+ * reference: expiredRefs.ts), the newest `started_at` of a call that references it
+ * (ReplacingMergeTree(started_at): a merge keeps the newest; reads take `max`). The view
+ * fills it at every insert into `calls`; the INSERT ... SELECT from the calls stored before.
+ * The retention job reads which targets only calls past a project's cutoff reference.
+ */
+export const CALL_REF_BOUNDS_MIGRATION: Migration = {
+  version: 46,
+  name: "call_ref_bounds",
+  statements: [
+    `CREATE TABLE IF NOT EXISTS call_ref_bounds (
+      project_id String,
+      target String,
+      started_at Int64
+    ) ENGINE = ReplacingMergeTree(started_at)
+    ORDER BY (project_id, target)`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS call_ref_bounds_writer TO call_ref_bounds AS ${CALL_REF_BOUNDS_SELECT}`,
+    `INSERT INTO call_ref_bounds (project_id, target, started_at) ${CALL_REF_BOUNDS_SELECT}`,
   ],
 };

@@ -1,0 +1,137 @@
+import type { ClickHouseStore } from "../clickhouse.js";
+import { idChunks, ParamBuilder } from "../sql.js";
+
+/**
+ * The one rule for what a project's retention removes besides its calls: an object version, a
+ * table or a file of the project is expired when an expired call references it (directly, or
+ * through the objects it references: a Dataset object → its table, an Op → its code file)
+ * while no retained call, and no object version that is kept, references it. What no call ever
+ * referenced is kept (a dataset published by hand stays).
+ *
+ * Everything is named by a target key: `object/<object_id>:<digest>` (an op is an object),
+ * `table/<digest>`, `file/<digest>`. The edges are found in ClickHouse:
+ * - calls → targets: `call_ref_bounds` (schema.ts), filled by a materialized view at every
+ *   insert into `calls` from the leaves the worker already flattens (`json_values`: refs
+ *   `weave:///<project>/object|op|table/...` of the same project; digests under a `files` key,
+ *   as the Weave clients write images and op code inline) and `op_name`; ReplacingMergeTree on
+ *   (project_id, target) keeping the newest `started_at`, so a target's newest referencing call
+ *   is one small read, and the service's ingest path does no work for it;
+ * - objects → targets: read from the objects' JSON text (refs in it, and the digests of its
+ *   `files` map) when the job runs;
+ * - rows of tables → targets: the same leaves as calls' (`table_row_leaves`); a target a table
+ *   row references is kept, whether or not the table is expired (not followed further).
+ */
+
+const SCHEME_LIKE = "'weave:///%'";
+const FILES_PATH_LIKE = "'%.files.%'";
+
+/** The `i`th `/`-separated part of a ref (1-based: `weave:`, '', '', entity, project, kind, id). */
+const refPart = (ref: string, i: number): string => `splitByChar('/', ${ref})[${i}]`;
+
+/** The target key a ref names (its id decoded; an op is an object). */
+const refTarget = (ref: string): string =>
+  `concat(if(${refPart(ref, 6)} = 'op', 'object', ${refPart(ref, 6)}), '/', decodeURLComponent(${refPart(ref, 7)}))`;
+
+/** Whether a string is a ref to an object, op or table of the project `project` (an SQL expression). */
+const isProjectRef = (ref: string, project: string): string =>
+  `${ref} LIKE ${SCHEME_LIKE} AND ${refPart(ref, 6)} IN ('object', 'op', 'table') AND concat(${refPart(ref, 4)}, '/', ${refPart(ref, 5)}) = ${project}`;
+
+/** The targets among flattened leaves (parallel arrays of values and paths): refs of the project, and file digests. */
+export const leafTargets = (values: string, paths: string, project: string): string =>
+  `arrayConcat(
+      arrayMap(r -> ${refTarget("r")}, arrayFilter(r -> ${isProjectRef("r", project)}, ${values})),
+      arrayMap(v -> concat('file/', v), arrayFilter((v, p) -> p LIKE ${FILES_PATH_LIKE}, ${values}, ${paths})))`;
+
+/** The targets an object's JSON text references: its refs of the project, and the digests of its `files` maps. */
+export const objectTargets = (val: string, project: string): string =>
+  `arrayConcat(
+      arrayMap(r -> ${refTarget("r")}, arrayFilter(r -> ${isProjectRef("r", project)}, extractAll(${val}, 'weave:///[^"]*'))),
+      arrayMap(d -> concat('file/', d), arrayReduce('groupArrayArray', arrayMap(b -> extractAll(b, ':\\\\s*"([^"]*)"'), extractAll(${val}, '"files":\\\\s*\\\\{[^{}]*\\\\}')))))`;
+
+/** The target key of a row of `objects`, `tables` and `files`. */
+export const objectKey = "concat('object/', object_id, ':', digest)";
+export const tableKey = (digest = "digest"): string => `concat('table/', ${digest})`;
+export const fileKey = "concat('file/', digest)";
+
+/** What the materialized view writes to `call_ref_bounds` from rows of `calls` (also the backfill's SELECT). */
+export const CALL_REF_BOUNDS_SELECT = `SELECT project_id, target, started_at FROM calls
+    ARRAY JOIN ${leafTargets("arrayPushFront(json_values, op_name)", "arrayPushFront(json_paths, 'op_name')", "project_id")} AS target`;
+
+/**
+ * A project's expired targets at `cutoff` (µs), found in the project's call refs and objects.
+ * Memory: the project's object → target edges (a few per object version) while it runs.
+ */
+export class ExpiredRefs {
+  constructor(private readonly store: ClickHouseStore) {}
+
+  async of(projectId: string, cutoff: number): Promise<string[]> {
+    const roots = await this.onlyOlderCalls(projectId, cutoff);
+    if (roots.length === 0) return [];
+    const edges = await this.objectEdges(projectId);
+    const reached = closure(roots, edges);
+    const keptSeeds = new Set([...edges.keys()].filter((source) => !reached.has(source)));
+    for (const target of await this.referencedByRetained(projectId, cutoff, [...reached])) keptSeeds.add(target);
+    const kept = closure([...keptSeeds], edges);
+    return [...reached].filter((target) => !kept.has(target)).sort();
+  }
+
+  /** Targets whose newest referencing call started before the cutoff. */
+  private async onlyOlderCalls(projectId: string, cutoff: number): Promise<string[]> {
+    const pb = new ParamBuilder();
+    const rows = await this.store.rows<{ target: string }>("expired_refs_roots", {
+      sql: `SELECT target FROM call_ref_bounds WHERE project_id = ${pb.str(projectId)} GROUP BY target HAVING max(started_at) < ${pb.int(cutoff)}`,
+      params: pb.params,
+    });
+    return rows.map((r) => r.target);
+  }
+
+  /** Each object version of the project (key) and the targets its value references. */
+  private async objectEdges(projectId: string): Promise<Map<string, Set<string>>> {
+    const pb = new ParamBuilder();
+    const project = pb.str(projectId);
+    const edges = new Map<string, Set<string>>();
+    const sql = `SELECT DISTINCT ${objectKey} AS source, target FROM objects
+      LEFT ARRAY JOIN ${objectTargets("val", project)} AS target
+      WHERE project_id = ${project}`;
+    for await (const row of this.store.stream<{ source: string; target: string }>("expired_refs_object_edges", { sql, params: pb.params })) {
+      const out = edges.get(row.source) ?? new Set<string>();
+      if (row.target !== "") out.add(row.target);
+      edges.set(row.source, out);
+    }
+    return edges;
+  }
+
+  /** Which of `targets` a call from the cutoff on, or a row of a table, references. */
+  private async referencedByRetained(projectId: string, cutoff: number, targets: readonly string[]): Promise<string[]> {
+    const found: string[] = [];
+    for (const chunk of idChunks(targets)) {
+      const pb = new ParamBuilder();
+      const project = pb.str(projectId);
+      const wanted = pb.inStrings(chunk);
+      const rows = await this.store.rows<{ target: string }>("expired_refs_retained", {
+        sql: `SELECT DISTINCT target FROM call_ref_bounds WHERE project_id = ${project} AND started_at >= ${pb.int(cutoff)} AND target IN ${wanted}
+          UNION ALL
+          SELECT DISTINCT target FROM table_row_leaves
+            ARRAY JOIN ${leafTargets("[value]", "[path]", project)} AS target
+            WHERE project_id = ${project} AND (value LIKE ${SCHEME_LIKE} OR path LIKE ${FILES_PATH_LIKE}) AND target IN ${wanted}`,
+        params: pb.params,
+      });
+      found.push(...rows.map((r) => r.target));
+    }
+    return found;
+  }
+}
+
+/** `from` and every target reachable from it through the edges. */
+function closure(from: readonly string[], edges: ReadonlyMap<string, ReadonlySet<string>>): Set<string> {
+  const seen = new Set(from);
+  const pending = [...from];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    for (const target of edges.get(next) ?? []) {
+      if (seen.has(target)) continue;
+      seen.add(target);
+      pending.push(target);
+    }
+  }
+  return seen;
+}
