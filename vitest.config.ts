@@ -26,7 +26,7 @@ const NOT_ON_CHDB = [
  * scripts/clickhouse-cluster.sh), run as separate processes (2 ingest, 2 workers, 1 query on
  * a 3-broker Kafka mock: test/globalSetup.cluster.ts; the files that need a service of their
  * own start it in their process, on the same cluster: test/cluster/schema.test.ts,
- * test/projects/retention.test.ts, test/keys/adminKeys.test.ts). Not part of the two runs above.
+ * test/projects/retention.test.ts, test/projects/retentionRefs.test.ts, test/keys/adminKeys.test.ts). Not part of the two runs above.
  */
 const ON_CLUSTER = [
   "test/cluster/**/*.test.ts",
@@ -48,6 +48,7 @@ const ON_CLUSTER = [
   "test/annotationQueues/queues.test.ts",
   "test/annotationQueues/items.test.ts",
   "test/projects/retention.test.ts",
+  "test/projects/retentionRefs.test.ts",
   "test/keys/adminKeys.test.ts",
 ];
 
