@@ -82,7 +82,7 @@ async function storedRows(store: ClickHouseStore, f: Fixture): Promise<Record<st
   const files = (names: string[]) => pb.inStrings(names.map((n) => f.files[n]!));
   const [row] = await store.rows<Record<string, string>>("test_stored_rows", {
     sql: `SELECT ${objects(["old_dataset", "old_op"])} AS expired_objects,
-                 ${objects(["shared", "published", "inner", "keeper"])} AS kept_objects,
+                 ${objects(["shared", "published", "inner", "keeper", "deep", "late"])} AS kept_objects,
                  (SELECT count() FROM tables WHERE project_id = ${p} AND digest IN ${tables(["old"])}) AS expired_tables,
                  (SELECT count() FROM table_positions WHERE project_id = ${p} AND table_digest IN ${tables(["old"])}) AS expired_positions,
                  (SELECT count() FROM tables WHERE project_id = ${p} AND digest IN ${tables(["shared", "published", "kept"])}) AS kept_tables,
@@ -100,7 +100,7 @@ async function storedRows(store: ClickHouseStore, f: Fixture): Promise<Record<st
 }
 
 const STORED_AFTER = {
-  expired_objects: 0, kept_objects: 4, expired_tables: 0, expired_positions: 0, kept_tables: 3, expired_table_rows: 0, expired_leaves: 0,
+  expired_objects: 0, kept_objects: 6, expired_tables: 0, expired_positions: 0, kept_tables: 3, expired_table_rows: 0, expired_leaves: 0,
   shared_table_rows: 1, expired_files: 0, expired_chunks: 0, kept_files: 1, expired_items: 0, progress: 0,
 };
 
@@ -138,6 +138,10 @@ describe("a project's retention, past its calls", () => {
     const keptTable = await createTable([{ q: "kept row" }]);
     const inner = await createObject("inner", { v: "inner" });
     const keeper = await createObject("keeper", { rows: `${BASE}/table/${keptTable}`, inner: `${BASE}/object/inner:${inner}` });
+    // The old call references these, and so does a recent one where its leaves do not show it:
+    // below the depth bound of the flattened leaves, and past their budget.
+    const deep = await createObject("deep", { v: "deep" });
+    const late = await createObject("late", { v: "late" });
 
     await writeCall("old", OLD, `${BASE}/op/old_op:${oldOp}`, {
       dataset: `${BASE}/object/old_dataset:${oldDataset}`,
@@ -146,8 +150,15 @@ describe("a project's retention, past its calls", () => {
       table: `${BASE}/table/${sharedTable}`,
       kept: `${BASE}/table/${keptTable}`,
       inner: `${BASE}/object/inner:${inner}`,
+      deep: `${BASE}/object/deep:${deep}`,
+      late: `${BASE}/object/late:${late}`,
     });
     await writeCall("new", RECENT, "plain", { shared: `${BASE}/object/shared:${shared}/key/v`, table: `${BASE}/table/${sharedTable}` });
+    let nested: unknown = { ref: `${BASE}/object/deep:${deep}` };
+    for (let depth = 0; depth < 14; depth++) nested = { nested };
+    await writeCall("new-deep", RECENT, "plain", { nested });
+    const many: Record<string, unknown> = Object.fromEntries(Array.from({ length: 1100 }, (_, i) => [`k${String(i).padStart(4, "0")}`, i]));
+    await writeCall("new-late", RECENT, "plain", { ...many, late: `${BASE}/object/late:${late}` });
 
     const queues = annotationApi(service.url, P);
     queueId = await queues.create({ name: "review" });
@@ -156,21 +167,21 @@ describe("a project's retention, past its calls", () => {
     expect((await queues.progress(queueId, oldItem!.id, "completed")).status).toBe(200);
 
     fixture = {
-      objects: { old_dataset: oldDataset, old_op: oldOp, shared, published, inner, keeper },
+      objects: { old_dataset: oldDataset, old_op: oldOp, shared, published, inner, keeper, deep, late },
       tables: { old: oldTable, shared: sharedTable, published: publishedTable, kept: keptTable },
       files: { old_code: oldCode, old_image: oldImage, published: publishedFile },
     };
   });
 
   const before = () => ({
-    listed: ["inner", "keeper", "old_dataset", "old_op", "published", "shared"],
-    objects: { old_dataset: ALIVE, old_op: ALIVE, shared: ALIVE, published: ALIVE, inner: ALIVE, keeper: ALIVE },
+    listed: ["deep", "inner", "keeper", "late", "old_dataset", "old_op", "published", "shared"],
+    objects: { old_dataset: ALIVE, old_op: ALIVE, shared: ALIVE, published: ALIVE, inner: ALIVE, keeper: ALIVE, deep: ALIVE, late: ALIVE },
     tables: { old: TABLE_ALIVE, shared: TABLE_ALIVE, published: TABLE_ALIVE, kept: TABLE_ALIVE },
     files: { old_code: 200, old_image: 200, published: 200 },
   });
   const after = () => ({
-    listed: ["inner", "keeper", "published", "shared"],
-    objects: { old_dataset: GONE, old_op: GONE, shared: ALIVE, published: ALIVE, inner: ALIVE, keeper: ALIVE },
+    listed: ["deep", "inner", "keeper", "late", "published", "shared"],
+    objects: { old_dataset: GONE, old_op: GONE, shared: ALIVE, published: ALIVE, inner: ALIVE, keeper: ALIVE, deep: ALIVE, late: ALIVE },
     tables: { old: TABLE_GONE, shared: TABLE_ALIVE, published: TABLE_ALIVE, kept: TABLE_ALIVE },
     files: { old_code: 404, old_image: 404, published: 200 },
   });

@@ -1,4 +1,5 @@
 import type { ClickHouseStore } from "../clickhouse.js";
+import { MAX_LEAVES } from "../calls/flatten.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 
 /**
@@ -53,9 +54,24 @@ export const objectKey = "concat('object/', object_id, ':', digest)";
 export const tableKey = (digest = "digest"): string => `concat('table/', ${digest})`;
 export const fileKey = "concat('file/', digest)";
 
-/** What the materialized view writes to `call_ref_bounds` from rows of `calls` (also the backfill's SELECT). */
+/**
+ * Whether a call's leaves may not show all its refs: the leaf budget ran out, or a leaf holds
+ * a ref inside other text (an object past the depth bound is one leaf of JSON text).
+ */
+const LEAVES_MAY_MISS_REFS = `(length(json_paths) >= ${MAX_LEAVES} OR arrayExists(v -> position(v, 'weave:///') > 1, json_values))`;
+
+/** The call's JSON parts as one text, for the refs the leaves may miss. */
+const CALL_JSON_TEXT = "concat(attributes, inputs, ifNull(output, ''), ifNull(summary, ''))";
+
+/**
+ * What the materialized view writes to `call_ref_bounds` from rows of `calls` (also the
+ * backfill's SELECT): the targets of its leaves and `op_name`, and, only when the leaves may
+ * miss some, those its JSON text names (the cheap path stays the common one).
+ */
 export const CALL_REF_BOUNDS_SELECT = `SELECT project_id, target, started_at FROM calls
-    ARRAY JOIN ${leafTargets("arrayPushFront(json_values, op_name)", "arrayPushFront(json_paths, 'op_name')", "project_id")} AS target`;
+    ARRAY JOIN arrayConcat(
+      ${leafTargets("arrayPushFront(json_values, op_name)", "arrayPushFront(json_paths, 'op_name')", "project_id")},
+      if(${LEAVES_MAY_MISS_REFS}, ${objectTargets(CALL_JSON_TEXT, "project_id")}, emptyArrayString())) AS target`;
 
 /**
  * A project's expired targets at `cutoff` (µs), found in the project's call refs and objects.
