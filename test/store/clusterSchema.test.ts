@@ -98,7 +98,8 @@ describe("schema migrations, cluster form (CLICKHOUSE_CLUSTER; the text here, ru
     try {
       const explainable = await store.rows("t", { sql: "EXPLAIN AST SELECT 1", params: {} }).then(() => true, () => false);
       if (!explainable) ctx.skip("this server has no EXPLAIN AST (before 20.6)");
-      for (const s of statements) await store.rows("t", { sql: `EXPLAIN AST ${s}`, params: {} });
+      // Run for its parse only, its text not read: 26.x's JSON output of an AST with `\\s` in a literal is not valid JSON.
+      for (const s of statements) await store.command("t", { sql: `EXPLAIN AST ${s}`, params: {} });
     } finally {
       await store.close();
     }
