@@ -25,7 +25,8 @@ const SHARD_DOWN_MS = 8_000;
 const LOAD = { clients: 2, callsPerRequest: 20, pauseMs: 100 };
 
 const dir = mkdtempSync(join(tmpdir(), "faults-cluster-"));
-const database = `faults_${randomBytes(4).toString("hex")}`;
+const freshDatabase = () => `faults_${randomBytes(4).toString("hex")}`;
+let database = freshDatabase();
 let cluster: ClusterState;
 let service: ServiceProcess | null = null;
 
@@ -37,12 +38,22 @@ beforeAll(async () => {
   // A killed replica replicates again once its old ZooKeeper session expired: a short session brings it back sooner.
   cluster = await startCluster(dir, { zookeeperSessionMs: 10_000 });
   const clusterReadyAt = Date.now();
-  service = await spawnService({
-    CLICKHOUSE_URL: node("ch11").url,
-    ...clusterEnv(cluster),
-    CLICKHOUSE_DATABASE: database,
-    DATA_DIR: join(dir, "service"),
-    BATCH_MAX_WAIT_MS: "100",
+  const start = () =>
+    spawnService({
+      CLICKHOUSE_URL: node("ch11").url,
+      ...clusterEnv(cluster),
+      CLICKHOUSE_DATABASE: database,
+      DATA_DIR: join(dir, `service-${database}`),
+      BATCH_MAX_WAIT_MS: "100",
+    });
+  service = await start().catch(async (err: unknown) => {
+    // 18.16 can crash on the first ON CLUSTER statement right after its start (its DDL worker
+    // lost the young ZooKeeper session): as the cluster run's setup does, the crashed node is
+    // started again (startCluster is idempotent), and the service on a fresh database.
+    report(`the service did not start (${err instanceof Error ? err.message : String(err)}): starting the cluster's exited nodes again`);
+    cluster = await startCluster(dir, { zookeeperSessionMs: 10_000 });
+    database = freshDatabase();
+    return start();
   });
   report(`cluster started in ${seconds(clusterReadyAt - startedAt)}, the service (its schema made on the cluster) serving ${seconds(Date.now() - clusterReadyAt)} later`);
 }, 180_000);
