@@ -3,7 +3,11 @@ import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { partsSource } from "../../services/store/clusterSchema.js";
 import { storeOn } from "../support/database.js";
+import { untilRead } from "../support/polling.js";
 import { basic, client, iso, KEY_ACME, serviceForFile, startTestService } from "../support/service.js";
+
+/** The worker's retention job and ClickHouse's mutations take their time. */
+const SLOW = { timeoutMs: 120_000 };
 
 /**
  * Per-project retention through HTTP: the settings operations, every read of an expired call
@@ -94,14 +98,6 @@ async function storedRows(store: ClickHouseStore, project: string, id: string): 
   return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v)]));
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 const NONE = { calls: 0, call_index: 0, feedback: 0, thread_turns: 0, threads: 0, otel_log_records: 0 };
 const allZero = (rows: Record<string, number>) => Object.values(rows).every((n) => n === 0);
@@ -158,11 +154,11 @@ describe("a project's retention", () => {
     // The process that changed it reads with the new retention at once (others within RETENTION_REFRESH_MS).
     expect(await visible()).toEqual(RECENT_ONLY);
 
-    const left = await until(() => storedRows(store, P, "old"), allZero);
+    const left = await untilRead(() => storedRows(store, P, "old"), allZero, SLOW);
     expect(left).toEqual(NONE);
     expect(await storedRows(store, P, "new")).toEqual({ calls: 1, call_index: 1, feedback: 1, thread_turns: 1, threads: 1, otel_log_records: 0 });
     expect(await visible()).toEqual(RECENT_ONLY);
-    const after = await until(async () => ((await (await readSettings()).json()) as Settings).storage_bytes, (bytes) => bytes < before.storage_bytes);
+    const after = await untilRead(async () => ((await (await readSettings()).json()) as Settings).storage_bytes, (bytes) => bytes < before.storage_bytes, SLOW);
     expect(after).toBeLessThan(before.storage_bytes);
   });
 
@@ -204,8 +200,8 @@ describe("RETENTION_DAYS, the server's default", () => {
       expect(await visible("acme/defaulted", svc.url)).toEqual(RECENT_ONLY);
       expect((await client(svc.url).lines<{ id: string }>("/calls/stream_query", { project_id: "acme/longer" })).map((c) => c.id)).toEqual(["old"]);
 
-      expect(await until(() => storedRows(store, "acme/defaulted", "old"), allZero)).toEqual(NONE);
-      expect(await until(() => storedRows(store, "acme/defaulted", "ancient"), allZero)).toEqual(NONE);
+      expect(await untilRead(() => storedRows(store, "acme/defaulted", "old"), allZero, SLOW)).toEqual(NONE);
+      expect(await untilRead(() => storedRows(store, "acme/defaulted", "ancient"), allZero, SLOW)).toEqual(NONE);
       expect((await storedRows(store, "acme/longer", "old")).calls).toBe(1);
       const months = await callMonths(store);
       expect(months).not.toContain(monthOf(ANCIENT));

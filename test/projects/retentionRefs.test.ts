@@ -4,7 +4,11 @@ import { ParamBuilder } from "../../services/store/sql.js";
 import { annotationApi } from "../annotationQueues/support.js";
 import { readContent, uploadFile } from "../files/support.js";
 import { storeOn } from "../support/database.js";
+import { untilRead } from "../support/polling.js";
 import { basic, client, iso, KEY_ACME, serviceForFile } from "../support/service.js";
+
+/** The worker's retention job and ClickHouse's mutations take their time. */
+const SLOW = { timeoutMs: 120_000 };
 
 /**
  * What a project's retention removes besides its calls (services/store/projects/expiredRefs.ts):
@@ -104,14 +108,6 @@ const STORED_AFTER = {
   shared_table_rows: 1, expired_files: 0, expired_chunks: 0, kept_files: 1, expired_items: 0, progress: 0,
 };
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 describe("a project's retention, past its calls", () => {
   let fixture: Fixture;
@@ -206,9 +202,9 @@ describe("a project's retention, past its calls", () => {
     expect(await queues.stats([queueId])).toEqual([{ queue_id: queueId, total_items: 1, completed_items: 0 }]);
 
     const expected = after();
-    const seen = await until(() => visible(fixture), (v) => JSON.stringify(v) === JSON.stringify(expected));
+    const seen = await untilRead(() => visible(fixture), (v) => JSON.stringify(v) === JSON.stringify(expected), SLOW);
     expect(seen).toEqual(expected);
-    expect(await until(() => storedRows(store, fixture), (rows) => JSON.stringify(rows) === JSON.stringify(STORED_AFTER))).toEqual(STORED_AFTER);
+    expect(await untilRead(() => storedRows(store, fixture), (rows) => JSON.stringify(rows) === JSON.stringify(STORED_AFTER), SLOW)).toEqual(STORED_AFTER);
     // What stays reads as before: the shared table's rows (one shared with the old table) and the kept table's.
     const rows = await api().json<{ rows: { val: unknown }[] }>("/table/query", { project_id: P, digest: fixture.tables.shared! });
     expect(rows.rows.map((r) => r.val)).toEqual([{ q: "shared row" }, { q: "old row" }]);

@@ -187,26 +187,22 @@ export class CallsWriteRepository {
   }
 
   /** Which of these projects have any part parked. */
-  private async projectsWithOrphans(projectIds: readonly string[]): Promise<Set<string>> {
-    const found = new Set<string>();
-    for (const chunk of idChunks(projectIds)) {
-      const pb = new ParamBuilder();
-      const rows = await this.store.rows<{ project_id: string }>("worker_projects_with_orphans", {
-        sql: `SELECT DISTINCT project_id FROM call_orphan_parts WHERE project_id IN ${pb.inStrings(chunk)}`,
-        params: pb.params,
-      });
-      for (const row of rows) found.add(row.project_id);
-    }
-    return found;
+  private projectsWithOrphans(projectIds: readonly string[]): Promise<Set<string>> {
+    return this.projectsHoldingRows("call_orphan_parts", projectIds);
   }
 
   /** Which of these projects have any deletion at all (most have none: their batches skip the lookups). */
-  async projectsWithDeletions(projectIds: readonly string[]): Promise<Set<string>> {
+  projectsWithDeletions(projectIds: readonly string[]): Promise<Set<string>> {
+    return this.projectsHoldingRows("call_deletions", projectIds);
+  }
+
+  /** Which of these projects have any row in `table`. */
+  private async projectsHoldingRows(table: "call_orphan_parts" | "call_deletions", projectIds: readonly string[]): Promise<Set<string>> {
     const found = new Set<string>();
     for (const chunk of idChunks(projectIds)) {
       const pb = new ParamBuilder();
-      const rows = await this.store.rows<{ project_id: string }>("worker_projects_with_deletions", {
-        sql: `SELECT DISTINCT project_id FROM call_deletions WHERE project_id IN ${pb.inStrings(chunk)}`,
+      const rows = await this.store.rows<{ project_id: string }>(`worker_projects_in_${table}`, {
+        sql: `SELECT DISTINCT project_id FROM ${table} WHERE project_id IN ${pb.inStrings(chunk)}`,
         params: pb.params,
       });
       for (const row of rows) found.add(row.project_id);
