@@ -14,6 +14,7 @@ import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
 import { framedSize } from "./records.js";
 import type { LoggedRecord } from "./recentRecords.js";
 import { SegmentedLog } from "./segmentedLog.js";
+import { StoredWaits } from "./storedWaits.js";
 
 /**
  * The embedded queue of one topic, kept in a durable log on local disk (SegmentedLog).
@@ -66,6 +67,8 @@ const backlogGauge = new Gauge({ name: "queue_log_backlog_bytes", help: "Bytes i
 
 interface Waiting<T> {
   readonly events: number;
+  /** A small write (not bulk by the lag bound's size rule): the consumer may store it ahead of a backlog. */
+  readonly interactive: boolean;
   /** The read scopes of its messages (Topic.readScope). */
   readonly scopes: readonly string[];
   /** Kept only for a consumer in this thread (the others read the log): a request's parsed events are garbage once encoded. */
@@ -92,11 +95,6 @@ interface Held<T> {
   readonly timer: NodeJS.Timeout;
 }
 
-interface StoredWaiter {
-  readonly position: number;
-  readonly resolve: () => void;
-}
-
 export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private readonly bound: PendingBound;
   private readonly lag: LagBound | null;
@@ -113,19 +111,15 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private committing: Promise<void> = Promise.resolve();
   private shuttingDown: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
-  private storedWaiters: StoredWaiter[] = [];
   /** Bulk writes waiting for the worker's lag to fall within the bound (`hold`). */
   private held: Held<T>[] = [];
   private heldBytes = 0;
   private stallTimer: NodeJS.Timeout | null = null;
-  /** Per read scope, the end of its last synced record not yet stored. */
-  private readonly scopeEnds = new Map<string, number>();
   /**
-   * Everything before it is stored (the consumer said so); the committed position follows once
-   * its checkpoint is written. Reads wait for this one: what is stored is readable, whether or
-   * not the checkpoint is on disk yet.
+   * What reads wait for: what the consumer said it stored (the committed position follows
+   * once its checkpoint is written; what is stored is readable either way).
    */
-  private storedEnd: number;
+  private readonly storedWaits: StoredWaits;
 
   private constructor(
     private readonly topic: Topic<T>,
@@ -135,7 +129,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   ) {
     this.bound = new PendingBound({ maxPendingEvents: options.maxPendingEvents, maxPendingBytes: options.maxPendingBytes }, topic.name);
     this.durableEnd = log.end;
-    this.storedEnd = log.committed;
+    this.storedWaits = new StoredWaits(log.committed);
     this.lag = options.lag ? new LagBound(options.lag, log.committed, log.end) : null;
     this.records = recordCodecOf(topic);
     this.updateGauge();
@@ -161,10 +155,12 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     } catch (err) {
       return Promise.reject(err);
     }
-    const bulk = this.lag?.isBulk({ items: this.itemsOf(messages), bytes: size }) ?? false;
+    const write = { items: this.itemsOf(messages), bytes: size };
+    const bulk = this.lag?.isBulk(write) ?? false;
+    const interactive = this.lag !== null && !this.lag.isBulkSize(write);
     const scopes = this.scopesOf(messages);
     return new Promise<void>((resolve, reject) => {
-      const w: Waiting<T> = { events: messages.length, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject };
+      const w: Waiting<T> = { events: messages.length, interactive, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject };
       if (bulk && (this.held.length > 0 || this.lag!.refusal() !== null)) this.hold(w);
       else this.enqueue(w);
     });
@@ -267,20 +263,10 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   /**
    * Everything synced before the call (of these scopes, or all) is stored: hurries the
-   * consumer and waits until it reports a position past it stored (its checkpoint may follow).
+   * consumer and waits until it reports it stored (its checkpoint may follow).
    */
   stored(timeoutMs: number, scopes?: readonly string[]): Promise<void> {
-    const position = scopes ? Math.max(0, ...scopes.map((s) => this.scopeEnds.get(s) ?? 0)) : this.durableEnd;
-    if (this.storedEnd >= position) return Promise.resolve();
-    this.follower?.hurry(position);
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.storedWaiters = this.storedWaiters.filter((w) => w !== waiter);
-        reject(new RetryableError(`not stored within ${timeoutMs} ms`, 1));
-      }, timeoutMs);
-      const waiter: StoredWaiter = { position, resolve: () => (clearTimeout(timer), resolve()) };
-      this.storedWaiters.push(waiter);
-    });
+    return this.storedWaits.wait(timeoutMs, this.durableEnd, scopes, (position) => this.follower?.hurry(position));
   }
 
   /** Consumes in this thread. */
@@ -288,7 +274,11 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     if (this.follower) throw new Error("already started");
     const consumer = new LogConsumer(
       this.topic,
-      { read: (from, upTo, maxBytes) => this.log.read(from, upTo, maxBytes), commit: (position) => this.commitStored(position) },
+      {
+        read: (from, upTo, maxBytes) => this.log.read(from, upTo, maxBytes),
+        commit: (position) => this.commitStored(position),
+        storedAhead: (ends) => this.storedWaits.storedAhead(ends),
+      },
       { ...this.consumerSettings, dir: this.options.dir, log: this.options.log },
       { committed: this.log.committed, end: this.durableEnd },
     );
@@ -303,7 +293,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   startThread(entry: URL, data: unknown): void {
     if (this.follower) throw new Error("already started");
     const place = () => ({ dir: this.options.dir, committed: this.log.committed, end: this.durableEnd, settings: this.consumerSettings });
-    const thread = new LogThread<T>(place, entry, data, (position) => this.commitStored(position), this.options.log);
+    const thread = new LogThread<T>(place, entry, data, { commitStored: (position) => this.commitStored(position), storedAhead: (ends) => this.storedWaits.storedAhead(ends) }, this.options.log);
     this.follower = thread;
     this.followerKeepsMessages = false;
     thread.run();
@@ -317,6 +307,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       batchesInFlight: this.options.batchesInFlight ?? 1,
       maxCachedEvents: this.options.maxCachedEvents ?? 2 * this.options.maxBatchEvents,
       maxCachedBytes: this.options.maxCachedBytes ?? this.options.maxPendingBytes,
+      expressBehindBytes: this.options.lag ? this.options.lag.bulkBytes : null,
     };
   }
 
@@ -325,12 +316,11 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
    * a time, in order; a position not past the committed one is ignored).
    */
   commitStored(position: number): Promise<void> {
-    if (position > this.storedEnd) {
-      const storedBytes = position - this.storedEnd;
+    if (position > this.storedWaits.stored) {
+      const storedBytes = position - this.storedWaits.stored;
       this.lag?.storedUpTo(position);
-      this.storedEnd = position;
+      this.storedWaits.storedUpTo(position);
       this.updateGauge();
-      this.wakeStoredWaiters();
       this.admitHeld(storedBytes);
     }
     const next = this.committing.then(async () => {
@@ -389,21 +379,13 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return [...new Set(messages.map(scopeOf))];
   }
 
-  private wakeStoredWaiters(): void {
-    const stored = this.storedEnd;
-    for (const [scope, end] of this.scopeEnds) if (end <= stored) this.scopeEnds.delete(scope);
-    const [done, waiting] = [this.storedWaiters.filter((w) => w.position <= stored), this.storedWaiters.filter((w) => w.position > stored)];
-    this.storedWaiters = waiting;
-    for (const w of done) w.resolve();
-  }
-
   private get backlogBytes(): number {
     return this.durableEnd - this.log.committed;
   }
 
   /** The bytes not yet stored (the checkpoint of what is stored may still be on its way to disk). */
   private updateGauge(): void {
-    backlogGauge.set({ topic: this.topic.name }, this.durableEnd - this.storedEnd);
+    backlogGauge.set({ topic: this.topic.name }, this.durableEnd - this.storedWaits.stored);
   }
 
   private kick(): void {
@@ -428,9 +410,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     }
     this.durableEnd = this.log.end;
     this.lag?.appended(this.durableEnd);
-    group.forEach((w, i) => {
-      for (const scope of w.scopes) this.scopeEnds.set(scope, ends[i]!);
-    });
+    group.forEach((w, i) => this.storedWaits.appended(ends[i]!, w.scopes, w.interactive));
     for (const w of group) this.settle(w, w.resolve);
     this.updateGauge();
     if (this.follower) {
@@ -441,6 +421,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
         events: w.events,
         messages: this.followerKeepsMessages ? w.messages : null,
         appendedAt,
+        interactive: w.interactive,
       }));
       this.follower.appended(records, this.durableEnd);
     }

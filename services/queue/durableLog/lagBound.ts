@@ -105,8 +105,14 @@ export class LagBound {
     return this.limits.holdMs ?? BULK_HOLD_MS;
   }
 
+  /** A bulk write, held while the worker lags (never with no bound). */
   isBulk(write: LogWrite): boolean {
-    return this.limits.maxLagMs > 0 && (write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes);
+    return this.limits.maxLagMs > 0 && this.isBulkSize(write);
+  }
+
+  /** Bulk by its size, bound or no bound; the others are interactive (the consumer may store them ahead of a backlog). */
+  isBulkSize(write: LogWrite): boolean {
+    return write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes;
   }
 
   /** Null when the oldest unstored record waited no longer than the bound (or the worker is stalled), else the refusal a bulk write gets. */

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { Deliver, Delivery, Topic } from "../queue.js";
+import { ExpressLane } from "./expressLane.js";
 import { appendDeadLetters } from "./files.js";
 import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
 import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
@@ -11,6 +12,8 @@ export interface LogSource {
   read(from: number, upTo: number, maxBytes: number): Promise<{ records: LogRecord[]; next: number }>;
   /** Everything before `position` is stored; called with growing positions, one call at a time. */
   commit(position: number): Promise<void>;
+  /** The records ending at these positions were stored ahead of the committed position (express). */
+  storedAhead(ends: readonly number[]): void;
 }
 
 export interface LogConsumerOptions {
@@ -24,10 +27,16 @@ export interface LogConsumerOptions {
   readonly batchesInFlight: number;
   readonly maxCachedEvents: number;
   readonly maxCachedBytes: number;
+  /** An interactive record appended behind more log bytes than this not yet stored goes ahead of them (null: never). */
+  readonly expressBehindBytes: number | null;
   readonly log: Logger;
 }
 
+/** A record of a batch: its messages, or, stored ahead of the batch (express), none and whether that store succeeded. */
+type BatchEntry<T> = DecodedRecord<T> & { readonly storedAhead?: Promise<boolean> };
+
 const READ_BYTES = 4 * 1024 * 1024;
+const NO_MESSAGES: readonly never[] = [];
 const DEAD_LETTERS = "dead-letter.jsonl";
 
 /** Whether every one of these deliveries ended with its batch stored and committed. */
@@ -72,6 +81,8 @@ export class LogConsumer<T> {
   private readonly stopping = new Promise<void>((resolve) => (this.signalStop = resolve));
   private consuming: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
+  /** Interactive records stored ahead of a backlog (expressLane.ts); null until started, or when off. */
+  private express: ExpressLane<T> | null = null;
   /** Records before this go out at once, without waiting for a fuller batch. */
   private hurriedTo = 0;
   /** When the last batch was taken (at first, when the consumer was made). */
@@ -97,7 +108,11 @@ export class LogConsumer<T> {
 
   /** Records synced up to `end` (those given, in order, are the last of them). */
   appended(records: readonly LoggedRecord<T>[], end: number): void {
-    for (const record of records) this.recent.add(record);
+    const behind = this.options.expressBehindBytes;
+    for (const record of records) {
+      this.recent.add(record);
+      if (this.express && record.interactive && record.start - this.committed > behind!) this.express.offer(record);
+    }
     this.durableEnd = end;
     this.wakeConsumer();
   }
@@ -110,6 +125,7 @@ export class LogConsumer<T> {
 
   start(deliver: Deliver<T>): void {
     if (this.consuming) throw new Error("already started");
+    if (this.options.expressBehindBytes !== null) this.express = this.expressLane(deliver);
     this.consuming = this.consume(deliver).catch((err: unknown) => {
       this.options.log.error({ err: errorText(err), topic: this.topic.name }, "log consumer stopped");
     });
@@ -168,10 +184,27 @@ export class LogConsumer<T> {
     await settled(inFlight);
   }
 
-  /** Stores the batch, then commits its end once the batch before it (`previous`) is committed; false when stopping first. */
-  private async storeThenCommit(deliver: Deliver<T>, batch: readonly DecodedRecord<T>[], previous: Promise<boolean> | undefined): Promise<boolean> {
+  private expressLane(deliver: Deliver<T>): ExpressLane<T> {
+    return new ExpressLane<T>({
+      maxBatchEvents: this.options.maxBatchEvents,
+      read: (records) => this.readRecords(records),
+      deliver: (messages) => deliver(messages, this.delivery),
+      live: () => this.delivery.live(),
+      pause: (ms) => this.pause(ms),
+      storedAhead: (ends) => this.source.storedAhead(ends),
+      readFailed: (err) => this.options.log.error({ err: errorText(err), topic: this.topic.name }, "could not read records to store ahead, retrying"),
+    });
+  }
+
+  /**
+   * Stores the batch, then commits its end once the records of it stored ahead are and the
+   * batch before it (`previous`) is committed; false when stopping first.
+   */
+  private async storeThenCommit(deliver: Deliver<T>, batch: readonly BatchEntry<T>[], previous: Promise<boolean> | undefined): Promise<boolean> {
     const messages = batch.length === 1 ? batch[0]!.messages : batch.flatMap((e) => e.messages);
     const stored = await deliver(messages, this.delivery);
+    const ahead = batch.flatMap((e) => (e.storedAhead ? [e.storedAhead] : []));
+    if (ahead.length > 0 && !(await settled(ahead))) return false;
     if (!(await (previous ?? true)) || !stored) return false;
     await this.commit(batch[batch.length - 1]!.end);
     return true;
@@ -214,9 +247,9 @@ export class LogConsumer<T> {
   }
 
   /** The next records in order, from memory or read back from disk, up to maxBatchEvents events and maxBatchBytes bytes. */
-  private async takeBatch(): Promise<DecodedRecord<T>[]> {
+  private async takeBatch(): Promise<BatchEntry<T>[]> {
     this.lastTakenAt = Date.now();
-    const batch: DecodedRecord<T>[] = [];
+    const batch: BatchEntry<T>[] = [];
     let events = 0;
     let bytes = 0;
     const { maxBatchEvents, maxBatchBytes } = this.options;
@@ -228,6 +261,11 @@ export class LogConsumer<T> {
       bytes += entry.end - entry.start;
       this.next = entry.end;
     };
+    // Stored ahead: the batch only waits for it, and it counts toward neither bound.
+    const takeStoredAhead = ({ start, end }: { start: number; end: number }, storedAhead: Promise<boolean>) => {
+      batch.push({ start, end, events: 0, appendedAt: 0, messages: NO_MESSAGES, storedAhead });
+      this.next = end;
+    };
     if (this.carried) {
       take(this.carried);
       this.carried = null;
@@ -235,6 +273,11 @@ export class LogConsumer<T> {
     while (events < maxBatchEvents && bytes < maxBatchBytes && this.next < this.durableEnd) {
       const first = this.recent.first;
       if (first && first.start <= this.next && first.messages !== null) {
+        const storedAhead = this.express?.claim(first.start);
+        if (storedAhead) {
+          takeStoredAhead(this.recent.takeFirst(), storedAhead);
+          continue;
+        }
         if (!fits(first)) break;
         take({ ...this.recent.takeFirst(), messages: first.messages });
         continue;
@@ -244,6 +287,11 @@ export class LogConsumer<T> {
       const { records, next } = await this.source.read(this.next, upTo, READ_BYTES);
       if (records.length === 0) this.next = next;
       for (const record of records) {
+        const storedAhead = this.express?.claim(record.start);
+        if (storedAhead) {
+          takeStoredAhead(record, storedAhead);
+          continue;
+        }
         const entry = this.decode(record);
         if (entry.malformed) await this.deadLetter(entry.malformed, "not a message of the topic's shape");
         if (!fits(entry)) {
@@ -257,6 +305,33 @@ export class LogConsumer<T> {
       if (this.carried) break;
     }
     return batch;
+  }
+
+  /** These records' messages, from memory or read back from the log (a run of adjacent records in one read); values not of the topic's shape go to the dead letters. */
+  private async readRecords(records: readonly LoggedRecord<T>[]): Promise<DecodedRecord<T>[]> {
+    const decoded: DecodedRecord<T>[] = [];
+    for (let i = 0; i < records.length; ) {
+      const first = records[i]!;
+      if (first.messages !== null) {
+        decoded.push({ ...first, messages: first.messages });
+        i++;
+        continue;
+      }
+      let last = i;
+      while (last + 1 < records.length && records[last + 1]!.messages === null && records[last + 1]!.start === records[last]!.end) last++;
+      for (let from = first.start, upTo = records[last]!.end; from < upTo; ) {
+        const read = await this.source.read(from, upTo, READ_BYTES);
+        if (read.next <= from) throw new Error(`no record at ${from} in the log`);
+        for (const record of read.records) {
+          const entry = this.decode(record);
+          if (entry.malformed) await this.deadLetter(entry.malformed, "not a message of the topic's shape");
+          decoded.push(entry);
+        }
+        from = read.next;
+      }
+      i = last + 1;
+    }
+    return decoded;
   }
 
   /** A record read back from disk: its messages, and the values that are not of the topic's shape. */

@@ -30,13 +30,24 @@ interface ThreadStart {
   readonly data: unknown;
 }
 
-type Place = Pick<LoggedRecord<unknown>, "start" | "end" | "events" | "appendedAt">;
+type Place = Pick<LoggedRecord<unknown>, "start" | "end" | "events" | "appendedAt" | "interactive">;
 
 type ToThread =
   | { readonly type: "appended"; readonly records: readonly Place[]; readonly end: number }
   | { readonly type: "hurry"; readonly position: number }
   | { readonly type: "drain"; readonly ms: number };
-type FromThread = { readonly type: "stored"; readonly position: number } | { readonly type: "drained"; readonly position: number };
+type FromThread =
+  | { readonly type: "stored"; readonly position: number }
+  | { readonly type: "storedAhead"; readonly ends: readonly number[] }
+  | { readonly type: "drained"; readonly position: number };
+
+/** What the publisher's side is told by the thread. */
+export interface StoredReports {
+  /** Everything before `position` is stored. */
+  commitStored(position: number): Promise<void>;
+  /** The records ending at these positions were stored ahead of the others. */
+  storedAhead(ends: readonly number[]): void;
+}
 
 /** How long past its drain time a thread may take to end before it is terminated. */
 const END_GRACE_MS = 10_000;
@@ -51,7 +62,7 @@ export class LogThread<T> {
     private readonly start: () => Omit<ThreadStart, "entry" | "data">,
     private readonly entry: URL,
     private readonly data: unknown,
-    private readonly commitStored: (position: number) => Promise<void>,
+    private readonly reports: StoredReports,
     private readonly log: Logger,
   ) {}
 
@@ -63,13 +74,14 @@ export class LogThread<T> {
       name: "log consumer",
       log: this.log,
       onMessage: (message) => {
-        if (message.type === "stored") void this.commitStored(message.position).catch(() => {});
+        if (message.type === "stored") void this.reports.commitStored(message.position).catch(() => {});
+        else if (message.type === "storedAhead") this.reports.storedAhead(message.ends);
       },
     });
   }
 
   appended(records: readonly LoggedRecord<T>[], end: number): void {
-    const places = records.map(({ start, end, events, appendedAt }) => ({ start, end, events, appendedAt }));
+    const places = records.map(({ start, end, events, appendedAt, interactive }) => ({ start, end, events, appendedAt, interactive }));
     this.thread?.post({ type: "appended", records: places, end });
   }
 
@@ -92,6 +104,7 @@ export function runLogThread<T>(topic: Topic<T>, deliver: Deliver<T>, log: Logge
       tell({ type: "stored", position });
       await reader.release(position);
     },
+    storedAhead: (ends: readonly number[]) => tell({ type: "storedAhead", ends }),
   };
   const consumer = new LogConsumer(topic, source, { ...start.settings, dir: start.dir, log }, start);
   const { tell, close: closePort } = serveThread<ToThread, FromThread>((message) => {

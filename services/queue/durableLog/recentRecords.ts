@@ -7,6 +7,8 @@ export interface LoggedRecord<T> {
   readonly messages: readonly T[] | null;
   /** ms since the epoch; 0 for a record read back from disk. */
   readonly appendedAt: number;
+  /** A small write, which the consumer may store ahead of a backlog (absent: no). */
+  readonly interactive?: boolean;
   /** Read back from disk: values that are not messages of the topic (set aside when taken). */
   readonly malformed?: readonly unknown[];
 }
