@@ -21,8 +21,9 @@ export interface LogWorkerData {
  * The worker thread of the embedded mode on the durable log: reads the log, stores the call
  * events (merge, RowBinary inserts, each resource's afterCallBatch) through a store client
  * of its own, and tells the service's thread what it stored (queue/durableLog/logThread.ts).
- * Batches made only of OTLP exports go to its LOG_EXPORT_WRITERS writer threads when one is
- * idle (exportWriter.ts): mapping spans and writing their rows is the costliest work per event.
+ * Batches made only of OTLP exports go to its LOG_EXPORT_WRITERS writer threads
+ * (exportWriter.ts): mapping spans and writing their rows is the costliest work per event, and
+ * this thread's event loop stays free for the small writes it stores ahead of a backlog.
  */
 const { config, clickhouseUrl } = logThreadData() as LogWorkerData;
 const log = pino({ level: config.LOG_LEVEL }).child({ thread: "log-consumer" });

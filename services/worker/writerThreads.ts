@@ -9,8 +9,10 @@ import { serveThread, SupervisedThread } from "../threads.js";
  * Worker threads that store batches for the log's consumer thread, so that batches are
  * stored on more than one core. A batch is handed over by structured clone, which is cheap
  * only for messages that are a few large strings: the consumer gives them batches of OTLP
- * exports (`withWriterThreads`). The consumer thread still takes every batch in order and
- * commits positions in order; a thread only stores.
+ * exports (`withWriterThreads`), and keeps its own event loop free for the rest (small
+ * batches, the writes it stores ahead of a backlog: queue/durableLog/expressLane.ts). The
+ * consumer thread still takes every batch in order and commits positions in order; a thread
+ * only stores.
  *
  * Each is a SupervisedThread (threads.ts: restarts, metrics passed on to `/metrics`). A
  * thread that ends fails the batch it held with a RetryableError, and the consumer hands it
@@ -31,6 +33,8 @@ export class WriterThread<T> {
   private readonly thread: SupervisedThread<ToWriter, FromWriter>;
   private pending: { readonly id: number; readonly resolve: () => void; readonly reject: (err: Error) => void } | null = null;
   private nextId = 0;
+  /** Told when the batch held ends (stored or failed). */
+  private settledListeners: (() => void)[] = [];
 
   constructor(entry: URL, data: unknown, log: Logger) {
     this.thread = new SupervisedThread<ToWriter, FromWriter>({
@@ -46,6 +50,16 @@ export class WriterThread<T> {
 
   get idle(): boolean {
     return this.thread.running && this.pending === null;
+  }
+
+  get busy(): boolean {
+    return this.pending !== null;
+  }
+
+  /** Resolves once the batch it holds ends (at once when it holds none). */
+  settled(): Promise<void> {
+    if (!this.pending) return Promise.resolve();
+    return new Promise<void>((resolve) => this.settledListeners.push(resolve));
   }
 
   write(messages: readonly T[]): Promise<void> {
@@ -79,16 +93,27 @@ export class WriterThread<T> {
     const pending = this.pending;
     this.pending = null;
     if (!pending) return;
+    for (const listener of this.settledListeners.splice(0)) listener();
     if (err) pending.reject(err);
     else pending.resolve();
   }
 }
 
-/** Batches that `handOver` accepts go to an idle writer thread, when there is one; the rest are stored by `local`. */
+/**
+ * Batches that `handOver` accepts go to an idle writer thread, waiting for one while all are
+ * busy; they are stored by `local` only while none is running or busy (all down). The rest
+ * are stored by `local`.
+ */
 export function withWriterThreads<T>(local: BatchHandler<T>, threads: readonly WriterThread<T>[], handOver: (messages: readonly T[]) => boolean): BatchHandler<T> {
-  return (messages) => {
-    const idle = threads.find((t) => t.idle);
-    return idle && handOver(messages) ? idle.write(messages) : local(messages);
+  return async (messages) => {
+    if (!handOver(messages)) return local(messages);
+    for (;;) {
+      const idle = threads.find((t) => t.idle);
+      if (idle) return idle.write(messages);
+      const busy = threads.filter((t) => t.busy);
+      if (busy.length === 0) return local(messages);
+      await Promise.race(busy.map((t) => t.settled()));
+    }
   };
 }
 

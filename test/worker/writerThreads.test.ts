@@ -67,15 +67,19 @@ describe("writer threads", () => {
     expect(scripted(await metricsSnapshot())).toBe(inThread);
   });
 
-  it("hands over only the batches it is told to, and only to an idle thread; the rest are stored here", async () => {
+  it("hands over only the batches it is told to, waiting while the thread is busy; the rest are stored here", async () => {
     await untilIdle();
+    const count = (text: string) => Number(/^worker_batch_events_count\{topic="scripted"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    const before = count((await metricsText()).text);
     const local: Scripted[][] = [];
     const handler = withWriterThreads(async (batch: readonly Scripted[]) => void local.push([...batch]), writers.threads, (batch) => batch.every((m) => m.do === "hold"));
-    const inThread = handler([{ do: "hold" }]);
-    await handler([{ do: "hold" }]); // the thread is busy: stored here
-    await handler([{ do: "store" }]); // not to be handed over
-    await inThread;
-    expect(local).toEqual([[{ do: "hold" }], [{ do: "store" }]]);
+    const first = handler([{ do: "hold" }]);
+    const second = handler([{ do: "hold" }]); // the thread is busy: waits for it
+    await handler([{ do: "store" }]); // not to be handed over: stored here at once
+    expect(local).toEqual([[{ do: "store" }]]);
+    await Promise.all([first, second]);
+    expect(local).toEqual([[{ do: "store" }]]);
+    expect(count((await metricsText()).text) - before).toBe(2);
   });
 
   // Last: it leaves the thread down.
