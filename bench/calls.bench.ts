@@ -12,7 +12,7 @@ import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
-import { batchBody, iso, PARTS_PER_REQUEST, T0 } from "./callBodies.js";
+import { encodedBatchBodies, iso, PARTS_PER_REQUEST, sendBatches, T0 } from "./callBodies.js";
 
 const CLIENTS = 8;
 const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
@@ -31,28 +31,13 @@ async function countCalls(url: string, project: string): Promise<number> {
 }
 
 async function ingest(service: ServiceProcess, project: string) {
-  // Encoded before the clock starts, so that the load generator spends its share of the
-  // two cores on sending, not on building bodies.
-  const bodies = Array.from({ length: INGEST_REQUESTS }, (_, n) => new Uint8Array(Buffer.from(batchBody(project, n))));
-  let next = 0;
+  const bodies = encodedBatchBodies(project, INGEST_REQUESTS);
   const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, childPids("clickhouse")[0] ?? null);
   const send = keptAlivePoster(service.url, CLIENTS);
   const headers = { "content-type": "application/json", authorization: BENCH_AUTH };
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (next < INGEST_REQUESTS) {
-        const n = next++;
-        for (;;) {
-          const res = await send("/call/upsert_batch", headers, bodies[n]!);
-          if (res.status === 200) break;
-          if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      }
-    }),
-  );
+  await sendBatches({ send, headers, bodies, clients: CLIENTS });
   const acked = performance.now();
   const calls = (INGEST_REQUESTS * PARTS_PER_REQUEST) / 2;
   while ((await countCalls(service.url, project)) < calls) await new Promise((r) => setTimeout(r, 50));

@@ -23,7 +23,7 @@ import { alterClusterOf, startCluster, stopCluster, superviseCluster } from "../
 import { startMockKafka } from "../test/support/mockKafka.js";
 import { startTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
-import { batchBody, PARTS_PER_REQUEST } from "./callBodies.js";
+import { encodedBatchBodies, PARTS_PER_REQUEST, sendBatches } from "./callBodies.js";
 import { clickhouseClientInsertRate, compiledService, keptAlivePoster, printTable } from "./support.js";
 
 const REQUESTS = Number(process.env.BENCH_CLUSTER_REQUESTS ?? 60);
@@ -53,29 +53,6 @@ function callsCopyOnCluster(cluster: string): { table: string; create: string[] 
   };
 }
 
-/** Sends every request, each again after a 429/503; answers how many were refused so. */
-async function sendAll(url: string): Promise<number> {
-  const bodies = Array.from({ length: REQUESTS }, (_, n) => new Uint8Array(Buffer.from(batchBody(PROJECT, n))));
-  const send = keptAlivePoster(url, CLIENTS);
-  let next = 0;
-  let refused = 0;
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (next < REQUESTS) {
-        const n = next++;
-        for (;;) {
-          const res = await send("/call/upsert_batch", headers, bodies[n]!);
-          if (res.status === 200) break;
-          if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}`);
-          refused++;
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      }
-    }),
-  );
-  return refused;
-}
-
 async function main(): Promise<void> {
   const loadBefore = load();
   const serviceArgs = [compiledService()];
@@ -96,8 +73,10 @@ async function main(): Promise<void> {
       return start();
     });
     try {
+      const bodies = encodedBatchBodies(PROJECT, REQUESTS);
+      const send = keptAlivePoster(topology.url, CLIENTS);
       const started = performance.now();
-      const refused = await sendAll(topology.url);
+      const refused = await sendBatches({ send, headers, bodies, clients: CLIENTS });
       const acked = performance.now();
       const calls = (REQUESTS * PARTS_PER_REQUEST) / 2;
       for (let stored = 0; stored < calls; stored = await countCalls(topology.url)) {

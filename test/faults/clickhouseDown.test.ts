@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { freePort, startLocalClickHouse, type LocalClickHouse } from "../../services/store/localServer.js";
+import { sleep } from "../support/polling.js";
 import { client, iso } from "../support/service.js";
-import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, FAULT_PAUSE_MS, sleep, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
+import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, FAULT_PAUSE_MS, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * ClickHouse stopped during a steady load and started again (a private server per test, on

@@ -5,8 +5,9 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { clusterEnv, readClusterState, SHARDS, startCluster, startNode, startZooKeeper, stopNode, stopZooKeeper, type ClusterState, type NodeState } from "../../scripts/clickhouseCluster.js";
 import { quoteString } from "../../services/store/sql.js";
+import { sleep } from "../support/polling.js";
 import { client } from "../support/service.js";
-import { ensureGone, expectExactlyOnce, sleep, spawnService, steadyLoad, storedCalls, waitFor, type Load, type ServiceProcess } from "./faultSupport.js";
+import { ensureGone, expectExactlyOnce, spawnService, steadyLoad, storedCalls, waitFor, type Load, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * Faults on a ClickHouse cluster (scripts/clickhouse-cluster.sh's harness: ZooKeeper and

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { expect, type TestContext } from "vitest";
 import { freePort } from "../../services/store/localServer.js";
+import { sleep, until } from "../support/polling.js";
 import { AUTH_KEYS, client, iso } from "../support/service.js";
 
 /**
@@ -22,8 +23,6 @@ export const FAULT_PAUSE_MS = Number(process.env.FAULT_PAUSE_MS ?? 30_000);
  */
 const LOG_LEVEL = process.env.FAULT_LOG_LEVEL;
 const RECENT_LINES = 400;
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
@@ -58,17 +57,10 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   const role = env.ROLE ?? "all";
   const url = role === "worker" ? null : `http://127.0.0.1:${port}`;
   if (url !== null) {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
+    await until(async () => {
       if (child.exitCode !== null) throw new Error(`service (${role}) exited with ${child.exitCode}`);
-      try {
-        if ((await fetch(`${url}/health`)).ok) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`service (${role}) did not start`);
-      await sleep(100);
-    }
+      return (await fetch(`${url}/health`).catch(() => null))?.ok; // null: not listening yet
+    }, { what: `service (${role}) to start`, timeoutMs: 60_000, everyMs: 100 });
   }
   const service = { child, url, pid: child.pid!, exited, recentLog };
   spawnedInTest.push(service);
@@ -193,11 +185,7 @@ export function steadyLoad(url: string, project: string, options: LoadOptions = 
 
 /** Waits (bounded) until `done` holds, polling. */
 export async function waitFor(what: string, done: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(300);
-  }
+  await until(done, { what, timeoutMs, everyMs: 300 });
 }
 
 interface StoredCall {

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, sleep, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
+import { sleep } from "../support/polling.js";
+import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, spawnService, steadyLoad, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * Kafka mode with the roles in separate processes (the suite's ClickHouse and broker, a

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { ensureGone, printLogsIfFailed, expectExactlyOnce, gauge, rssBytes, sampleRss, sleep, spawnService, StallingProxy, steadyLoad, storedCount, waitFor, type LoadOptions, type ServiceProcess } from "./faultSupport.js";
+import { sleep } from "../support/polling.js";
+import { ensureGone, printLogsIfFailed, expectExactlyOnce, gauge, rssBytes, sampleRss, spawnService, StallingProxy, steadyLoad, storedCount, waitFor, type LoadOptions, type ServiceProcess } from "./faultSupport.js";
 
 /**
  * ClickHouse slow: the service reaches the suite's ClickHouse through a TCP proxy that

@@ -5,6 +5,7 @@ import type { Job } from "../../services/store/jobs/jobRows.js";
 import type { JobsRepository } from "../../services/store/jobs/jobsRepository.js";
 import type { JobContext, JobHandler } from "../../services/worker/jobs/handler.js";
 import { JobRunner, type JobRunnerOptions } from "../../services/worker/jobs/runner.js";
+import { until as pollUntil, type Probe } from "../support/polling.js";
 
 export const log = pino({ level: "silent" });
 
@@ -21,17 +22,8 @@ export const FAST: Omit<JobRunnerOptions, "log"> = {
   shutdownGraceMs: 1_000,
 };
 
-export async function until<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** `until` at the jobs' pace: a probe every 50 ms, as the leases and heartbeats above are short. */
+export const until = <T>(probe: Probe<T>, timeoutMs?: number): Promise<T> => pollUntil(probe, { timeoutMs, everyMs: 50 });
 
 /** One call of a handler: which job, which attempt, on which runner. */
 export interface Invocation {

@@ -10,6 +10,7 @@ import { LogInUseError } from "../../services/queue/durableLog/lock.js";
 import { SegmentedLog } from "../../services/queue/durableLog/segmentedLog.js";
 import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
 import { delivering } from "../support/delivery.js";
+import { sleep, until as pollUntil } from "../support/polling.js";
 
 const topic = traceEventsTopic("events");
 const root = mkdtempSync(join(tmpdir(), "log-queue-"));
@@ -55,9 +56,7 @@ function store() {
   };
 }
 
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 5));
-}
+const until = (check: () => boolean | Promise<boolean>): Promise<true> => pollUntil(check, { everyMs: 5 });
 
 describe("the durable log queue", () => {
   it("answers a publisher once its record is synced, before the worker stored it, and shares one sync between concurrent publishers", async () => {
@@ -145,7 +144,7 @@ describe("the durable log queue", () => {
       // (that a waiting batch goes out once it passed: "sends a batch that is not full" above).
       await queue.publish([update("follows")]);
       await queue.publish([update("later")]);
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       expect(s.stored()).toEqual(["after-idle"]);
       await queue.shutdown();
       expect(s.batches).toEqual([["after-idle"], ["follows", "later"]]);
@@ -306,7 +305,7 @@ describe("the durable log queue", () => {
     }));
     for (const id of ["a", "b", "c"]) await queue.publish([update(id)]);
     await until(() => stored.includes("b"));
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     expect(stored).toEqual(["b"]);
     expect(commits).not.toHaveBeenCalled();
     releaseFirst();

@@ -8,6 +8,7 @@ import { deadLetterTopic, type BatchHandler, type Deliver } from "../../services
 import { deliverWith } from "../../services/worker/delivery.js";
 import { RetryableError, StoreUnavailableError } from "../../services/errors.js";
 import { storeOn } from "../support/database.js";
+import { sleep, until as pollUntil, type Probe } from "../support/polling.js";
 import { client, iso, startTestService, waitStored } from "../support/service.js";
 
 const log = pino({ level: "silent" });
@@ -38,15 +39,7 @@ function consumerOf(topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000
   };
 }
 
-async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(probe: Probe<T>): Promise<T> => pollUntil(probe, { timeoutMs: 20_000, everyMs: 100 });
 
 describe("the Kafka queue against a Kafka-protocol broker", () => {
   it("commits a batch only after the handler stored it: an unfinished batch is redelivered to the group", async () => {
@@ -158,7 +151,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
       return true;
     });
     await until(async () => stored.length >= 5);
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     await consumer.shutdown();
     expect(stored.sort()).toEqual(events.map((e) => e.id).sort());
   });
@@ -231,7 +224,7 @@ describe("read-your-writes with Kafka: the worker group's committed offsets agai
     const stored = new Set<string>();
     const worker = consumerOf(topic, settings(group), 7);
     await worker.start(async (batch) => {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
       for (const e of batch) if (e.kind === "call_start") stored.add(e.id);
     });
     const seenByEachWaiter = await Promise.all(Array.from({ length: 5 }, () => barrier.stored(20_000).then(() => stored.size)));

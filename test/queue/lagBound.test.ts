@@ -8,6 +8,7 @@ import { DurableLogQueue } from "../../services/queue/durableLog/durableLogQueue
 import type { LagLimits } from "../../services/queue/durableLog/lagBound.js";
 import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
 import { delivering } from "../support/delivery.js";
+import { sleep, until as pollUntil } from "../support/polling.js";
 
 /**
  * The durable log's lag bound (queue/durableLog/lagBound.ts) on a real log, with a handler
@@ -57,9 +58,7 @@ function worker() {
   };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 5));
-}
+const until = (check: () => boolean): Promise<true> => pollUntil(check, { everyMs: 5 });
 
 const settledState = (p: Promise<unknown>) => {
   const state: { value: "pending" | "acknowledged" | unknown } = { value: "pending" };
@@ -74,7 +73,7 @@ describe("the durable log's lag bound", () => {
     await queue.start(delivering(w.handler));
     await queue.publish([update("first")]);
     // The worker holds "first": let it age past the bound (1 ms).
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     const held = settledState(queue.publish(bulk("bulk")));
     await queue.publish([update("small")]);
     await queue.publish(bulk("small-batch").slice(0, 4));
@@ -93,7 +92,7 @@ describe("the durable log's lag bound", () => {
     const w = worker();
     await queue.start(delivering(w.handler));
     await queue.publish([update("first")]);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     const refused = await queue.publish(bulk("refused")).then(() => null, (err: unknown) => err);
     expect(refused).toBeInstanceOf(QueueFullError);
     expect((refused as QueueFullError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
@@ -112,7 +111,7 @@ describe("the durable log's lag bound", () => {
     w.release();
     await queue.start(delivering(w.handler));
     await queue.publish([update("first")]);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     // Held at first (the worker is behind), admitted once it counts as stalled.
     await queue.publish(bulk("down-1"));
     await queue.publish(bulk("down-2"));

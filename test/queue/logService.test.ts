@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { DurableLogQueue } from "../../services/queue/durableLog/durableLogQueue.js";
 import { processLogDir } from "../../services/queue/durableLog/files.js";
 import { traceEventsTopic, type CallStartEvent } from "../../services/queue/events.js";
+import { untilRead } from "../support/polling.js";
 import { client, iso, startTestService, type Client } from "../support/service.js";
 
 /** The whole service on the durable log, as every service test runs it: what only this mode does. */
@@ -14,14 +15,7 @@ const start = (project: string, id: string, extra: Record<string, unknown> = {})
   project_id: project, id, op_name: "op", trace_id: "t", started_at: iso(T), attributes: {}, inputs: {}, ...extra,
 });
 
-async function until<V>(read: () => Promise<V>, done: (value: V) => boolean): Promise<V> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <V>(read: () => Promise<V>, done: (value: V) => boolean): Promise<V> => untilRead(read, done, { everyMs: 25 });
 
 const callIds = async (api: Client, project: string) => (await api.lines<{ id: string }>("/calls/stream_query", { project_id: project, columns: ["id"] })).map((c) => c.id).sort();
 

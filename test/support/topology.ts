@@ -8,6 +8,7 @@ import { startService } from "../../services/service.js";
 import { freePort } from "../../services/store/localServer.js";
 import { startRoutingProxy, type RoutingProxy } from "./routingProxy.js";
 import { AUTH_KEYS } from "./keys.js";
+import { until } from "./polling.js";
 
 /**
  * The service as separate processes, as it runs at scale: INGEST_PROCESSES × ROLE=ingest,
@@ -49,15 +50,8 @@ interface ServiceProcess {
   readonly exited: Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, done: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + STARTED_WITHIN_MS;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${STARTED_WITHIN_MS} ms`);
-    await sleep(200);
-  }
-}
+/** How the processes' start is awaited. */
+const STARTING = { timeoutMs: STARTED_WITHIN_MS, everyMs: 200 };
 
 /** The service as a process (services/main.ts through tsx unless `serviceArgs` say otherwise), answering /health on its port (a worker: METRICS_PORT). */
 async function spawnProcess(name: string, env: Record<string, string>, logDir: string, serviceArgs: readonly string[]): Promise<ServiceProcess> {
@@ -139,14 +133,14 @@ export async function startTopology(settings: TopologySettings): Promise<Topolog
     for (let i = 0; i < INGEST_PROCESSES; i++) processes.push(await spawnProcess(`ingest-${i}`, { ...env, ROLE: "ingest" }, settings.logDir, serviceArgs));
     processes.push(await spawnProcess("query", { ...env, ROLE: "query" }, settings.logDir, serviceArgs));
     for (const p of processes) {
-      await until(`${p.name} answering /health (its log: ${settings.logDir}/${p.name}.log)`, async () => {
+      await until(async () => {
         if (p.child.exitCode !== null) throw new Error(`${p.name} exited with ${p.child.exitCode}; its log: ${settings.logDir}/${p.name}.log`);
         return fetch(`${p.url}/health`).then((res) => res.ok, () => false);
-      });
+      }, { ...STARTING, what: `${p.name} answering /health (its log: ${settings.logDir}/${p.name}.log)` });
     }
     const group = loadConfig(env).KAFKA_GROUP_ID;
     const workerLogs = processes.filter((p) => p.name.startsWith("worker")).map((p) => join(settings.logDir, `${p.name}.log`));
-    await until(`the workers' groups settled with ${WORKER_PROCESSES} members`, async () => groupsSettled(workerLogs, [group, `${group}.jobs`]));
+    await until(async () => groupsSettled(workerLogs, [group, `${group}.jobs`]), { ...STARTING, what: `the workers' groups settled with ${WORKER_PROCESSES} members` });
     const ingestUrls = processes.filter((p) => p.name.startsWith("ingest")).map((p) => p.url);
     proxy = await startRoutingProxy(ingestOperations, ingestUrls, processes.find((p) => p.name === "query")!.url);
   } catch (err) {
