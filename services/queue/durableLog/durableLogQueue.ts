@@ -6,6 +6,7 @@ import { QueueFullError, RetryableError } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
 import type { Deliver, EventConsumer, EventPublisher, Topic } from "../queue.js";
 import { syncDirectory } from "./files.js";
+import { HeldWrites } from "./heldWrites.js";
 import { LagBound, type LagLimits } from "./lagBound.js";
 import { lockDirectory } from "./lock.js";
 import { LogConsumer } from "./logConsumer.js";
@@ -25,7 +26,7 @@ import { StoredWaits } from "./storedWaits.js";
  * synced. Refused at once with QueueFullError when the log holds `maxLogBytes` not yet
  * handled, or when more than the pending bound waits for the sync. With `lag` (lagBound.ts),
  * a bulk request that arrives while the worker, storing, has left a record unstored for
- * longer than the bound waits until it no longer has, and is refused with QueueFullError
+ * longer than the bound waits (heldWrites.ts) until it no longer has, and is refused with QueueFullError
  * after a while (BULK_HOLD_MS).
  *
  * Consuming (LogConsumer): records are handed over in order from the committed position,
@@ -90,11 +91,6 @@ export interface LogFollower<T> {
   drain(ms: number): Promise<unknown>;
 }
 
-interface Held<T> {
-  readonly waiting: Waiting<T>;
-  readonly timer: NodeJS.Timeout;
-}
-
 export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private readonly bound: PendingBound;
   private readonly lag: LagBound | null;
@@ -111,10 +107,8 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   private committing: Promise<void> = Promise.resolve();
   private shuttingDown: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
-  /** Bulk writes waiting for the worker's lag to fall within the bound (`hold`). */
-  private held: Held<T>[] = [];
-  private heldBytes = 0;
-  private stallTimer: NodeJS.Timeout | null = null;
+  /** Bulk writes waiting for the worker's lag to fall within the bound. */
+  private readonly held: HeldWrites<Waiting<T>> | null;
   /**
    * What reads wait for: what the consumer said it stored (the committed position follows
    * once its checkpoint is written; what is stored is readable either way).
@@ -131,6 +125,16 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     this.durableEnd = log.end;
     this.storedWaits = new StoredWaits(log.committed);
     this.lag = options.lag ? new LagBound(options.lag, log.committed, log.end) : null;
+    this.held = this.lag
+      ? new HeldWrites<Waiting<T>>(this.lag, {
+          admit: (w) => this.enqueue(w),
+          refuse: (w, err) => {
+            this.bound.release(w.events, w.weightBytes);
+            w.reject(err);
+          },
+          bytesOf: (w) => framedSize(w.payload),
+        })
+      : null;
     this.records = recordCodecOf(topic);
     this.updateGauge();
   }
@@ -148,7 +152,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     if (messages.length === 0) return Promise.resolve();
     const payload = this.records.encode(messages);
     const size = framedSize(payload);
-    const backlog = this.backlogBytes + this.unsyncedBytes + this.heldBytes;
+    const backlog = this.backlogBytes + this.unsyncedBytes + (this.held?.bytes ?? 0);
     if (backlog > 0 && backlog + size > this.options.maxLogBytes) return Promise.reject(new QueueFullError("log full", 2));
     try {
       this.bound.admit(messages.length, weightBytes);
@@ -161,7 +165,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     const scopes = this.scopesOf(messages);
     return new Promise<void>((resolve, reject) => {
       const w: Waiting<T> = { events: messages.length, interactive, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject };
-      if (bulk && (this.held.length > 0 || this.lag!.refusal() !== null)) this.hold(w);
+      if (bulk && this.held!.mustWait()) this.held!.hold(w);
       else this.enqueue(w);
     });
   }
@@ -170,62 +174,6 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     this.unsyncedBytes += framedSize(w.payload);
     this.waiting.push(w);
     this.kick();
-  }
-
-  /**
-   * A bulk write while the worker lags waits, in order, for its lag to fall within the bound,
-   * for at most the bound's `holdMs`, and is then refused. Refusing at once would starve the
-   * worker: a client told to retry is away for a whole second at least (`Retry-After` counts
-   * seconds), longer than the backlog the bound leaves lasts; the held writes are its next batches.
-   */
-  private hold(w: Waiting<T>): void {
-    const held: Held<T> = { waiting: w, timer: setTimeout(() => this.expire(held), this.lag!.holdMs) };
-    this.held.push(held);
-    this.heldBytes += framedSize(w.payload);
-    this.watchStall();
-  }
-
-  /** While writes are held, admits them when the worker stalls (it then stores nothing, and no commit would wake them). */
-  private watchStall(): void {
-    const at = this.lag?.stallsAt() ?? null;
-    if (this.stallTimer || this.held.length === 0 || at === null) return;
-    this.stallTimer = setTimeout(() => {
-      this.stallTimer = null;
-      this.admitHeld();
-      this.watchStall();
-    }, Math.max(0, at - Date.now()) + 1);
-  }
-
-  /**
-   * Admits held writes, in order, while the worker's lag is within the bound: as many bytes as
-   * it just stored, and one write more (the backlog grows by a write per stored batch while
-   * within the bound, and shrinks past it), or all of them once it stalled.
-   */
-  private admitHeld(storedBytes = Infinity): void {
-    for (let room = storedBytes; this.held.length > 0 && this.lag?.refusal() === null; ) {
-      const w = this.unhold(this.held[0]!);
-      this.enqueue(w);
-      room -= framedSize(w.payload);
-      if (room < 0) break;
-    }
-  }
-
-  private expire(held: Held<T>): void {
-    this.admitHeld();
-    if (!this.held.includes(held)) return;
-    const refusal = this.lag?.refusal() ?? null;
-    // The worker stalled meanwhile: the write goes in, behind the held ones before it.
-    if (refusal === null) return this.enqueue(this.unhold(held));
-    const w = this.unhold(held);
-    this.bound.release(w.events, w.weightBytes);
-    w.reject(refusal);
-  }
-
-  private unhold(held: Held<T>): Waiting<T> {
-    clearTimeout(held.timer);
-    this.held = this.held.filter((h) => h !== held);
-    this.heldBytes -= framedSize(held.waiting.payload);
-    return held.waiting;
   }
 
   async healthy(): Promise<boolean> {
@@ -321,7 +269,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       this.lag?.storedUpTo(position);
       this.storedWaits.storedUpTo(position);
       this.updateGauge();
-      this.admitHeld(storedBytes);
+      this.held?.admit(storedBytes);
     }
     const next = this.committing.then(async () => {
       if (position <= this.log.committed) return;
@@ -344,12 +292,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
 
   private async stop(): Promise<void> {
     this.closed = true;
-    if (this.stallTimer) clearTimeout(this.stallTimer);
-    for (const held of [...this.held]) {
-      const w = this.unhold(held);
-      this.bound.release(w.events, w.weightBytes);
-      w.reject(new RetryableError("shutting down", 5));
-    }
+    this.held?.refuseAll(new RetryableError("shutting down", 5));
     while (this.flushing) await this.flushing;
     await this.follower?.drain(this.options.shutdownDrainMs ?? 20_000);
     await this.committing;
