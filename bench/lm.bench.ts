@@ -19,10 +19,10 @@ import { startService } from "../services/service.js";
 import { BASE_MODEL_SPECS } from "../services/lm/baseModels.js";
 import { countingQuestions, oneDigitPrompt } from "../services/lm/corpus.js";
 import { PROOF_DEFAULTS, runHeldOutProof } from "../services/lm/heldOutProof.js";
-import { baseModelWeights, loadModel, RL_DEFAULTS, trainRl, trainSft, type RlGroup, type SamplingOptions, type TrainingProgress } from "../services/lm/index.js";
+import { loadModel, RL_DEFAULTS, trainRl, trainSft, type RlGroup, type TrainingProgress } from "../services/lm/index.js";
 import { decodeWeights } from "../services/lm/weightsFormat.js";
-import type { Completion } from "../services/lm/types.js";
 import { BENCH_AUTH, BENCH_KEY, startBenchClickHouse } from "./support.js";
+import { benchBaseModel, createModel, jobEnded, rlJob, SAMPLING, sampleTrajectories, trainingApi, user, type Sampled } from "./trainingApi.js";
 
 const SECTIONS = new Set((process.env.BENCH_LM_SECTIONS ?? "library,service,proof").split(","));
 
@@ -32,10 +32,7 @@ const PROOF = {
   rounds: Number(process.env.BENCH_LM_ROUNDS ?? PROOF_DEFAULTS.rounds),
   learningRate: Number(process.env.BENCH_LM_LR ?? PROOF_DEFAULTS.learningRate),
 };
-const SAMPLING: SamplingOptions = { temperature: 1, topP: 1, maxTokens: 8, stop: [], topLogprobs: 0 };
 const quiet: TrainingProgress = { started: () => {}, step: () => {} };
-
-const user = (question: string) => [{ role: "user" as const, content: question }];
 
 /** Longest event-loop delay (ms) while `work` runs: how long one synchronous step holds the loop. */
 async function blockedMs(work: () => Promise<unknown>): Promise<number> {
@@ -49,47 +46,11 @@ async function blockedMs(work: () => Promise<unknown>): Promise<number> {
   return monitor.max / 1e6;
 }
 
-/** 4 questions × 8 sampled answers (reward: every other one): the 32 trajectories of one RL step. */
-interface Sampled {
-  readonly prompt: string;
-  readonly completion: Completion;
-  readonly reward: number;
-}
-
-async function sampleTrajectories(base: Uint8Array): Promise<Sampled[][]> {
-  const model = await loadModel(base);
-  const groups: Sampled[][] = [];
-  for (const q of countingQuestions().slice(0, 4)) {
-    const group: Sampled[] = [];
-    for (let s = 0; s < 8; s++) group.push({ prompt: oneDigitPrompt(q), completion: await model.complete(user(oneDigitPrompt(q)), { ...SAMPLING, seed: s }), reward: s % 2 });
-    groups.push(group);
-  }
-  model.dispose();
-  return groups;
-}
-
 const libraryGroups = (sampled: Sampled[][]): RlGroup[] =>
   sampled.map((group) => ({
     trajectories: group.map(({ prompt, completion, reward }) => ({
       reward,
       items: [{ kind: "context" as const, turn: user(prompt)[0]! }, { kind: "choice" as const, choice: { content: completion.text, sampled: completion.tokens } }],
-    })),
-  }));
-
-/** The same trajectories as ART sends them (OpenAI choices with their logprobs). */
-const apiGroups = (sampled: Sampled[][]) =>
-  sampled.map((group) => ({
-    trajectories: group.map(({ prompt, completion, reward }) => ({
-      messages_and_choices: [
-        { role: "user", content: prompt },
-        {
-          finish_reason: completion.finishReason,
-          index: 0,
-          logprobs: { content: completion.tokens.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes, top_logprobs: [] })) },
-          message: { role: "assistant", content: completion.text, tool_calls: null },
-        },
-      ],
-      reward,
     })),
   }));
 
@@ -101,33 +62,6 @@ async function rlStepFigures(base: Uint8Array, sampled: Sampled[][]): Promise<st
 }
 
 const sftRows = () => countingQuestions().slice(0, 32).map((q) => ({ messages: [...user(oneDigitPrompt(q)), { role: "assistant" as const, content: String(q.answer) }] }));
-
-/** The training API with the bench key; non-200 throws. */
-function trainingApi(url: string) {
-  return async <T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${BENCH_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-    return JSON.parse(text) as T;
-  };
-}
-
-/** Polls a job's events until it ends (every 100 ms); a failed job throws. */
-async function jobEnded(api: ReturnType<typeof trainingApi>, jobId: string): Promise<void> {
-  let after = "";
-  for (;;) {
-    const page = await api<{ data: { id: string; type: string; data: unknown }[] }>("GET", `/v1/preview/training-jobs/${jobId}/events${after}`);
-    const end = page.data.find((e) => e.type === "training_ended" || e.type === "training_failed");
-    if (end?.type === "training_failed") throw new Error(`job ${jobId} failed: ${JSON.stringify(end.data)}`);
-    if (end) return;
-    if (page.data.length > 0) after = `?after=${page.data[page.data.length - 1]!.id}`;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A `/call/start` every 25 ms while `work` runs: the slowest answer (ms). */
 async function slowestCallStart(url: string, work: () => Promise<unknown>): Promise<number> {
@@ -179,9 +113,8 @@ async function serviceFigures(sampled: Sampled[][]): Promise<string[]> {
   try {
     const url = service.url!;
     const api = trainingApi(url);
-    const model = async (name: string) => (await api<{ id: string }>("POST", "/v1/preview/models", { entity: "bench", project: "lm", name, base_model: BASE_MODEL_SPECS[0]!.info.id })).id;
-    const rlModel = await model("rl");
-    const sftModel = await model("sft");
+    const rlModel = await createModel(api, "lm", "rl");
+    const sftModel = await createModel(api, "lm", "sft");
     const measured = async (what: string, work: () => Promise<unknown>) => {
       let slowest = 0;
       const started = Date.now();
@@ -190,10 +123,7 @@ async function serviceFigures(sampled: Sampled[][]): Promise<string[]> {
       });
       return `${what}: ${Date.now() - started} ms, longest event-loop block of the thread that answers requests ${blocked.toFixed(0)} ms, slowest /call/start ${slowest.toFixed(0)} ms`;
     };
-    const rlJob = async () => {
-      const { id } = await api<{ id: string }>("POST", "/v1/preview/training-jobs", { model_id: rlModel, trajectory_groups: apiGroups(sampled), experimental_config: { learning_rate: RL_DEFAULTS.learningRate } });
-      await jobEnded(api, id);
-    };
+    const rl = () => rlJob(api, rlModel, sampled);
     const sftJob = async () => {
       const { id } = await api<{ id: string }>("POST", "/v1/preview/sft-training-jobs", { model_id: sftModel, training_data_url: dataUrl, config: { batch_size: 8, learning_rate: 1e-3 } });
       await jobEnded(api, id);
@@ -201,8 +131,8 @@ async function serviceFigures(sampled: Sampled[][]): Promise<string[]> {
     return [
       // What this machine does to the thread with no job at all (other processes, the probe's own requests).
       await measured("no job, 3 s", () => new Promise((r) => setTimeout(r, 3_000))),
-      await measured("RL job, the service's first (its model thread starts, tfjs loads there), submitted to ended", rlJob),
-      await measured("RL job again (the same step on the new checkpoint)", rlJob),
+      await measured("RL job, the service's first (its model thread starts, tfjs loads there), submitted to ended", rl),
+      await measured("RL job again (the same step on the new checkpoint)", rl),
       await measured("SFT job (the same 4 steps)", sftJob),
     ];
   } finally {
@@ -214,8 +144,7 @@ async function serviceFigures(sampled: Sampled[][]): Promise<string[]> {
 
 async function main(): Promise<void> {
   const spec = BASE_MODEL_SPECS[0]!;
-  const base = await baseModelWeights(spec.info.id);
-  if (!base) throw new Error("no base model");
+  const base = await benchBaseModel();
   const meta = decodeWeights(base).meta;
   console.log(`base model ${spec.info.id}: ${meta.steps} steps of ${meta.batch_size} dialogs, built in ${meta.build_seconds ?? "?"} s wall / ${meta.build_cpu_seconds ?? "?"} s CPU, final loss ${meta.final_loss ?? "?"}`);
 

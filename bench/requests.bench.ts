@@ -6,13 +6,17 @@
  *   of each server;
  * - `/call/start` at a steady 500 requests/s: p50/p99 of the acknowledgement and the count of
  *   answers other than 2xx;
+ * - the same while RL jobs run back to back in the service (issue 28: nothing blocks the
+ *   request thread): lm.bench's RL step (32 trajectories sampled from the base model in this
+ *   process, bench/trainingApi.ts) submitted through the training API, the next when one
+ *   ends, after one job outside the window (the service's first starts its model thread);
  * - acknowledged → readable on an idle service: a call written as one `upsert_batch` of its
  *   start and end, then `/call/read` at once and every 10 ms until it shows the call ended;
  *   the time from the acknowledgement to that answer, p50/p99;
  * - the same while the OTLP bench's load runs (400 exports of 512 spans, protobuf and gzip,
  *   from 8 exporters, each refusal retried after its Retry-After): calls written and read back
  *   one after the other until it was accepted; p50/p99 and the exports refused.
- * BENCH_SECTIONS=throughput,latency,readable,readable-otlp (the default) picks the parts;
+ * BENCH_SECTIONS=throughput,latency,latency-rl,readable,readable-otlp (the default) picks the parts;
  * BENCH_SINGLE_SECONDS sets the length of the throughput runs (10 s).
  */
 import { spawn } from "node:child_process";
@@ -22,8 +26,9 @@ import { freePort } from "../services/store/localServer.js";
 import { iso, T0 } from "./callBodies.js";
 import { protobufRequest, requestSpans } from "./otlpSpans.js";
 import { BENCH_AUTH, CpuMeter, keptAlivePoster, postRetrying, printTable, spawnService, startBenchClickHouse, stats, type ServiceProcess } from "./support.js";
+import { benchBaseModel, createModel, rlJob, sampleTrajectories, trainingApi } from "./trainingApi.js";
 
-const SECTIONS = (process.env.BENCH_SECTIONS ?? "throughput,latency,readable,readable-otlp").split(",");
+const SECTIONS = (process.env.BENCH_SECTIONS ?? "throughput,latency,latency-rl,readable,readable-otlp").split(",");
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_SINGLE_SECONDS ?? 10);
 const CONNECTIONS = 32;
 const STEADY_RATE = 500;
@@ -141,6 +146,45 @@ async function latencySection(env: Record<string, string>): Promise<void> {
   }]);
 }
 
+/** RL jobs one after the other until `running()` is false: each job's seconds from submitted to ended. */
+async function rlJobsWhile(running: () => boolean, job: () => Promise<void>): Promise<number[]> {
+  const seconds: number[] = [];
+  while (running()) {
+    const started = performance.now();
+    await job();
+    seconds.push((performance.now() - started) / 1000);
+  }
+  return seconds;
+}
+
+async function latencyUnderRlSection(env: Record<string, string>): Promise<void> {
+  const sampled = await sampleTrajectories(await benchBaseModel());
+  const service = await spawnService(env);
+  try {
+    const api = trainingApi(service.url);
+    const modelId = await createModel(api, "requests", "rl-load");
+    const job = () => rlJob(api, modelId, sampled);
+    await job();
+    await load(service, "bench/warm", 1);
+    let loading = true;
+    const [jobSeconds, steady] = await Promise.all([
+      rlJobsWhile(() => loading, job),
+      load(service, "bench/steady-rl", STEADY_SECONDS, STEADY_RATE).finally(() => (loading = false)),
+    ]);
+    printTable(`Single /call/start at a steady ${STEADY_RATE} requests/s for ${STEADY_SECONDS} s while RL jobs of 32 trajectories run back to back (autocannon, open loop; the last job started in the window ran to its end)`, [{
+      "RL jobs run": jobSeconds.length,
+      "each job s (submitted → ended)": jobSeconds.map((x) => x.toFixed(1)).join(", "),
+      sent: steady.sent,
+      "p50 ms": steady.p50,
+      "p99 ms": steady.p99,
+      "non-2xx": steady.non2xx,
+      errors: steady.errors,
+    }]);
+  } finally {
+    await service.stop();
+  }
+}
+
 type Post = ReturnType<typeof keptAlivePoster>;
 
 /** Writes a call (start and end in one upsert_batch), then reads it back every POLL_MS until it shows ended: ms from the acknowledgement. */
@@ -241,6 +285,7 @@ async function main() {
   try {
     if (SECTIONS.includes("throughput")) await throughputSection(env);
     if (SECTIONS.includes("latency")) await latencySection(env);
+    if (SECTIONS.includes("latency-rl")) await latencyUnderRlSection(env);
     if (SECTIONS.includes("readable")) await readableSection(env);
     if (SECTIONS.includes("readable-otlp")) await readableUnderOtlpSection(env);
   } finally {

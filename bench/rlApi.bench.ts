@@ -16,7 +16,6 @@
 import OpenAI from "openai";
 import type { ChatCompletion } from "openai/resources/chat/completions";
 import { oneDigitReward, bareDigitReward, type DigitQuestion } from "../services/lm/corpus.js";
-import { baseModels } from "../services/lm/index.js";
 import {
   heldOutQuestions, heldOutSeed, PROOF_DEFAULTS, PROOF_SAMPLING, proofPrompt, proofSplit, roundQuestions, trainingSampleSeed,
   type HeldOutScore, type ProofSettings,
@@ -24,6 +23,7 @@ import {
 import { Random } from "../services/lm/random.js";
 import { ensureDatabase } from "../services/store/migrations.js";
 import { BENCH_KEY, spawnService, startBenchClickHouse } from "./support.js";
+import { BENCH_ENTITY, createModel, jobEnded, trainingApi, type TrainingApi } from "./trainingApi.js";
 
 const SETTINGS: ProofSettings = {
   ...PROOF_DEFAULTS,
@@ -31,49 +31,8 @@ const SETTINGS: ProofSettings = {
   rounds: Number(process.env.BENCH_RL_ROUNDS ?? PROOF_DEFAULTS.rounds),
 };
 const DATABASE = "bench_rlapi";
-const ENTITY = "bench";
 const PROJECT = "rlapi";
 const MODEL_NAME = "digits";
-/** Longest wait for one job's end: an RL step under a heavy load took ~12 s, and jobs queue behind nothing here. */
-const JOB_TIMEOUT_MS = 15 * 60_000;
-
-/** The training API as ART's backend calls it: Bearer auth, JSON bodies, 200 or an error. */
-function trainingApi(baseUrl: string) {
-  return async <T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${BENCH_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 500)}`);
-    return JSON.parse(text) as T;
-  };
-}
-type TrainingApi = ReturnType<typeof trainingApi>;
-
-interface TrainingEvent {
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-}
-
-/** Pages through a job's events with `after` = the last id seen, every 200 ms, until it ends. */
-async function eventsUntilEnd(api: TrainingApi, jobId: string): Promise<TrainingEvent[]> {
-  const seen: TrainingEvent[] = [];
-  const deadline = Date.now() + JOB_TIMEOUT_MS;
-  for (;;) {
-    const after = seen.length > 0 ? `?after=${seen[seen.length - 1]!.id}` : "";
-    const page = await api<{ data: TrainingEvent[]; has_more: boolean }>("GET", `/v1/preview/training-jobs/${jobId}/events${after}`);
-    seen.push(...page.data);
-    const end = seen.find((e) => e.type === "training_ended" || e.type === "training_failed");
-    if (end?.type === "training_failed") throw new Error(`job ${jobId} failed: ${JSON.stringify(end.data)}`);
-    if (end) return seen;
-    if (page.has_more) continue;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} did not end in time`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** One sampled answer to a proof question, with its logprobs, as an OpenAI client asks for it. */
 async function sample(openai: OpenAI, model: string, q: DigitQuestion, seed: number): Promise<ChatCompletion> {
@@ -148,7 +107,7 @@ async function rlRound(openai: OpenAI, api: TrainingApi, modelId: string, model:
   const sampled = Date.now();
   const config = { learning_rate: SETTINGS.learningRate, epsilon: null, epsilon_high: null, advantage_balance: null, normalize_advantages: null, loss_fn: null, precalculate_logprobs: null };
   const { id } = await api<{ id: string }>("POST", "/v1/preview/training-jobs", { model_id: modelId, trajectory_groups: groups, experimental_config: config });
-  await eventsUntilEnd(api, id);
+  await jobEnded(api, id, 200);
   const latest = await api<{ data: { step: number }[] }>("GET", `/v1/preview/models/${modelId}/checkpoints?limit=1&order=desc`);
   return {
     reward: rewards.reduce((a, b) => a + b, 0) / rewards.length,
@@ -169,8 +128,8 @@ async function main(): Promise<void> {
   try {
     const api = trainingApi(service.url);
     const openai = new OpenAI({ apiKey: BENCH_KEY, baseURL: `${service.url}/v1`, maxRetries: 0, timeout: 10 * 60_000 });
-    const created = await api<{ id: string }>("POST", "/v1/preview/models", { entity: ENTITY, project: PROJECT, name: MODEL_NAME, base_model: baseModels()[0]!.id });
-    const model = `wandb-artifact:///${ENTITY}/${PROJECT}/${MODEL_NAME}`;
+    const modelId = await createModel(api, PROJECT, MODEL_NAME);
+    const model = `wandb-artifact:///${BENCH_ENTITY}/${PROJECT}/${MODEL_NAME}`;
     console.log(`RL held-out proof through the HTTP API (format reward; seed ${SETTINGS.seed}; ${SETTINGS.rounds} rounds of ${SETTINGS.promptsPerRound} prompts × ${SETTINGS.samples} samples, ` +
       `learning rate ${SETTINGS.learningRate}; held-out: ${heldOutQuestions(SETTINGS).length} prompts × ${SETTINGS.evalSamples} seeded samples at temperature 1; model ${model})`);
     const before = await heldOutScore(openai, model);
@@ -178,7 +137,7 @@ async function main(): Promise<void> {
     const random = new Random(SETTINGS.seed);
     const rounds: RoundFigures[] = [];
     for (let round = 1; round <= SETTINGS.rounds; round++) {
-      const r = await rlRound(openai, api, created.id, model, random);
+      const r = await rlRound(openai, api, modelId, model, random);
       rounds.push(r);
       console.log(`  round ${round}: sampled from ${r.sampledFrom}, train-prompt reward ${fmt(r.reward)}, new checkpoint step ${r.step} ` +
         `(sampling ${r.samplingSeconds.toFixed(1)} s, job ${r.trainingSeconds.toFixed(1)} s)`);
