@@ -12,6 +12,7 @@
  * Bodies are pre-encoded with protobufjs from the vendored proto (`proto/`), every request
  * with its own trace and span ids. Sizes: BENCH_OTLP_REQUESTS (default 400 requests).
  * BENCH_SECTIONS=decode,e2e (the default): `decode` alone skips the end-to-end run.
+ * CLICKHOUSE_LOG_QUERIES=1: also ClickHouse's CPU per span by query, and its merges.
  */
 import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
@@ -19,7 +20,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, postRetrying, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, postRetrying, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 400);
@@ -121,6 +122,7 @@ async function main() {
     const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
     const result = await sendAll(service, childPids("clickhouse")[0] ?? null, gzBodies);
     await service.stop();
+    printClickHouseWork(ch, database, result.total, "span");
     const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, { table: "calls_copy_otlp", create: ["CREATE TABLE calls_copy_otlp AS calls"] });
     const queryableRate = result.total / result.queryableSeconds;
     printTable(`OTLP ingest end to end: ${REQUESTS} protobuf exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters (embedded queue, PROCESSES=${BENCH_PROCESSES})`, [{

@@ -3,7 +3,7 @@ import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
+import { freePort, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
 
 /** Shared pieces of the benchmarks: a service process, timing statistics, printing. */
 export const BENCH_KEY = "bench-key-0123456789abcdef";
@@ -231,6 +231,32 @@ export function clickhouseClientInsertRate(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * With CLICKHOUSE_LOG_QUERIES=1 (the private server keeps its query and part logs): what
+ * ClickHouse did for the work so far in `database`, per unit. Its CPU per kind of query (the
+ * query_id's prefix names the code path; an insert's materialized views are in it), and its
+ * merges per table: rows rewritten per unit and their wall time (part_log has no CPU; a merge
+ * of `calls` costs about what an insert of as many rows does). Every query of the server
+ * counts (18.16's query_log names no database): run it before the clickhouse-client reference.
+ */
+export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, database: string, units: number, unit: string): void {
+  if (!LOG_QUERIES) return;
+  const client = (sql: string) => spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "-q", sql], { encoding: "utf8" }).stdout;
+  client("SYSTEM FLUSH LOGS");
+  const rows = (sql: string) => client(`${sql} FORMAT TSV`).trim().split("\n").filter(Boolean).map((line) => line.split("\t"));
+  const cpu = "ProfileEvents.Values[indexOf(ProfileEvents.Names, 'OSCPUVirtualTimeMicroseconds')]";
+  const queries = rows(`SELECT replaceRegexpOne(query_id, '-[0-9a-f]{8}-[0-9a-f-]+$', '') AS kind, count(), sum(${cpu}), sum(written_rows), sum(read_rows)
+    FROM system.query_log WHERE type = 2 GROUP BY kind ORDER BY sum(${cpu}) DESC LIMIT 12`);
+  printTable(`ClickHouse: CPU per ${unit} by query (query_log, the biggest 12)`, queries.map(([kind, count, micros, written, read]) => ({
+    query: kind ?? "", queries: Number(count), [`CPU µs per ${unit}`]: Number(micros) / units, [`rows written per ${unit}`]: Number(written) / units, [`rows read per ${unit}`]: Number(read) / units,
+  })));
+  const merges = rows(`SELECT table, count(), sum(rows), sum(duration_ms) FROM system.part_log
+    WHERE event_type = 'MERGE_PARTS' AND database = '${database}' GROUP BY table ORDER BY sum(rows) DESC`);
+  printTable(`ClickHouse: background merges (part_log)`, merges.map(([table, count, merged, ms]) => ({
+    table: table ?? "", merges: Number(count), [`rows merged per ${unit}`]: Number(merged) / units, "wall s": Number(ms) / 1000,
+  })));
 }
 
 /** CPU seconds used so far by a process (user + system), from /proc. */

@@ -14,6 +14,8 @@
  * - `CREATE MATERIALIZED VIEW v TO t AS SELECT ... FROM s` is made on every node over the
  *   local tables (`TO db.t_local`, `FROM db.s_local`): an insert forwarded to a shard feeds
  *   the view on the replica that takes it, and the view's table replicates its rows.
+ * - `DROP TABLE IF EXISTS v` of a view (made again under another name) is dropped `ON CLUSTER`
+ *   from every node; a table's drop has no cluster form (it is two tables there).
  * - `INSERT ... SELECT` (backfills) runs once, through the Distributed tables.
  * - A column added to an existing table (`addColumns`) is added to its local table `ON
  *   CLUSTER` (a replicated ALTER, run once per shard). The Distributed table over it cannot
@@ -31,6 +33,7 @@ export interface ClusterLayout {
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const CREATE_TABLE = /^\s*CREATE TABLE IF NOT EXISTS ([A-Za-z_][A-Za-z0-9_]*)\s*\(/;
 const CREATE_VIEW = /^\s*CREATE MATERIALIZED VIEW IF NOT EXISTS ([A-Za-z_][A-Za-z0-9_]*) TO ([A-Za-z_][A-Za-z0-9_]*) AS\b([\s\S]*)$/;
+const DROP_VIEW = /^\s*DROP TABLE IF EXISTS ([A-Za-z_][A-Za-z0-9_]*)\s*$/;
 const ENGINE = /^\s*ENGINE\s*=\s*([A-Za-z]*MergeTree)\b/;
 const FIRST_SORT_COLUMN = /\bORDER BY\s*\(?\s*([A-Za-z_][A-Za-z0-9_]*)/;
 
@@ -105,6 +108,11 @@ function clusterView(view: string, target: string, select: string, layout: Clust
   return `CREATE MATERIALIZED VIEW IF NOT EXISTS ${database}.${view} ON CLUSTER ${cluster} TO ${database}.${localTableName(target)} AS${localSelect}`;
 }
 
+function clusterDropView(view: string, layout: ClusterLayout, tables: ClusterTables): string {
+  if (tables.has(view)) throw new Error(`no cluster form for dropping the table ${view}: only a view is dropped so`);
+  return `DROP TABLE IF EXISTS ${layout.database}.${view} ON CLUSTER ${layout.cluster}`;
+}
+
 /**
  * The cluster form of one single-node statement. `tables` holds the tables created so far
  * (this adds the ones `statement` creates), so that views and added columns can name their local tables.
@@ -114,6 +122,8 @@ export function clusterStatements(statement: string, layout: ClusterLayout, tabl
   if (table) return clusterTable(statement, table[1]!, layout, tables);
   const view = CREATE_VIEW.exec(statement);
   if (view) return [clusterView(view[1]!, view[2]!, view[3]!, layout, tables)];
+  const dropped = DROP_VIEW.exec(statement);
+  if (dropped) return [clusterDropView(dropped[1]!, layout, tables)];
   if (/^\s*INSERT INTO\b/.test(statement)) return [statement];
   throw new Error(`no cluster form for the statement: ${statement.trim().slice(0, 80)}`);
 }

@@ -42,7 +42,7 @@ export async function freePort(): Promise<number> {
  * CLICKHOUSE_LOG_QUERIES=1 (diagnosis): the local server keeps `system.query_log` and
  * `system.part_log`, to see what each query and each insert's parts and merges cost.
  */
-const LOG_QUERIES = process.env.CLICKHOUSE_LOG_QUERIES === "1";
+export const LOG_QUERIES = process.env.CLICKHOUSE_LOG_QUERIES === "1";
 const QUERY_AND_PART_LOGS = ["query_log", "part_log"]
   .map((table) => `<${table}><database>system</database><table>${table}</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></${table}>`)
   .join("");

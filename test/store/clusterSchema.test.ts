@@ -84,12 +84,17 @@ describe("schema migrations, cluster form (CLICKHOUSE_CLUSTER; the text here, ru
       expect(v).toMatch(/^CREATE MATERIALIZED VIEW IF NOT EXISTS tracehouse\.\w+ ON CLUSTER tracehouse_cluster TO tracehouse\.\w+_local AS/);
       for (const [, source] of v.matchAll(/\bFROM\s+([\w.]+)/g)) expect(source).toMatch(/^tracehouse\.\w+_local$/);
     }
+    const drops = statements.filter((s) => /^\s*DROP\b/.test(s));
+    expect(drops).toContain("DROP TABLE IF EXISTS tracehouse.call_ref_bounds_writer ON CLUSTER tracehouse_cluster");
+    for (const d of drops) expect(d).toMatch(/^DROP TABLE IF EXISTS tracehouse\.\w+ ON CLUSTER tracehouse_cluster$/);
     const inserts = statements.filter((s) => /^\s*INSERT\b/.test(s));
     expect(inserts).toEqual(allStatements(MIGRATIONS).filter((s) => /^\s*INSERT\b/.test(s)));
   });
 
   it("refuses a statement it has no cluster form for, and bad names", () => {
     expect(() => clusterStatements("ALTER TABLE calls ADD COLUMN x UInt8", layout, new Map())).toThrow(/no cluster form/);
+    const calls = new Map([["calls", { table: "calls", create: "" }]]);
+    expect(() => clusterStatements("DROP TABLE IF EXISTS calls", layout, calls)).toThrow(/only a view/);
     expect(() => clusterMigrations([{ version: 1, statements: ["SELECT 1"] }], { cluster: "a; DROP", database: "x" })).toThrow(/invalid ClickHouse identifier/);
   });
 

@@ -33,20 +33,28 @@ const refPart = (ref: string, i: number): string => `splitByChar('/', ${ref})[${
 const refTarget = (ref: string): string =>
   `concat(if(${refPart(ref, 6)} = 'op', 'object', ${refPart(ref, 6)}), '/', decodeURLComponent(${refPart(ref, 7)}))`;
 
-/** Whether a string is a ref to an object, op or table of the project `project` (an SQL expression). */
+/** Whether a ref (a string known to start with the scheme) names an object, op or table of the project `project` (an SQL expression). */
 const isProjectRef = (ref: string, project: string): string =>
-  `${ref} LIKE ${SCHEME_LIKE} AND ${refPart(ref, 6)} IN ('object', 'op', 'table') AND concat(${refPart(ref, 4)}, '/', ${refPart(ref, 5)}) = ${project}`;
+  `${refPart(ref, 6)} IN ('object', 'op', 'table') AND concat(${refPart(ref, 4)}, '/', ${refPart(ref, 5)}) = ${project}`;
+
+/**
+ * The targets of the project's refs among `strings` (an array). The strings that are refs at
+ * all are kept first, so that only those are split: `AND` in a lambda evaluates every operand
+ * for every element (ClickHouse before 21.9), and most strings (leaves) are no ref.
+ */
+const refTargets = (strings: string, project: string): string =>
+  `arrayMap(r -> ${refTarget("r")}, arrayFilter(r -> ${isProjectRef("r", project)}, arrayFilter(r -> r LIKE ${SCHEME_LIKE}, ${strings})))`;
 
 /** The targets among flattened leaves (parallel arrays of values and paths): refs of the project, and file digests. */
 export const leafTargets = (values: string, paths: string, project: string): string =>
   `arrayConcat(
-      arrayMap(r -> ${refTarget("r")}, arrayFilter(r -> ${isProjectRef("r", project)}, ${values})),
+      ${refTargets(values, project)},
       arrayMap(v -> concat('file/', v), arrayFilter((v, p) -> p LIKE ${FILES_PATH_LIKE}, ${values}, ${paths})))`;
 
 /** The targets an object's JSON text references: its refs of the project, and the digests of its `files` maps. */
 export const objectTargets = (val: string, project: string): string =>
   `arrayConcat(
-      arrayMap(r -> ${refTarget("r")}, arrayFilter(r -> ${isProjectRef("r", project)}, extractAll(${val}, 'weave:///[^"]*'))),
+      ${refTargets(`extractAll(${val}, 'weave:///[^"]*')`, project)},
       arrayMap(d -> concat('file/', d), arrayReduce('groupArrayArray', arrayMap(b -> extractAll(b, ':\\\\s*"([^"]*)"'), extractAll(${val}, '"files":\\\\s*\\\\{[^{}]*\\\\}')))))`;
 
 /** The target key of a row of `objects`, `tables` and `files`. */
@@ -66,12 +74,15 @@ const CALL_JSON_TEXT = "concat(attributes, inputs, ifNull(output, ''), ifNull(su
 /**
  * What the materialized view writes to `call_ref_bounds` from rows of `calls` (also the
  * backfill's SELECT): the targets of its leaves and `op_name`, and, only when the leaves may
- * miss some, those its JSON text names (the cheap path stays the common one).
+ * miss some, those its JSON text names (the cheap path stays the common one). The condition
+ * picks the text searched, not the result: `if` evaluates both of its branches for every row
+ * (ClickHouse before 21.9), so the regular expressions run on an empty text for most rows.
  */
 export const CALL_REF_BOUNDS_SELECT = `SELECT project_id, target, started_at FROM calls
     ARRAY JOIN arrayConcat(
-      ${leafTargets("arrayPushFront(json_values, op_name)", "arrayPushFront(json_paths, 'op_name')", "project_id")},
-      if(${LEAVES_MAY_MISS_REFS}, ${objectTargets(CALL_JSON_TEXT, "project_id")}, emptyArrayString())) AS target`;
+      ${refTargets("[op_name]", "project_id")},
+      ${leafTargets("json_values", "json_paths", "project_id")},
+      ${objectTargets(`if(${LEAVES_MAY_MISS_REFS}, ${CALL_JSON_TEXT}, '')`, "project_id")}) AS target`;
 
 /**
  * A project's expired targets at `cutoff` (µs), found in the project's call refs and objects.

@@ -66,3 +66,18 @@ export const CALL_REF_BOUNDS_MIGRATION: Migration = {
     `INSERT INTO call_ref_bounds (project_id, target, started_at) ${CALL_REF_BOUNDS_SELECT}`,
   ],
 };
+
+/**
+ * The view filling `call_ref_bounds` made again with the cheaper SELECT of the same targets
+ * (expiredRefs.ts): the new one first, then the old one dropped, so that no insert into
+ * `calls` between the two is missed (one seen by both writes the same rows twice, which the
+ * table's reads and merges take as one).
+ */
+export const CALL_REF_BOUNDS_VIEW_MIGRATION: Migration = {
+  version: 47,
+  name: "call_ref_bounds_from_calls",
+  statements: [
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS call_ref_bounds_from_calls TO call_ref_bounds AS ${CALL_REF_BOUNDS_SELECT}`,
+    "DROP TABLE IF EXISTS call_ref_bounds_writer",
+  ],
+};
