@@ -1,3 +1,5 @@
+import { readlinkSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
 import { parentPort, Worker, type ResourceLimits, type Transferable } from "node:worker_threads";
 import type { Logger } from "pino";
 import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "./metrics.js";
@@ -28,6 +30,22 @@ type MetricsAsk = { readonly type: "metrics"; readonly id: number };
 type MetricsAnswer = { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Lowers the scheduling priority of the calling thread alone by `by` nice levels (Linux: setpriority on its own
+ * thread id, read from /proc/thread-self), so that when the cores are contended the threads
+ * that answer requests and store writes run first. Elsewhere, or when refused, nothing changes.
+ */
+export function lowerThreadPriority(by: number): boolean {
+  try {
+    const tid = Number(/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))?.[1]);
+    if (!Number.isInteger(tid)) return false;
+    setPriority(tid, Math.min(19, getPriority(tid) + by));
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A module beside `base` (an `import.meta.url`), with base's extension: TypeScript through tsx, or the compiled JavaScript. */
 export function moduleBeside(base: string, name: string): URL {

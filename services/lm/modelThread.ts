@@ -1,5 +1,5 @@
 import { workerData } from "node:worker_threads";
-import { serveThread } from "../threads.js";
+import { lowerThreadPriority, serveThread } from "../threads.js";
 import { ModelCache } from "./modelCache.js";
 import { wholeBytes, type FromModelThread, type ModelThreadData, type ToModelThread, type WorkAnswer, type WorkAsk, type WorkEvent } from "./modelThreads.js";
 import type { TrainingProgress, TrainingResult } from "./types.js";
@@ -10,6 +10,12 @@ import type { TrainingProgress, TrainingResult } from "./types.js";
  * the library yields (between tokens, between steps). tfjs is loaded at the first work.
  */
 const { cacheBytes } = workerData as ModelThreadData;
+/**
+ * Training and sampling yield the cores to the threads that answer requests and store writes
+ * (a training step holds a core for seconds); on an idle machine they run as fast as before.
+ */
+const MODEL_THREAD_NICENESS = 5;
+lowerThreadPriority(MODEL_THREAD_NICENESS);
 const library = () => import("./index.js");
 let models: Promise<ModelCache> | null = null;
 const modelCache = () => (models ??= library().then(({ loadModel }) => new ModelCache(cacheBytes, loadModel)));

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { getPriority } from "node:os";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { RetryableError } from "../../services/errors.js";
@@ -45,6 +47,25 @@ describe("completions in a model thread", () => {
 
   it("refuse weights that are no model with the library's InvalidWeightsError", async () => {
     await expect(threads.complete({ key: "broken", weights: new Uint8Array([1, 2, 3]) }, SAY_IT, SAMPLING)).rejects.toBeInstanceOf(InvalidWeightsError);
+  });
+});
+
+/** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
+function threadNiceness(): number[] {
+  return readdirSync("/proc/self/task").map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  });
+}
+
+describe.runIf(process.platform === "linux")("a model thread's priority", () => {
+  it("is lowered for that thread alone: the thread that answers requests keeps its own", async () => {
+    await threads.complete(tiny, SAY_IT, SAMPLING);
+    const own = getPriority();
+    const niceness = threadNiceness();
+    expect(niceness.filter((n) => n === own + 5).length).toBeGreaterThanOrEqual(1);
+    expect(niceness.filter((n) => n === own).length).toBeGreaterThanOrEqual(1);
+    expect(getPriority()).toBe(own);
   });
 });
 
