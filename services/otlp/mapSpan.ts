@@ -26,11 +26,11 @@
  * events, so that no span is serialized twice (here and by the worker).
  */
 import type { CallCompleteEvent } from "../queue/events.js";
-import type { OtlpAttributes, OtlpResourceGroup, OtlpScopeGroup, OtlpSpan, OtlpSpanBatch } from "./batch.js";
+import type { OtlpAttributes, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
 import { callInputs, callOutput, callUsage, displayName, hasKeys, inheritedInputs, inputForChildren, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
 import { nestDottedKeys } from "./nest.js";
-import { otelDump, rebuildable } from "./otelDump.js";
+import { groupDump, otelDump, rebuildable, type GroupDump } from "./otelDump.js";
 import type { JsonObject, JsonValue } from "../json.js";
 
 export interface MapSpansContext {
@@ -64,17 +64,16 @@ export const SPAN_ID_LENGTH = 16;
 export const FIRST_INEXACT_NANOS = (BigInt(Number.MAX_SAFE_INTEGER) + 1n) * 1000n;
 const REASON_TEXT_LIMIT = 64;
 
-interface SpanSource {
-  readonly resource: OtlpResourceGroup;
-  readonly resourceNested: JsonObject;
-  /** The resource's attributes can be left out of otel_dump (otelDump.ts). */
-  readonly resourceInCall: boolean;
-  readonly group: OtlpScopeGroup;
-  readonly span: OtlpSpan;
-}
-
-interface ValidSpan extends SpanSource {
-  readonly attrs: SpanAttributes;
+/**
+ * What the calls of a scope group's spans share, made once per group: the same objects in
+ * every call of the group (no call's attributes or dump is changed after mapping).
+ */
+interface GroupParts {
+  /** The resource's attributes, dotted keys nested (`attributes.otel.resource`). */
+  readonly resource: JsonObject;
+  /** `attributes.otel.scope`. */
+  readonly scope: JsonObject;
+  readonly dump: GroupDump;
 }
 
 class Rejections implements SpanRejections {
@@ -115,10 +114,15 @@ export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpan
     const resourceNested = nestDottedKeys(resource.attributes);
     const resourceInCall = rebuildable(resource.attributes);
     for (const group of resource.scopes) {
+      const shared: GroupParts = {
+        resource: resourceNested,
+        scope: { name: group.scope.name, version: group.scope.version },
+        dump: groupDump(resource, group, resourceInCall),
+      };
       for (const span of group.spans) {
         const reason = rejection(span, ctx.maxSpanBytes);
         if (reason !== null) rejections.add(span, reason);
-        else events.push(completeEvent(validSpan({ resource, resourceNested, resourceInCall, group, span }), ctx, handedDown));
+        else events.push(completeEvent(shared, span, ctx, handedDown));
       }
     }
   }
@@ -145,10 +149,6 @@ function rejection(span: OtlpSpan, maxSpanBytes: number): string | null {
   if (invalid) return invalid;
   const size = spanBytes(span);
   return size > maxSpanBytes ? `${size} bytes, over the limit of ${maxSpanBytes}` : null;
-}
-
-function validSpan(source: SpanSource): ValidSpan {
-  return { ...source, attrs: { flat: source.span.attributes, nested: nestDottedKeys(source.span.attributes) } };
 }
 
 /** Bytes counted for a number, boolean or null, and for each id, time and enum of a span. */
@@ -218,8 +218,8 @@ function micros(nanos: bigint): bigint {
   return nanos / 1000n;
 }
 
-function completeEvent(source: ValidSpan, ctx: MapSpansContext, handedDown: Map<string, JsonValue> | null): CallCompleteEvent {
-  const { span, group, attrs } = source;
+function completeEvent(shared: GroupParts, span: OtlpSpan, ctx: MapSpansContext, handedDown: Map<string, JsonValue> | null): CallCompleteEvent {
+  const attrs: SpanAttributes = { flat: span.attributes, nested: nestDottedKeys(span.attributes) };
   const parent = parentId(span);
   let inputs = callInputs(attrs);
   if (handedDown !== null && parent !== null && !hasKeys(inputs)) inputs = inheritedInputs(attrs, handedDown.get(parent)) ?? inputs;
@@ -237,9 +237,9 @@ function completeEvent(source: ValidSpan, ctx: MapSpansContext, handedDown: Map<
     op_name: span.name,
     display_name: displayName(attrs),
     started_at: Number(micros(span.startTimeUnixNano)),
-    attributes: callAttributes(source),
+    attributes: callAttributes(shared, attrs),
     inputs,
-    otel_dump: otelDump(source.resource, group, span, parent, source.resourceInCall),
+    otel_dump: otelDump(shared.dump, span, parent),
     wb_user_id: ctx.wb_user_id,
     wb_run_id: runId(attrs),
     wb_run_step: runStep(attrs),
@@ -252,13 +252,9 @@ function completeEvent(source: ValidSpan, ctx: MapSpansContext, handedDown: Map<
 }
 
 /** The mapped families, then `otel` (written into the families' object: no copy). */
-function callAttributes(source: ValidSpan): JsonObject {
-  const attributes = mappedFamilies(source.attrs);
-  attributes["otel"] = {
-    attributes: source.attrs.nested,
-    resource: source.resourceNested,
-    scope: { name: source.group.scope.name, version: source.group.scope.version },
-  };
+function callAttributes(shared: GroupParts, attrs: SpanAttributes): JsonObject {
+  const attributes = mappedFamilies(attrs);
+  attributes["otel"] = { attributes: attrs.nested, resource: shared.resource, scope: shared.scope };
   return attributes;
 }
 

@@ -41,16 +41,25 @@ export interface SpanInCall {
   readonly attributes: JsonObject;
 }
 
+/** What the dumps of a scope group's spans share: made once per group (`groupDump`), the same objects in every dump. */
+export interface GroupDump {
+  readonly resource: JsonObject;
+  readonly scope: JsonObject | null;
+}
+
+/** The resource and scope of a group's dumps; `resourceInCall`: the resource's attributes are `rebuildable`. */
+export function groupDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, resourceInCall: boolean): GroupDump {
+  return { resource: resourceDump(resource, resourceInCall), scope: scopeDump(group) };
+}
+
 /**
  * The dump of a span, built without its defaults (DUMP_DEFAULTS) and without what the call
- * holds. `parentInCall`: the call's `parent_id`; `resourceInCall`: the resource's attributes
- * are `rebuildable` (the caller checks once per resource); `attributesInCall`: so are the
- * span's (computed here when not given).
+ * holds. `shared`: its group's `groupDump`; `parentInCall`: the call's `parent_id`;
+ * `attributesInCall`: the span's attributes are `rebuildable` (computed here when not given).
  */
-export function otelDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, span: OtlpSpan, parentInCall: string | null, resourceInCall = false, attributesInCall = rebuildable(span.attributes)): JsonObject {
-  const dump: JsonObject = { resource: resourceDump(resource, resourceInCall) };
-  const scope = scopeDump(group);
-  if (scope !== null) dump["scope"] = scope;
+export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string | null, attributesInCall = rebuildable(span.attributes)): JsonObject {
+  const dump: JsonObject = { resource: shared.resource };
+  if (shared.scope !== null) dump["scope"] = shared.scope;
   if (span.parentSpanId !== "" && span.parentSpanId !== parentInCall) dump["parent_span_id"] = span.parentSpanId;
   if (span.traceState !== "") dump["trace_state"] = span.traceState;
   if (span.flags !== 0) dump["flags"] = span.flags;

@@ -51,32 +51,41 @@ export interface FlattenedJson {
   json_long_hashes: string[];
 }
 
+/** The leaf columns of a call but `json_paths`, which the row writer takes as RowBinary (`FlattenedRow`). */
+export type LeafColumns = Omit<FlattenedJson, "json_paths">;
+
 /**
  * The leaf columns of a call, and its `json_paths` column as RowBinary (an Array(String)) for
  * the row writer: a buffer shared by every call with the same paths, never to be written into.
  */
 export interface FlattenedRow {
-  readonly columns: FlattenedJson;
+  readonly columns: LeafColumns;
   readonly pathsRowBinary: Buffer;
 }
 
-/** While a call is walked: its columns, and the sequence of its paths so far. */
+/** While a call is walked: its columns, and the sequence of its paths so far (its length: the leaves so far). */
 interface Walk {
-  readonly columns: FlattenedJson;
+  readonly columns: LeafColumns;
   sequence: PathSequence;
 }
 
 export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
-  return flattenCallRow(parts).columns;
+  const row = walked(parts);
+  return { json_paths: row.sequence.texts(), ...row.columns };
 }
 
 export function flattenCallRow(parts: CallJsonParts): FlattenedRow {
-  const row: Walk = { columns: { json_paths: [], json_values: [], json_long_paths: [], json_long_hashes: [] }, sequence: NO_PATHS };
+  const row = walked(parts);
+  return { columns: row.columns, pathsRowBinary: row.sequence.rowBinary() };
+}
+
+function walked(parts: CallJsonParts): Walk {
+  const row: Walk = { columns: { json_values: [], json_long_paths: [], json_long_hashes: [] }, sequence: NO_PATHS };
   for (const part of PART_ORDER) {
-    if (row.columns.json_paths.length >= MAX_LEAVES) break;
+    if (row.sequence.length >= MAX_LEAVES) break;
     walk(parts[part], PART_PATHS[part], 0, row);
   }
-  return { columns: row.columns, pathsRowBinary: row.sequence.rowBinary() };
+  return row;
 }
 
 export const MAX_KEPT_PATHS = 20_000;
@@ -142,12 +151,17 @@ class PathSequence {
     return made;
   }
 
+  /** The paths, in order. */
+  texts(): string[] {
+    const texts = new Array<string>(this.length);
+    for (let at: PathSequence = this; at.path !== null; at = at.previous!) texts[at.length - 1] = at.path.text;
+    return texts;
+  }
+
   /** The sequence as a RowBinary Array(String). */
   rowBinary(): Buffer {
     if (this.encoded) return this.encoded;
-    const texts = new Array<string>(this.length);
-    for (let at: PathSequence = this; at.path !== null; at = at.previous!) texts[at.length - 1] = at.path.text;
-    const encoded = Buffer.from(new RowBinaryWriter(64 + 64 * this.length).strings(texts).bytes());
+    const encoded = Buffer.from(new RowBinaryWriter(64 + 64 * this.length).strings(this.texts()).bytes());
     if (this.kept && keptSequenceBytes + encoded.length <= MAX_KEPT_SEQUENCE_BYTES) {
       keptSequenceBytes += encoded.length;
       this.encoded = encoded;
@@ -184,23 +198,20 @@ export function cutLeaf(text: string): string {
 
 function emit(row: Walk, leafPath: LeafPath, value: string): void {
   const columns = row.columns;
-  const path = leafPath.text;
-  columns.json_paths.push(path);
   row.sequence = row.sequence.then(leafPath);
   if (fitsLeaf(value)) {
     columns.json_values.push(value);
     return;
   }
   columns.json_values.push(cutLeaf(value));
-  columns.json_long_paths.push(path);
+  columns.json_long_paths.push(leafPath.text);
   columns.json_long_hashes.push(leafHash(value));
 }
 
 const skipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol";
 
 function walk(raw: unknown, path: LeafPath, depth: number, row: Walk): void {
-  const leaves = row.columns.json_paths;
-  if (leaves.length >= MAX_LEAVES) return;
+  if (row.sequence.length >= MAX_LEAVES) return;
   const value = withToJson(raw);
   switch (typeof value) {
     case "undefined":
@@ -220,7 +231,7 @@ function walk(raw: unknown, path: LeafPath, depth: number, row: Walk): void {
   if (Array.isArray(value)) {
     if (value.length === 0) return emit(row, path, "[]");
     if (depth >= MAX_JSON_DEPTH) return emit(row, path, jsonText(value));
-    for (let i = 0; i < value.length && leaves.length < MAX_LEAVES; i++) {
+    for (let i = 0; i < value.length && row.sequence.length < MAX_LEAVES; i++) {
       // JSON.stringify writes a skipped array element as null; so do we.
       const element: unknown = value[i];
       walk(skipped(element) ? null : element, path.child(String(i)), depth + 1, row);
@@ -237,7 +248,7 @@ function walk(raw: unknown, path: LeafPath, depth: number, row: Walk): void {
       if (depth >= MAX_JSON_DEPTH) return emit(row, path, jsonText(value));
       empty = false;
     }
-    if (leaves.length >= MAX_LEAVES) return;
+    if (row.sequence.length >= MAX_LEAVES) return;
     walk(child, path.child(key), depth + 1, row);
   }
   if (empty) emit(row, path, "{}");
