@@ -1,12 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "../../services/errors.js";
-import { DurableLogQueue, type DurableLogOptions } from "../../services/queue/durableLog/durableLogQueue.js";
+import type { DurableLogOptions } from "../../services/queue/durableLog/durableLogQueue.js";
 import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
-import { delivering } from "../support/delivery.js";
+import { delivering, temporaryLog } from "../support/delivery.js";
 import { untilRead } from "../support/polling.js";
 
 /**
@@ -26,22 +25,9 @@ const update = (project: string, id: string, name = id): CallUpdateEvent => ({ k
 const bulk = (project: string, name: string) => Array.from({ length: 5 }, (_, i) => update(project, `${name}-${i}`, "x".repeat(BULK_BYTES)));
 const ids = (events: readonly TraceEvent[]) => events.map((e) => (e as CallUpdateEvent).id);
 
-function open(dir: string, options: Partial<DurableLogOptions> = {}) {
-  return DurableLogQueue.open(topic, {
-    dir,
-    maxLogBytes: 1 << 24,
-    maxPendingEvents: 10_000,
-    maxPendingBytes: 1 << 24,
-    maxBatchEvents: 1_000,
-    maxBatchBytes: 1 << 20,
-    maxWaitMs: 1,
-    batchesInFlight: 2,
-    log: pino({ level: "silent" }),
-    // No lag bound: only the size rule, which tells the small writes.
-    lag: { maxLagMs: 0, bulkItems: 4, bulkBytes: BULK_BYTES },
-    ...options,
-  });
-}
+/** No lag bound: only the size rule, which tells the small writes. */
+const open = (dir: string, options: Partial<DurableLogOptions> = {}) =>
+  temporaryLog(topic, { dir, maxBatchEvents: 1_000, maxWaitMs: 1, batchesInFlight: 2, lag: { maxLagMs: 0, bulkItems: 4, bulkBytes: BULK_BYTES }, ...options });
 
 /** Stores every batch at once except those holding a bulk write's events, which wait until `release`. */
 function worker() {
