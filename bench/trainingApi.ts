@@ -88,7 +88,7 @@ export async function benchBaseModel(): Promise<Uint8Array> {
 }
 
 /** The same trajectories as ART sends them (OpenAI choices with their logprobs). */
-export const apiGroups = (sampled: Sampled[][]) =>
+const apiGroups = (sampled: Sampled[][]) =>
   sampled.map((group) => ({
     trajectories: group.map(({ prompt, completion, reward }) => ({
       messages_and_choices: [

@@ -39,7 +39,7 @@ const ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
  * A replica restarted after `kill -9` replicates again only once its old session expired: a
  * test that kills replicas asks for a shorter one.
  */
-export const ZOOKEEPER_SESSION_MS = 30_000;
+const ZOOKEEPER_SESSION_MS = 30_000;
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
 

@@ -99,7 +99,7 @@ async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger
     ...limits,
     dir: processLogDir(dataDir, topic.name, config.PROCESS_INDEX),
     maxLogBytes: config.LOG_MAX_BYTES,
-    ...(lag ? { lag } : {}),
+    lag,
     maxBatchEvents: config.BATCH_MAX_EVENTS,
     maxBatchBytes: config.BATCH_MAX_BYTES,
     maxWaitMs: config.BATCH_MAX_WAIT_MS,

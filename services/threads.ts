@@ -36,14 +36,12 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * thread id, read from /proc/thread-self), so that when the cores are contended the threads
  * that answer requests and store writes run first. Elsewhere, or when refused, nothing changes.
  */
-export function lowerThreadPriority(by: number): boolean {
+export function lowerThreadPriority(by: number): void {
   try {
     const tid = Number(/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))?.[1]);
-    if (!Number.isInteger(tid)) return false;
-    setPriority(tid, Math.min(19, getPriority(tid) + by));
-    return true;
+    if (Number.isInteger(tid)) setPriority(tid, Math.min(19, getPriority(tid) + by));
   } catch {
-    return false;
+    // Not Linux, or refused: the thread keeps its priority.
   }
 }
 

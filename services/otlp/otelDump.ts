@@ -54,10 +54,9 @@ export function groupDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, re
 
 /**
  * The dump of a span, built without its defaults (DUMP_DEFAULTS) and without what the call
- * holds. `shared`: its group's `groupDump`; `parentInCall`: the call's `parent_id`;
- * `attributesInCall`: the span's attributes are `rebuildable` (computed here when not given).
+ * holds. `shared`: its group's `groupDump`; `parentInCall`: the call's `parent_id`.
  */
-export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string | null, attributesInCall = rebuildable(span.attributes)): JsonObject {
+export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string | null): JsonObject {
   const dump: JsonObject = { resource: shared.resource };
   if (shared.scope !== null) dump["scope"] = shared.scope;
   if (span.parentSpanId !== "" && span.parentSpanId !== parentInCall) dump["parent_span_id"] = span.parentSpanId;
@@ -66,7 +65,7 @@ export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string
   dump["kind"] = SPAN_KIND_NAMES[span.kind] ?? span.kind;
   if (span.startTimeUnixNano % 1000n !== 0n) dump["start_time_unix_nano"] = span.startTimeUnixNano.toString();
   if (span.endTimeUnixNano % 1000n !== 0n) dump["end_time_unix_nano"] = span.endTimeUnixNano.toString();
-  dump["attributes"] = attributesInCall ? IN_CALL_ATTRIBUTES : span.attributes;
+  dump["attributes"] = rebuildable(span.attributes) ? IN_CALL_ATTRIBUTES : span.attributes;
   if (span.droppedAttributesCount !== 0) dump["dropped_attributes_count"] = span.droppedAttributesCount;
   if (span.events.length > 0) dump["events"] = span.events.map(eventDump);
   if (span.droppedEventsCount !== 0) dump["dropped_events_count"] = span.droppedEventsCount;

@@ -96,7 +96,7 @@ export type CallEvent = CallPartEvent | CallsDeleteEvent;
 export type TraceEvent = CallEvent | OtlpExportEvent | OtlpLogRecordsEvent;
 
 /** The calls, spans or log records an event brings (an OTLP export: its accepted spans). */
-export function eventItems(event: TraceEvent): number {
+function eventItems(event: TraceEvent): number {
   if (event.kind === "otlp_export") return event.spans;
   if (event.kind === "otlp_log_records") return event.records.length;
   return 1;

@@ -33,8 +33,8 @@ export class WriterThread<T> {
   private readonly thread: SupervisedThread<ToWriter, FromWriter>;
   private pending: { readonly id: number; readonly resolve: () => void; readonly reject: (err: Error) => void } | null = null;
   private nextId = 0;
-  /** Told when the batch held ends (stored or failed). */
-  private settledListeners: (() => void)[] = [];
+  /** Resolves once the batch held last ends (stored or failed). */
+  private lastWrite: Promise<void> = Promise.resolve();
 
   constructor(entry: URL, data: unknown, log: Logger) {
     this.thread = new SupervisedThread<ToWriter, FromWriter>({
@@ -58,17 +58,21 @@ export class WriterThread<T> {
 
   /** Resolves once the batch it holds ends (at once when it holds none). */
   settled(): Promise<void> {
-    if (!this.pending) return Promise.resolve();
-    return new Promise<void>((resolve) => this.settledListeners.push(resolve));
+    return this.lastWrite;
   }
 
   write(messages: readonly T[]): Promise<void> {
     if (!this.thread.running || this.pending) return Promise.reject(new RetryableError("writer thread busy or down"));
     const id = ++this.nextId;
-    return new Promise<void>((resolve, reject) => {
+    const written = new Promise<void>((resolve, reject) => {
       this.pending = { id, resolve, reject };
       this.thread.post({ type: "store", id, messages });
     });
+    this.lastWrite = written.then(
+      () => {},
+      () => {},
+    );
+    return written;
   }
 
   /** The thread's own metrics (also passed on to `/metrics`). */
@@ -93,7 +97,6 @@ export class WriterThread<T> {
     const pending = this.pending;
     this.pending = null;
     if (!pending) return;
-    for (const listener of this.settledListeners.splice(0)) listener();
     if (err) pending.reject(err);
     else pending.resolve();
   }

@@ -159,9 +159,8 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     } catch (err) {
       return Promise.reject(err);
     }
-    const write = { items: this.itemsOf(messages), bytes: size };
-    const bulk = this.lag?.isBulk(write) ?? false;
-    const interactive = this.lag !== null && !this.lag.isBulkSize(write);
+    const bulk = this.lag?.isBulk({ items: this.itemsOf(messages), bytes: size }) ?? false;
+    const interactive = this.lag !== null && !bulk;
     const scopes = this.scopesOf(messages);
     return new Promise<void>((resolve, reject) => {
       const w: Waiting<T> = { events: messages.length, interactive, scopes, messages: this.followerKeepsMessages ? messages : null, payload, weightBytes, resolve, reject };
@@ -225,7 +224,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
       {
         read: (from, upTo, maxBytes) => this.log.read(from, upTo, maxBytes),
         commit: (position) => this.commitStored(position),
-        storedAhead: (ends) => this.storedWaits.storedAhead(ends),
+        storedAhead: this.storedAhead,
       },
       { ...this.consumerSettings, dir: this.options.dir, log: this.options.log },
       { committed: this.log.committed, end: this.durableEnd },
@@ -241,11 +240,14 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
   startThread(entry: URL, data: unknown): void {
     if (this.follower) throw new Error("already started");
     const place = () => ({ dir: this.options.dir, committed: this.log.committed, end: this.durableEnd, settings: this.consumerSettings });
-    const thread = new LogThread<T>(place, entry, data, { commitStored: (position) => this.commitStored(position), storedAhead: (ends) => this.storedWaits.storedAhead(ends) }, this.options.log);
+    const thread = new LogThread<T>(place, entry, data, { commitStored: (position) => this.commitStored(position), storedAhead: this.storedAhead }, this.options.log);
     this.follower = thread;
     this.followerKeepsMessages = false;
     thread.run();
   }
+
+  /** The consumer stored these records ahead of the committed position (express): reads may see them. */
+  private readonly storedAhead = (ends: readonly number[]): void => this.storedWaits.storedAhead(ends);
 
   private get consumerSettings() {
     return {

@@ -46,9 +46,9 @@ interface AppendMark {
  * The lag bound of a durable log: while its worker stores (it stored a batch within
  * STALLED_AFTER_MS of having records) but the oldest record it has not stored yet waited
  * longer than `maxLagMs`, a bulk write waits and is then refused (QueueFullError: 429 with
- * Retry-After; DurableLogQueue holds it) and a small one is admitted. Bulk writers (OTLP
- * exporters, SDK batches) retry; an interactive write is stored within about the bound
- * however much bulk is offered.
+ * Retry-After; heldWrites.ts holds it) and a small one is admitted. Bulk writers (OTLP
+ * exporters, SDK batches) retry; a small write behind a backlog is stored ahead of it
+ * (expressLane.ts), so the bound keeps bulk writes, not small ones, within reach of storage.
  *
  * The lag is the age of the oldest unstored record: observed, not predicted. A prediction
  * (unstored bytes ÷ the worker's rate) feeds on itself: the rate measured while the bound
@@ -105,13 +105,8 @@ export class LagBound {
     return this.limits.holdMs ?? BULK_HOLD_MS;
   }
 
-  /** A bulk write, held while the worker lags (never with no bound). */
+  /** Bulk by its size, bound or no bound (held only while the worker lags past a bound); the others are interactive (the consumer may store them ahead of a backlog). */
   isBulk(write: LogWrite): boolean {
-    return this.limits.maxLagMs > 0 && this.isBulkSize(write);
-  }
-
-  /** Bulk by its size, bound or no bound; the others are interactive (the consumer may store them ahead of a backlog). */
-  isBulkSize(write: LogWrite): boolean {
     return write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes;
   }
 

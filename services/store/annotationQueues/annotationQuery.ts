@@ -1,6 +1,6 @@
 import type { ItemSortField, ItemsFilter } from "../../contract/annotationQueues.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
-import { retainedSince } from "../projects/retention.js";
+import { andRetainedSince, retainedSince } from "../projects/retention.js";
 
 /** SQL of annotation queues, items and progress; every value through the ParamBuilder. */
 
@@ -91,7 +91,7 @@ export interface ItemsQuerySpec {
 
 /** The condition that leaves out the items of calls past the retention (none without one). */
 const retainedItems = (cutoff: number | null | undefined, pb: ParamBuilder): string =>
-  retainedSince("call_started_at", cutoff, pb).map((c) => ` AND ${c}`).join("");
+  andRetainedSince("call_started_at", cutoff, pb);
 
 function itemConditions(spec: ItemsQuerySpec, pb: ParamBuilder, projectParam: string, queueParam: string): string[] {
   const out = [`project_id = ${projectParam}`, `queue_id = ${queueParam}`, ...retainedSince("call_started_at", spec.retainedFrom, pb)];

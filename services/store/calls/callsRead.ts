@@ -2,7 +2,7 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder } from "../sql.js";
 import { ROW_REF_TAIL } from "./expandedFields.js";
 import type { CallRow } from "./callRows.js";
-import { retainedSince, type ProjectRetention } from "../projects/retention.js";
+import { andRetainedSince, type ProjectRetention } from "../projects/retention.js";
 import { callsCountQuery, callsPageQuery, DEFAULT_SORT, type CallsQuerySpec, type TimeWindow } from "./callsQuery.js";
 
 export const WINDOWED_MAX_ROWS = 10_000;
@@ -169,7 +169,7 @@ export class CallsReadRepository {
     if (traceIds.length === 0) return new Map();
     const pb = new ParamBuilder();
     const project = pb.str(projectId);
-    const retained = retainedSince("started_at", await this.retention.cutoff(projectId), pb).map((c) => ` AND ${c}`).join("");
+    const retained = andRetainedSince("started_at", await this.retention.cutoff(projectId), pb);
     const rows = await this.store.rows<{ trace_id: string; size: string }>("calls_trace_sizes", {
       sql: `SELECT trace_id, sum(storage_size_bytes) AS size FROM calls FINAL
             WHERE project_id = ${project} AND trace_id IN ${pb.inStrings(traceIds)}${retained}

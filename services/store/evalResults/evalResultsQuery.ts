@@ -1,5 +1,5 @@
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
-import { retainedSince } from "../projects/retention.js";
+import { andRetainedSince } from "../projects/retention.js";
 
 /**
  * SQL of eval_results. An evaluation's trials are two levels under its root call: the root's
@@ -45,7 +45,7 @@ export function evaluationRootsQuery(projectId: string, ids: readonly string[], 
   const list = pb.inStrings(ids);
   return {
     sql: `SELECT id, trace_id, display_name, started_at, inputs FROM calls FINAL
-WHERE project_id = ${project} AND id IN ${list}${retainedSince("started_at", retainedFrom, pb).map((c) => ` AND ${c}`).join("")}
+WHERE project_id = ${project} AND id IN ${list}${andRetainedSince("started_at", retainedFrom, pb)}
   AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${list})
   AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${project})`,
     params: pb.params,

@@ -3,7 +3,7 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import type { OtlpLogRecord, OtlpLogRecordsEvent } from "../../queue/events.js";
 import type { JsonObject, JsonValue } from "../../json.js";
-import { retainedSince } from "../projects/retention.js";
+import { andRetainedSince } from "../projects/retention.js";
 
 /** One `otel_log_records` row as inserted and read (schema.ts). */
 interface OtelLogRow {
@@ -59,7 +59,7 @@ export function forSpansQuery(projectId: string, spanIds: readonly string[], gen
     sql: `SELECT span_id, record_key, trace_id, time, position, event_name, severity_number, severity_text, body, attributes, scope_name
 FROM otel_log_records FINAL
 WHERE project_id = ${pb.str(projectId)} AND span_id IN ${pb.inStrings(spanIds)}
-  AND (${pb.int(genAiOnly ? 1 : 0)} = 0 OR startsWith(event_name, ${pb.str(GEN_AI_EVENT_PREFIX)}))${retainedSince("time", retainedFrom, pb).map((c) => `\n  AND ${c}`).join("")}
+  AND (${pb.int(genAiOnly ? 1 : 0)} = 0 OR startsWith(event_name, ${pb.str(GEN_AI_EVENT_PREFIX)}))${andRetainedSince("time", retainedFrom, pb)}
 ORDER BY span_id, time, position, record_key
 LIMIT ${pb.count(MAX_RECORDS_PER_SPAN)} BY span_id`,
     params: pb.params,

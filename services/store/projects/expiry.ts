@@ -198,18 +198,17 @@ export class RetentionExpiry {
    * started mutations on, and whether a table holding expired rows waits for another (`after`).
    */
   async deleteExpired(projects: readonly ExpiredProject[], busy: ReadonlySet<string>): Promise<{ started: string[]; waiting: boolean }> {
-    const expiredIn = new Map<string, Set<string>>(EXPIRING_TABLES.map((t) => [t.table, new Set<string>()]));
     const holding = new Map<string, ProjectPart[]>(EXPIRING_TABLES.map((t) => [t.table, []]));
     for (const { projectId, cutoff } of projects) {
       const targets = await this.refs.of(projectId, cutoff);
       for (const t of EXPIRING_TABLES) {
         for (const part of partsOf(t, projectId, cutoff, targets)) {
           if (!(await this.holdsExpired(t, part))) continue;
-          expiredIn.get(t.table)!.add(projectId);
           holding.get(t.table)!.push(part);
         }
       }
     }
+    const expiredIn = new Map([...holding].map(([table, parts]) => [table, new Set(parts.map((p) => p.projectId))]));
     const started: string[] = [];
     let waiting = false;
     for (const t of EXPIRING_TABLES) {

@@ -17,6 +17,10 @@ export function retainedSince(column: string, cutoff: number | null | undefined,
   return cutoff === null || cutoff === undefined ? [] : [`${column} >= ${pb.int(cutoff)}`];
 }
 
+/** `retainedSince` as a clause to append to a WHERE: ` AND <condition>`, or nothing. */
+export const andRetainedSince = (column: string, cutoff: number | null | undefined, pb: ParamBuilder): string =>
+  retainedSince(column, cutoff, pb).map((c) => ` AND ${c}`).join("");
+
 /** The ids of the project's calls that started before the cutoff (placeholders given), from `call_index`. */
 export const expiredCallIds = (project: string, cutoff: string, callIndex = "call_index"): string =>
   `(SELECT id FROM ${callIndex} WHERE project_id = ${project} AND started_at < ${cutoff})`;

@@ -2,7 +2,7 @@ import type { CallsFilter } from "../../contract/calls.js";
 import type { Query } from "../../contract/queryExpr.js";
 import { ClientError } from "../../errors.js";
 import { whereClause } from "../calls/callsQuery.js";
-import { retainedSince, type ProjectRetention } from "../projects/retention.js";
+import { andRetainedSince, type ProjectRetention } from "../projects/retention.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import type { CostsRepository } from "../costs/costsRepository.js";
 import type { PriceBook } from "../costs/pricing.js";
@@ -75,7 +75,7 @@ export class UsageRepository {
     const pb = new ParamBuilder();
     const project = pb.str(req.projectId);
     // A call past the project's retention has no usage (its id answers empty).
-    const retained = retainedSince("started_at", await this.retention.cutoff(req.projectId), pb).map((c) => ` AND ${c}`).join("");
+    const retained = andRetainedSince("started_at", await this.retention.cutoff(req.projectId), pb);
     const traces = `(SELECT trace_id FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)}${retained})`;
     let spans = await this.traceSpans({ sql: spansSql(project, traces), params: pb.params });
     const large = skipping ? spans.filter((s) => s.calls > req.limit).map((s) => s.traceId) : [];
