@@ -1,4 +1,5 @@
 import cluster from "node:cluster";
+import { setFlagsFromString } from "node:v8";
 import pino from "pino";
 import { reportReady, startCluster } from "./cluster.js";
 import { loadConfig } from "./config.js";
@@ -10,6 +11,8 @@ import { startService } from "./service.js";
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Read by V8 at each full collection, in every thread's heap (worker threads included).
+  if (config.HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.HEAP_GROWING_PERCENT}`);
   const log = pino({ level: config.LOG_LEVEL });
   const starting = config.PROCESSES > 1 && cluster.isPrimary ? startCluster(config, log) : startService(config, log);
   // Signals are handled from the first moment: a stop asked for while the service (or a

@@ -21,6 +21,7 @@ describe("configuration", () => {
     expect(() => loadConfig({ ROLE: "everything" })).toThrow(/ROLE/);
     expect(() => loadConfig({ CLICKHOUSE_URL: "not a url" })).toThrow(/CLICKHOUSE_URL/);
     expect(() => loadConfig({ CLICKHOUSE_DATABASE: "drop table" })).toThrow(/CLICKHOUSE_DATABASE/);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: "-5" })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 
   it("parses AUTH_KEYS as a JSON array of keys and rejects short keys or bad JSON", () => {

@@ -19,9 +19,9 @@ export class RowBinaryWriter {
   private buffer: Buffer;
   private position = 0;
 
-  /** `initialBytes`: a guess of the total, so that the buffer rarely grows. */
-  constructor(initialBytes = 64 * 1024) {
-    this.buffer = Buffer.allocUnsafe(initialBytes);
+  /** `initial`: a guess of the total bytes, so that the buffer rarely grows, or a buffer to write into (RowBuffer). */
+  constructor(initial: number | Buffer = 64 * 1024) {
+    this.buffer = typeof initial === "number" ? Buffer.allocUnsafe(initial) : initial;
   }
 
   string(value: string): this {
@@ -125,6 +125,11 @@ export class RowBinaryWriter {
     return this.buffer.subarray(0, this.position);
   }
 
+  /** The whole buffer written into (grown or not), for a RowBuffer to lend again. */
+  storage(): Buffer {
+    return this.buffer;
+  }
+
   /** Copies a short ASCII string byte by byte (cheaper than a native call); null if not ASCII. */
   private shortAscii(value: string, at: number): number | null {
     const buffer = this.buffer;
@@ -165,6 +170,35 @@ export class RowBinaryWriter {
     const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.position + bytes));
     this.buffer.copy(grown, 0, 0, this.position);
     this.buffer = grown;
+  }
+}
+
+/**
+ * One buffer for the inserts of one table, lent to one RowBinaryWriter at a time and given
+ * back once its rows were sent. Each insert of a batch of OTLP spans takes megabytes: new
+ * buffers each time are garbage that V8 frees only after about 64 MB more has built up
+ * outside a thread's heap, so every writer thread would carry that much. A writer asked for
+ * while the buffer is lent (two batches at once on one thread) gets a buffer of its own.
+ */
+export class RowBuffer {
+  private spare: Buffer | null = null;
+
+  /** `maxKeptBytes`: a buffer grown larger (a rare huge insert) is not kept. */
+  constructor(private readonly maxKeptBytes = 32 * 1024 * 1024) {}
+
+  /** A writer over the spare buffer when it is free and holds `bytes`, else over a new one. */
+  writer(bytes: number): RowBinaryWriter {
+    const spare = this.spare;
+    if (spare === null || spare.length < bytes) return new RowBinaryWriter(bytes);
+    this.spare = null;
+    return new RowBinaryWriter(spare);
+  }
+
+  /** Takes the writer's buffer back, once what it wrote was sent (after a failed send, it is dropped: a socket may still read it). */
+  giveBack(writer: RowBinaryWriter): void {
+    const buffer = writer.storage();
+    if (buffer.length > this.maxKeptBytes) return;
+    if (this.spare === null || this.spare.length < buffer.length) this.spare = buffer;
   }
 }
 

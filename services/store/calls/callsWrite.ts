@@ -1,7 +1,7 @@
 import { CALL_FIELD_ENTRIES } from "../../contract/callFields.js";
 import type { CallEndEvent, CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
-import { RowBinaryWriter } from "../rowBinary.js";
+import { RowBinaryWriter, RowBuffer } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
@@ -100,6 +100,8 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
+/** Bytes per `call_index` row a new buffer is sized for (ids of 16 to 36 characters). */
+const INDEX_ROW_BYTES_GUESS = 160;
 
 function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
   out.string(s.project_id).string(s.id).int64(s.started_at).string(s.trace_id).nullableString(s.parent_id);
@@ -109,6 +111,8 @@ function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
 export class CallsWriteRepository {
   /** What a `calls` row took in the last insert: the next insert's buffer rarely grows (a copy of all rows so far). */
   private rowBytes = ROW_BYTES_GUESS;
+  private readonly callRows = new RowBuffer();
+  private readonly indexRows = new RowBuffer();
 
   constructor(private readonly store: ClickHouseStore) {}
 
@@ -160,18 +164,20 @@ export class CallsWriteRepository {
 
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
     if (snapshots.length === 0) return;
-    const out = new RowBinaryWriter(Math.ceil(snapshots.length * this.rowBytes * ROW_BYTES_MARGIN));
+    const out = this.callRows.writer(Math.ceil(snapshots.length * this.rowBytes * ROW_BYTES_MARGIN));
     for (const s of snapshots) writeCallRow(out, s.snapshot, s.version);
     const rows = out.bytes();
     this.rowBytes = rows.length / snapshots.length;
     await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rows, snapshots.length);
+    this.callRows.giveBack(out);
   }
 
   async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
     if (snapshots.length === 0) return;
-    const out = new RowBinaryWriter();
+    const out = this.indexRows.writer(snapshots.length * INDEX_ROW_BYTES_GUESS);
     for (const s of snapshots) writeIndexRow(out, s);
     await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes(), snapshots.length);
+    this.indexRows.giveBack(out);
   }
 
   async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {
