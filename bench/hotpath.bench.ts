@@ -228,7 +228,7 @@ const otlpGcMillis = await gcMillisDuring(async () => {
         const bytes = timed(otlpTotals, "request: gunzip", () => gunzipSync(body));
         const batch = timed(otlpTotals, "request: decode protobuf", () => decodeProtobufRequest(bytes));
         const checked = timed(otlpTotals, "request: check spans", () => checkSpans(batch, otlpSource.maxSpanBytes));
-        const event = timed(otlpTotals, "request: export event (base64)", () => otlpExportEvent({ ...otlpSource, body: bytes }, checked)!);
+        const event = timed(otlpTotals, "request: export event", () => otlpExportEvent({ ...otlpSource, body: bytes }, checked)!);
         return timed(otlpTotals, "request: log record", () => records.encode([event]));
       });
       const batch = timed(otlpTotals, "consumer: decode records", () => logged.flatMap((r) => records.decode(r).messages));

@@ -27,7 +27,7 @@ export function otlpExportEvent(source: ExportSource, checked: CheckedSpans): Ot
     id: checked.firstAcceptedId,
     wb_user_id: source.wb_user_id,
     format: source.format,
-    body: source.body.toString("base64"),
+    body: source.body,
     max_span_bytes: source.maxSpanBytes,
     spans: checked.accepted,
   };
@@ -40,7 +40,9 @@ export function exportedCalls(event: OtlpExportEvent): CallCompleteEvent[] {
 
 /** The logged export's spans, decoded again. */
 export function decodedExport(event: OtlpExportEvent): OtlpSpanBatch {
-  return decodeRequest(event.format, Buffer.from(event.body, "base64"));
+  const { body } = event;
+  // A view, not a copy: a body handed over from another thread arrives as a Uint8Array.
+  return decodeRequest(event.format, Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 }
 
 /** The call events of the export's accepted spans (`batch`: `decodedExport` of it). */

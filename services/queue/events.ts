@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CALL_FIELD_ENTRIES, type CallFieldType, type CallPartFields } from "../contract/callFields.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
+import { bytesField } from "./bytesFields.js";
 import type { Topic } from "./queue.js";
 
 /**
@@ -57,8 +58,8 @@ export interface OtlpExportEvent {
   readonly id: string;
   readonly wb_user_id: string;
   readonly format: "protobuf" | "json";
-  /** The body, base64. */
-  readonly body: string;
+  /** The body as received, its content encoding undone (base64 in a message's JSON: queue/bytesFields.ts). */
+  readonly body: Uint8Array;
   /** The span size limit the export was checked against: the worker keeps the same spans. */
   readonly max_span_bytes: number;
   /** How many of its spans were accepted (become calls). */
@@ -161,7 +162,7 @@ export const TraceEventSchema = z.discriminatedUnion("kind", [
     id: z.string(),
     wb_user_id: z.string(),
     format: z.enum(["protobuf", "json"]),
-    body: z.string(),
+    body: bytesField,
     max_span_bytes: integer,
     spans: integer,
   }),
@@ -230,7 +231,7 @@ function isCallsDelete(e: Fields): boolean {
 function isOtlpExport(e: Fields): boolean {
   return (
     isString(e.project_id) && isString(e.id) && isString(e.wb_user_id) && (e.format === "protobuf" || e.format === "json") &&
-    isString(e.body) && isInteger(e.max_span_bytes) && isInteger(e.spans)
+    e.body instanceof Uint8Array && isInteger(e.max_span_bytes) && isInteger(e.spans)
   );
 }
 

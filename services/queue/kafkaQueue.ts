@@ -4,7 +4,7 @@ import { DEFAULTS } from "../config.js";
 import { RetryableError } from "../errors.js";
 import { consumerLag } from "../metrics.js";
 import { PendingBound, type PendingLimits } from "./pendingBound.js";
-import { deadLetterTopic, messageReader, type Deliver, type Delivery, type EventConsumer, type EventPublisher, type Topic } from "./queue.js";
+import { deadLetterTopic, messageReader, messageWriter, type Deliver, type Delivery, type EventConsumer, type EventPublisher, type Topic } from "./queue.js";
 
 /**
  * The Kafka side of the queue, the only module that knows KafkaJS (in maintenance mode;
@@ -91,9 +91,11 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private inFlight: Promise<void> | null = null;
   private readonly bound: PendingBound;
   private readonly sendTimeoutMs: number;
+  private readonly write: (message: T) => string;
 
   constructor(private readonly topic: Topic<T>, settings: KafkaSettings, limits: PendingLimits) {
     this.bound = new PendingBound(limits, topic.name);
+    this.write = messageWriter(topic);
     this.sendTimeoutMs = settings.sendTimeoutMs ?? DEFAULTS.KAFKA_SEND_TIMEOUT_MS;
     this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
@@ -169,7 +171,7 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
       await this.producer.send({
         topic: this.topic.name,
         acks: -1,
-        messages: batch.flatMap((p) => p.messages.map((m) => ({ key: this.topic.key(m), value: JSON.stringify(m) }))),
+        messages: batch.flatMap((p) => p.messages.map((m) => ({ key: this.topic.key(m), value: this.write(m) }))),
       });
       for (const p of batch) p.resolve();
     } catch (err) {
@@ -219,6 +221,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private readonly consumer: Consumer;
   private readonly deadLetters: Producer;
   private readonly read: (text: string) => T | null;
+  private readonly write: (message: T) => string;
   private stopping = false;
   private restartTimer: NodeJS.Timeout | null = null;
 
@@ -228,6 +231,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     private readonly options: { maxWaitMs: number; maxBatchEvents: number; log: Logger },
   ) {
     this.read = messageReader(topic);
+    this.write = messageWriter(topic);
     const kafka = kafkaClient(settings);
     this.consumer = kafka.consumer({
       groupId: settings.groupId,
@@ -300,7 +304,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
         await sleep(ms);
         await heartbeat();
       },
-      deadLetter: (messages) => this.toDeadLetter(messages.map((m) => ({ key: this.topic.key(m), value: JSON.stringify(m) }))),
+      deadLetter: (messages) => this.toDeadLetter(messages.map((m) => ({ key: this.topic.key(m), value: this.write(m) }))),
     };
     for (let from = 0; from < batch.messages.length; from += size) {
       if (!delivery.live()) return;

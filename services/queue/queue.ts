@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { bytesFieldsOf, restoreBytes, toJsonValue } from "./bytesFields.js";
 import { batchDuration, batchEvents, timed } from "../metrics.js";
 
 /**
@@ -98,6 +99,7 @@ export const deadLetterTopic = (topic: string): string => `${topic}.dead-letter`
 /** The message a queue record holds, or null when it is not JSON or not of the topic's shape. */
 export function messageReader<T>(topic: Topic<T>): (text: string) => T | null {
   const accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
+  const bytes = bytesFieldsOf(topic.schema);
   return (text) => {
     let value: unknown;
     try {
@@ -105,6 +107,13 @@ export function messageReader<T>(topic: Topic<T>): (text: string) => T | null {
     } catch {
       return null;
     }
+    restoreBytes(value, bytes);
     return accepts(value) ? value : null;
   };
+}
+
+/** A message as the JSON text `messageReader` reads back. */
+export function messageWriter<T>(topic: Topic<T>): (message: T) => string {
+  const bytes = bytesFieldsOf(topic.schema);
+  return (message) => JSON.stringify(toJsonValue(message, bytes));
 }

@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../services/json.js";
 import { recordCodecOf } from "../../services/queue/durableLog/recordCodec.js";
-import type { CallEndEvent, CallStartEvent, TraceEvent } from "../../services/queue/events.js";
+import type { CallEndEvent, CallStartEvent, OtlpExportEvent, TraceEvent } from "../../services/queue/events.js";
+import { messageReader, messageWriter } from "../../services/queue/queue.js";
 import { jobsTopic, type JobMessage } from "../../services/queue/jobs.js";
 import { traceEventsTopic } from "../../services/queue/events.js";
 
@@ -102,5 +103,57 @@ describe("the durable log's record codec", () => {
     const record = jobs.encode([job]);
     expect(record.toString()).toBe(JSON.stringify([job]));
     expect(jobs.decode(record)).toEqual({ messages: [job] });
+  });
+
+  describe("an OTLP export's body (a bytes field)", () => {
+    const exportOf = (body: Uint8Array, id = "00f067aa0ba902b7"): OtlpExportEvent =>
+      ({ kind: "otlp_export", project_id: "acme/p", id, wb_user_id: "alice", format: "protobuf", body, max_span_bytes: 4096, spans: 2 });
+    const bodies = fc.array(fc.uint8Array({ maxLength: 300 }), { minLength: 1, maxLength: 4 });
+    const mixed = fc.tuple(bodies, events).map(([list, calls]) => [...list.map((b, i) => exportOf(b, `e${i}`)), ...calls] as TraceEvent[]);
+
+    it("is kept as raw bytes beside the JSON, read back byte for byte among other events", () => {
+      fc.assert(
+        fc.property(mixed, (written) => {
+          const record = codec.encode(written);
+          expect(record[0]).toBe(0x01);
+          const read = codec.decode(record);
+          expect(read.malformed).toBeUndefined();
+          expect(read.messages.map((m) => (m.kind === "otlp_export" ? { ...m, body: [...m.body] } : m))).toEqual(
+            asJson(written.map((m) => (m.kind === "otlp_export" ? { ...m, body: [...m.body] } : m))),
+          );
+        }),
+        { numRuns: 200 },
+      );
+    });
+
+    it("is never written as text: the record holds the body's bytes and not their base64", () => {
+      const body = Buffer.from("a protobuf body \u00ff".repeat(40));
+      const record = codec.encode([exportOf(body)]);
+      expect(record.includes(body)).toBe(true);
+      expect(record.includes(Buffer.from(body.toString("base64")))).toBe(false);
+    });
+
+    it("reads the base64 body of records written before, and sets aside a record cut short", () => {
+      const body = Buffer.from([10, 0, 255, 1]);
+      const old = Buffer.from(JSON.stringify([["otlp_export", "acme/p", "00f067aa0ba902b7", "alice", "protobuf", body.toString("base64"), 4096, 2]]));
+      const read = codec.decode(old).messages[0] as OtlpExportEvent;
+      expect(Buffer.from(read.body).equals(body)).toBe(true);
+      const record = codec.encode([exportOf(body)]);
+      for (const cut of [1, 4, record.length - 1]) {
+        const decoded = codec.decode(record.subarray(0, cut));
+        expect(decoded.messages).toEqual([]);
+        expect(decoded.malformed).toHaveLength(1);
+      }
+    });
+
+    it("is base64 in a message's JSON (Kafka), and read back as the same bytes", () => {
+      const topic = traceEventsTopic("events");
+      const body = Buffer.from([0, 1, 2, 250, 251]);
+      const text = messageWriter(topic)(exportOf(body));
+      expect(JSON.parse(text)).toMatchObject({ kind: "otlp_export", body: body.toString("base64") });
+      const read = messageReader(topic)(text) as OtlpExportEvent;
+      expect(Buffer.from(read.body).equals(body)).toBe(true);
+      expect(messageReader(topic)(JSON.stringify({ ...exportOf(body), body: 7 }))).toBeNull();
+    });
   });
 });

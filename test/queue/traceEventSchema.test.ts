@@ -20,7 +20,7 @@ const VALID: TraceEvent[] = [
   },
   { kind: "call_update", project_id: "acme/p", id: "c1", display_name: "renamed", updated_at: 5 },
   { kind: "calls_delete", project_id: "acme/p", ids: ["c1", "c2"], deleted_at: 6, wb_user_id: "alice" },
-  { kind: "otlp_export", project_id: "acme/p", id: "00f067aa0ba902b7", wb_user_id: "alice", format: "protobuf", body: "CgA=", max_span_bytes: 4096, spans: 2 },
+  { kind: "otlp_export", project_id: "acme/p", id: "00f067aa0ba902b7", wb_user_id: "alice", format: "protobuf", body: Buffer.from("CgA=", "base64"), max_span_bytes: 4096, spans: 2 },
   {
     kind: "otlp_log_records", project_id: "acme/p", id: "00f067aa0ba902b7",
     records: [{
@@ -36,6 +36,7 @@ const RECORD_FIELDS = ["trace_id", "span_id", "time", "position", "event_name", 
 const ODD_VALUES: unknown[] = [
   undefined, null, true, false, 0, -0, 1, -7, 1.5, 2 ** 53, -(2 ** 53), Number.MAX_SAFE_INTEGER, NaN, Infinity, "", "x", "call_start",
   "calls_delete", "otlp_export", "json", "protobuf", "xml", [], ["a"], [1], ["a", null], {}, { a: 1 }, { kind: "call_end" }, [[]],
+  new Uint8Array([10, 0]),
 ];
 
 const FIELDS = [...new Set(VALID.flatMap((e) => Object.keys(e))), "extra"];

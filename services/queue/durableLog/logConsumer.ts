@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Deliver, Delivery, Topic } from "../queue.js";
 import { ExpressLane } from "./expressLane.js";
 import { appendDeadLetters } from "./files.js";
+import { bytesFieldsOf, toJsonValue, type BytesFields } from "../bytesFields.js";
 import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
 import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
 import type { LogRecord } from "./segmentedLog.js";
@@ -87,6 +88,8 @@ export class LogConsumer<T> {
   private hurriedTo = 0;
   /** When the last batch was taken (at first, when the consumer was made). */
   private lastTakenAt = Date.now();
+  /** Bytes fields are base64 in the dead letters' JSON lines. */
+  private readonly bytes: BytesFields;
   private readonly delivery: Delivery<T> = {
     live: () => !this.draining && !this.stopped,
     pause: (ms) => this.pause(ms),
@@ -104,6 +107,7 @@ export class LogConsumer<T> {
     this.committed = positions.committed;
     this.recent = new RecentRecords(options.maxCachedEvents, options.maxCachedBytes);
     this.records = recordCodecOf(topic);
+    this.bytes = bytesFieldsOf(topic.schema);
   }
 
   /** Records synced up to `end` (those given, in order, are the last of them). */
@@ -343,7 +347,7 @@ export class LogConsumer<T> {
 
   private async deadLetter(messages: readonly unknown[], reason: string): Promise<void> {
     const path = join(this.options.dir, DEAD_LETTERS);
-    await appendDeadLetters(path, messages, reason);
+    await appendDeadLetters(path, messages.map((m) => toJsonValue(m, this.bytes)), reason);
     this.options.log.error({ err: reason, count: messages.length, path, topic: this.topic.name }, "messages set aside as dead letters");
   }
 

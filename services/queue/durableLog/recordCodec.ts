@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { bytesFieldsOf, replacingBytes, restoreBytes, type BytesFields } from "../bytesFields.js";
 import type { Topic } from "../queue.js";
 
 /**
@@ -12,6 +13,14 @@ import type { Topic } from "../queue.js";
  * same (a key outside its schema, an absent field before a present one) is written as its
  * object; records hold either form, per message, and records of objects (written before)
  * read as they always did.
+ *
+ * Bytes fields (queue/bytesFields.ts: an OTLP export's body) are not written into the JSON:
+ * the record is then `RECORD_WITH_BYTES`, the JSON's length (UInt32 LE), the JSON, and each
+ * field's bytes as they are (length, UInt32 LE, then the bytes), the JSON holding each one's
+ * index. A JSON record starts with `[`, so the first byte tells the two apart; a bytes field
+ * in a JSON record (written before) is base64. The bytes are neither encoded to text nor
+ * copied into a string on either side, and a record read back hands them on as a view of
+ * what was read.
  */
 
 /** A record's messages, and the values in it that are not messages of the topic (set aside). */
@@ -33,13 +42,55 @@ interface Layouts {
   readonly keys: ReadonlyMap<unknown, readonly string[]>;
 }
 
+/** The first byte of a record with bytes fields kept apart (a JSON record's is `[`). */
+const RECORD_WITH_BYTES = 0x01;
+
 export function recordCodecOf<T>(topic: Topic<T>): RecordCodec<T> {
   const accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
   const layouts = layoutsOf(topic.schema);
+  const bytes = bytesFieldsOf(topic.schema);
   return {
-    encode: (messages) => Buffer.from(JSON.stringify(layouts ? messages.map((m) => toTuple(m as Fields, layouts) ?? m) : messages)),
-    decode: (payload) => decodeRecord(payload, accepts, layouts),
+    encode: (messages) => encodeRecord(messages as readonly Fields[], layouts, bytes),
+    decode: (payload) => decodeRecord(payload, accepts, layouts, bytes),
   };
+}
+
+function encodeRecord(messages: readonly Fields[], layouts: Layouts | null, bytes: BytesFields): Buffer {
+  const attachments: Uint8Array[] = [];
+  const values = messages.map((message) => {
+    const kept = replacingBytes(message, bytes, (value) => attachments.push(value) - 1);
+    return layouts ? (toTuple(kept, layouts) ?? kept) : kept;
+  });
+  const json = JSON.stringify(values);
+  if (attachments.length === 0) return Buffer.from(json);
+  const jsonBytes = Buffer.byteLength(json);
+  const record = Buffer.allocUnsafe(5 + jsonBytes + attachments.reduce((sum, a) => sum + 4 + a.length, 0));
+  record[0] = RECORD_WITH_BYTES;
+  record.writeUInt32LE(jsonBytes, 1);
+  let at = 5 + record.write(json, 5);
+  for (const attachment of attachments) {
+    record.writeUInt32LE(attachment.length, at);
+    record.set(attachment, at + 4);
+    at += 4 + attachment.length;
+  }
+  return record;
+}
+
+/** The JSON text of a record and the bytes kept apart from it; null when a record with bytes is cut short. */
+function splitRecord(payload: Buffer): { text: string; attachments: Uint8Array[] } | null {
+  if (payload[0] !== RECORD_WITH_BYTES) return { text: payload.toString("utf8"), attachments: [] };
+  if (payload.length < 5) return null;
+  const jsonEnd = 5 + payload.readUInt32LE(1);
+  if (jsonEnd > payload.length) return null;
+  const attachments: Uint8Array[] = [];
+  for (let at = jsonEnd; at < payload.length; ) {
+    if (at + 4 > payload.length) return null;
+    const end = at + 4 + payload.readUInt32LE(at);
+    if (end > payload.length) return null;
+    attachments.push(payload.subarray(at + 4, end));
+    at = end;
+  }
+  return { text: payload.toString("utf8", 5, jsonEnd), attachments };
 }
 
 function layoutsOf(schema: z.ZodType): Layouts | null {
@@ -88,8 +139,10 @@ function fromTuple(tuple: readonly unknown[], layouts: Layouts): unknown {
   return message;
 }
 
-export function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => value is T, layouts: Layouts | null = null): DecodedPayload<T> {
-  const text = payload.toString("utf8");
+export function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => value is T, layouts: Layouts | null = null, bytes: BytesFields | null = null): DecodedPayload<T> {
+  const split = splitRecord(payload);
+  if (split === null) return { messages: [], malformed: [payload.toString("base64")] };
+  const { text, attachments } = split;
   let values: unknown;
   try {
     values = JSON.parse(text);
@@ -98,6 +151,7 @@ export function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => va
   }
   let list: unknown[] = Array.isArray(values) ? values : [values];
   if (layouts) list = list.map((value) => (Array.isArray(value) ? fromTuple(value, layouts) : value));
+  if (bytes) for (const value of list) restoreBytes(value, bytes, attachments);
   const messages = list.filter(accepts);
   if (messages.length === list.length) return { messages };
   return { messages, malformed: list.filter((m) => !accepts(m)) };
