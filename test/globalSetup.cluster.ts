@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { alterClusterOf, startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
 import { StoreUnavailableError } from "../services/errors.js";
+import { OWN_SERVICES_ON_CLUSTER } from "./clusterRun.js";
 import { startMockKafka } from "./support/mockKafka.js";
 import { startTopology } from "./support/topology.js";
 
@@ -32,10 +33,8 @@ const KAFKA_BROKERS = 3;
  * harness of scripts/clickhouse-cluster.sh), a 3-broker Kafka-protocol mock, and the service
  * as it runs at scale: 2 ingest, 2 worker (one consumer group) and 1 query processes, with
  * CLICKHOUSE_CLUSTER set, behind a proxy that routes ingest operations to the ingest
- * processes. Three files start services of their own in their process (`startTestService`,
- * or `serviceForFile` with settings): test/cluster/schema.test.ts migrates fresh databases and
- * looks at each node's tables; test/projects/retention.test.ts needs the retention job's
- * settings of its own; test/keys/adminKeys.test.ts starts two services on one database. While
+ * processes. The files of {@link OWN_SERVICES_ON_CLUSTER} start services of their own in
+ * their process, on the same cluster. While
  * the run lasts, a node that exits or whose distributed-DDL worker ends is started again
  * (`superviseCluster`), and said so on stderr.
  */
