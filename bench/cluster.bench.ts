@@ -15,13 +15,10 @@
  * cluster): more requests than the default let the workers' backlog outgrow it, and the calls
  * dropped never become queryable (the bench then fails at its deadline, not a figure).
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { StoreUnavailableError } from "../services/errors.js";
-import { alterClusterOf, startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
-import { startMockKafka } from "../test/support/mockKafka.js";
-import { startTopology } from "../test/support/topology.js";
+import { startClusterTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
 import { encodedBatchBodies, PARTS_PER_REQUEST, sendBatches } from "./callBodies.js";
 import { clickhouseClientInsertRate, compiledService, keptAlivePoster, printTable } from "./support.js";
@@ -30,7 +27,6 @@ const REQUESTS = Number(process.env.BENCH_CLUSTER_REQUESTS ?? 60);
 const QUERYABLE_WITHIN_MS = 300_000;
 const CLIENTS = 8;
 const PROJECT = "acme/cluster-bench";
-const DATABASE = "bench_cluster";
 const headers = { "content-type": "application/json", authorization: basic(KEY_ADMIN) };
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(" ");
@@ -41,14 +37,14 @@ async function countCalls(url: string): Promise<number> {
 }
 
 /** A copy of `calls` as the cluster schema makes it (services/store/clusterSchema.ts), under other names. */
-function callsCopyOnCluster(cluster: string): { table: string; create: string[] } {
-  const local = `${DATABASE}.calls_copy_local`;
+function callsCopyOnCluster(cluster: string, database: string): { table: string; create: string[] } {
+  const local = `${database}.calls_copy_local`;
   return {
     table: "calls_copy",
     create: [
       `DROP TABLE IF EXISTS ${local} ON CLUSTER ${cluster}`,
-      `CREATE TABLE ${local} ON CLUSTER ${cluster} AS ${DATABASE}.calls_local ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${DATABASE}/calls_copy_local', '{replica}', version) PARTITION BY toYYYYMM(toDateTime(intDiv(started_at, 1000000))) ORDER BY (project_id, started_at, id)`,
-      `CREATE TABLE ${DATABASE}.calls_copy AS ${local} ENGINE = Distributed(${cluster}, ${DATABASE}, calls_copy_local, cityHash64(project_id))`,
+      `CREATE TABLE ${local} ON CLUSTER ${cluster} AS ${database}.calls_local ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${database}/calls_copy_local', '{replica}', version) PARTITION BY toYYYYMM(toDateTime(intDiv(started_at, 1000000))) ORDER BY (project_id, started_at, id)`,
+      `CREATE TABLE ${database}.calls_copy AS ${local} ENGINE = Distributed(${cluster}, ${database}, calls_copy_local, cityHash64(project_id))`,
     ],
   };
 }
@@ -57,21 +53,9 @@ async function main(): Promise<void> {
   const loadBefore = load();
   const serviceArgs = [compiledService()];
   const dir = mkdtempSync(join(tmpdir(), "bench-cluster-"));
-  const cluster = await startCluster(dir);
-  // As the suite's cluster run (test/globalSetup.cluster.ts): a node that exits or whose DDL worker ends is started again.
-  const supervisor = superviseCluster(dir, (name, why) => console.error(`[cluster] ${name} started again: ${why}`));
-  const kafka = await startMockKafka(3);
-  const ch11 = cluster.nodes[0]!;
-  const logDir = join(dir, "services");
-  mkdirSync(logDir);
   try {
-    const start = () => startTopology({ clickhouseUrl: ch11.url, cluster: cluster.cluster, alterCluster: alterClusterOf(cluster.cluster), database: DATABASE, kafkaBrokers: kafka.brokers, logDir, serviceArgs });
-    // 18.16 can crash on the first ON CLUSTER statement after the start: once the node is back, again.
-    const topology = await start().catch(async (err: unknown) => {
-      if (!(err instanceof StoreUnavailableError)) throw err;
-      await startCluster(dir);
-      return start();
-    });
+    // As the suite's cluster run (test/globalSetup.cluster.ts).
+    const { cluster, topology, stop } = await startClusterTopology(dir, { serviceArgs });
     try {
       const bodies = encodedBatchBodies(PROJECT, REQUESTS);
       const send = keptAlivePoster(topology.url, CLIENTS);
@@ -85,7 +69,7 @@ async function main(): Promise<void> {
       }
       const queryable = performance.now();
       const parts = calls * 2;
-      const reference = clickhouseClientInsertRate(ch11, DATABASE, PROJECT, { ...callsCopyOnCluster(cluster.cluster), settings: ["--insert_distributed_sync=1"] });
+      const reference = clickhouseClientInsertRate(cluster.nodes[0]!, topology.database, PROJECT, { ...callsCopyOnCluster(cluster.cluster, topology.database), settings: ["--insert_distributed_sync=1"] });
       printTable(`Calls upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients: 2 ingest + 2 workers (Kafka, 3 brokers) + 1 query, 2 shards × 2 replicas (18.16)`, [
         {
           parts,
@@ -96,12 +80,9 @@ async function main(): Promise<void> {
         },
       ]);
     } finally {
-      await topology.stop();
+      await stop();
     }
   } finally {
-    await kafka.stop();
-    await supervisor.stop();
-    await stopCluster(dir);
     rmSync(dir, { recursive: true, force: true });
   }
   console.log(`\nload average (1, 5, 15 min): ${loadBefore} before, ${load()} after; the machine is shared, the figures move with its load`);
