@@ -18,6 +18,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { CALLS_MIGRATION } from "../services/store/calls/schema.js";
+import { clusterStatements, localTableName } from "../services/store/clusterSchema.js";
 import { startClusterTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
 import { encodedBatchBodies, PARTS_PER_REQUEST, sendBatches } from "./callBodies.js";
@@ -36,15 +38,20 @@ async function countCalls(url: string): Promise<number> {
   return res.ok ? ((await res.json()) as { count: number }).count : 0;
 }
 
-/** A copy of `calls` as the cluster schema makes it (services/store/clusterSchema.ts), under other names. */
+/**
+ * A copy of `calls` as the cluster schema makes it (services/store/clusterSchema.ts from
+ * CALLS_MIGRATION), named `calls_copy`, with the columns `calls` has now (its added ones too):
+ * the rows dumped from `calls` fit it.
+ */
 function callsCopyOnCluster(cluster: string, database: string): { table: string; create: string[] } {
-  const local = `${database}.calls_copy_local`;
+  const createCalls = CALLS_MIGRATION.statements.find((s) => s.includes("CREATE TABLE IF NOT EXISTS calls ("))!;
+  const [local, distributed] = clusterStatements(createCalls.replace("calls (", "calls_copy ("), { cluster, database }, new Map());
   return {
     table: "calls_copy",
     create: [
-      `DROP TABLE IF EXISTS ${local} ON CLUSTER ${cluster}`,
-      `CREATE TABLE ${local} ON CLUSTER ${cluster} AS ${database}.calls_local ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${database}/calls_copy_local', '{replica}', version) PARTITION BY toYYYYMM(toDateTime(intDiv(started_at, 1000000))) ORDER BY (project_id, started_at, id)`,
-      `CREATE TABLE ${database}.calls_copy AS ${local} ENGINE = Distributed(${cluster}, ${database}, calls_copy_local, cityHash64(project_id))`,
+      `DROP TABLE IF EXISTS ${database}.${localTableName("calls_copy")} ON CLUSTER ${cluster}`,
+      local!.replace(/ \([\s\S]*\) ENGINE = /, ` AS ${database}.${localTableName("calls")} ENGINE = `),
+      distributed!,
     ],
   };
 }
