@@ -22,8 +22,8 @@ import { CALLS_MIGRATION } from "../services/store/calls/schema.js";
 import { clusterStatements, localTableName } from "../services/store/clusterSchema.js";
 import { startClusterTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
-import { encodedBatchBodies, PARTS_PER_REQUEST, sendBatches } from "./callBodies.js";
-import { clickhouseClientInsertRate, compiledService, keptAlivePoster, printTable } from "./support.js";
+import { encodedBatchBodies, PARTS_PER_REQUEST } from "./callBodies.js";
+import { clickhouseClientInsertRate, compiledService, countCalls, keptAlivePoster, printTable, sendAllRetrying } from "./support.js";
 
 const REQUESTS = Number(process.env.BENCH_CLUSTER_REQUESTS ?? 60);
 const QUERYABLE_WITHIN_MS = 300_000;
@@ -32,11 +32,6 @@ const PROJECT = "acme/cluster-bench";
 const headers = { "content-type": "application/json", authorization: basic(KEY_ADMIN) };
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(" ");
-
-async function countCalls(url: string): Promise<number> {
-  const res = await fetch(`${url}/calls/query_stats`, { method: "POST", headers, body: JSON.stringify({ project_id: PROJECT }) });
-  return res.ok ? ((await res.json()) as { count: number }).count : 0;
-}
 
 /**
  * A copy of `calls` as the cluster schema makes it (services/store/clusterSchema.ts from
@@ -67,10 +62,10 @@ async function main(): Promise<void> {
       const bodies = encodedBatchBodies(PROJECT, REQUESTS);
       const send = keptAlivePoster(topology.url, CLIENTS);
       const started = performance.now();
-      const refused = await sendBatches({ send, headers, bodies, clients: CLIENTS });
+      const refused = await sendAllRetrying({ post: send, path: "/call/upsert_batch", headers, bodies, senders: CLIENTS });
       const acked = performance.now();
       const calls = (REQUESTS * PARTS_PER_REQUEST) / 2;
-      for (let stored = 0; stored < calls; stored = await countCalls(topology.url)) {
+      for (let stored = 0; stored < calls; stored = await countCalls(topology.url, PROJECT, headers.authorization)) {
         if (performance.now() - acked > QUERYABLE_WITHIN_MS) throw new Error(`${stored} of ${calls} calls queryable ${QUERYABLE_WITHIN_MS} ms after the last was acknowledged`);
         await new Promise((r) => setTimeout(r, 100));
       }
