@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import { OWN_SERVICES_ON_CLUSTER } from "./test/clusterRun.js";
 
 /**
  * Two runs of the suite. `clickhouse-18.16`: every test file against a real ClickHouse 18.16
@@ -25,8 +26,7 @@ const NOT_ON_CHDB = [
  * schema is spread over a ClickHouse 18.16 cluster (2 shards x 2 replicas, ZooKeeper:
  * scripts/clickhouse-cluster.sh), run as separate processes (2 ingest, 2 workers, 1 query on
  * a 3-broker Kafka mock: test/globalSetup.cluster.ts; the files that need a service of their
- * own start it in their process, on the same cluster: test/cluster/schema.test.ts,
- * test/projects/retention.test.ts, test/projects/retentionRefs.test.ts, test/keys/adminKeys.test.ts). Not part of the two runs above.
+ * own start it in their process, on the same cluster: OWN_SERVICES_ON_CLUSTER). Not part of the two runs above.
  */
 const ON_CLUSTER = [
   "test/cluster/**/*.test.ts",
@@ -47,9 +47,7 @@ const ON_CLUSTER = [
   "test/v2/evalResults.test.ts",
   "test/annotationQueues/queues.test.ts",
   "test/annotationQueues/items.test.ts",
-  "test/projects/retention.test.ts",
-  "test/projects/retentionRefs.test.ts",
-  "test/keys/adminKeys.test.ts",
+  ...OWN_SERVICES_ON_CLUSTER,
 ];
 
 export default defineConfig({

@@ -1,6 +1,4 @@
 /** The calls ingest benches' requests: the same upsert_batch in the service, cluster and hot-path benches. */
-import type { keptAlivePoster } from "./support.js";
-
 export const PARTS_PER_REQUEST = 500;
 export const T0 = Date.UTC(2026, 9, 1);
 
@@ -26,33 +24,4 @@ export function batchBody(project: string, request: number): string {
  */
 export function encodedBatchBodies(project: string, count: number): Uint8Array<ArrayBuffer>[] {
   return Array.from({ length: count }, (_, n) => new Uint8Array(Buffer.from(batchBody(project, n))));
-}
-
-/**
- * Sends every body to /call/upsert_batch from `clients` concurrent senders, each again 200 ms
- * after a 429/503; answers how many were refused so.
- */
-export async function sendBatches({ send, headers, bodies, clients }: {
-  send: ReturnType<typeof keptAlivePoster>;
-  headers: Record<string, string>;
-  bodies: readonly Uint8Array[];
-  clients: number;
-}): Promise<number> {
-  let next = 0;
-  let refused = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < bodies.length) {
-        const body = bodies[next++]!;
-        for (;;) {
-          const res = await send("/call/upsert_batch", headers, body);
-          if (res.status === 200) break;
-          if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}`);
-          refused++;
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      }
-    }),
-  );
-  return refused;
 }

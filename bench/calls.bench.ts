@@ -7,12 +7,11 @@
  * - reads over 1,000,000 calls in one project, with the ratio to the bare SQL;
  * - the service's peak RSS while ingesting.
  */
-import { spawnSync } from "node:child_process";
 import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, CpuMeter, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
-import { encodedBatchBodies, iso, PARTS_PER_REQUEST, sendBatches, T0 } from "./callBodies.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { encodedBatchBodies, iso, PARTS_PER_REQUEST, T0 } from "./callBodies.js";
 
 const CLIENTS = 8;
 const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
@@ -23,13 +22,6 @@ const SECTIONS = (process.env.BENCH_SECTIONS ?? "ingest,latency,reads").split(",
 const post = (url: string, path: string, body: string | Uint8Array<ArrayBuffer>) =>
   fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: BENCH_AUTH }, body });
 
-
-
-async function countCalls(url: string, project: string): Promise<number> {
-  const res = await post(url, "/calls/query_stats", JSON.stringify({ project_id: project }));
-  return ((await res.json()) as { count: number }).count;
-}
-
 async function ingest(service: ServiceProcess, project: string) {
   const bodies = encodedBatchBodies(project, INGEST_REQUESTS);
   const rss = sampleServiceRss(service.pid);
@@ -37,7 +29,7 @@ async function ingest(service: ServiceProcess, project: string) {
   const send = keptAlivePoster(service.url, CLIENTS);
   const headers = { "content-type": "application/json", authorization: BENCH_AUTH };
   const started = performance.now();
-  await sendBatches({ send, headers, bodies, clients: CLIENTS });
+  await sendAllRetrying({ post: send, path: "/call/upsert_batch", headers, bodies, senders: CLIENTS });
   const acked = performance.now();
   const calls = (INGEST_REQUESTS * PARTS_PER_REQUEST) / 2;
   while ((await countCalls(service.url, project)) < calls) await new Promise((r) => setTimeout(r, 50));
@@ -81,9 +73,8 @@ async function seedQueryCalls(ch: LocalClickHouse, database: string, project: st
       ['bench', toString(number), concat('c', toString(number % 50)), concat('what is the answer to question ', toString(number), '?'), '42', '12', '5', '1'],
       200, 2000000000000000
     FROM numbers(${QUERY_CALLS})`;
-  const r = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", database, "-q", sql]);
-  if (r.status !== 0) throw new Error(r.stderr.toString());
-  spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", database, "-q", "OPTIMIZE TABLE calls FINAL"]);
+  clickhouseClient(ch, sql, { database });
+  clickhouseClient(ch, "OPTIMIZE TABLE calls FINAL", { database });
 }
 
 async function queries(service: ServiceProcess, ch: LocalClickHouse, database: string, project: string) {

@@ -15,40 +15,38 @@
  * cluster): more requests than the default let the workers' backlog outgrow it, and the calls
  * dropped never become queryable (the bench then fails at its deadline, not a figure).
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { StoreUnavailableError } from "../services/errors.js";
-import { alterClusterOf, startCluster, stopCluster, superviseCluster } from "../scripts/clickhouseCluster.js";
-import { startMockKafka } from "../test/support/mockKafka.js";
-import { startTopology } from "../test/support/topology.js";
+import { CALLS_MIGRATION } from "../services/store/calls/schema.js";
+import { clusterStatements, localTableName } from "../services/store/clusterSchema.js";
+import { startClusterTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
-import { encodedBatchBodies, PARTS_PER_REQUEST, sendBatches } from "./callBodies.js";
-import { clickhouseClientInsertRate, compiledService, keptAlivePoster, printTable } from "./support.js";
+import { encodedBatchBodies, PARTS_PER_REQUEST } from "./callBodies.js";
+import { clickhouseClientInsertRate, compiledService, countCalls, keptAlivePoster, printTable, sendAllRetrying } from "./support.js";
 
 const REQUESTS = Number(process.env.BENCH_CLUSTER_REQUESTS ?? 60);
 const QUERYABLE_WITHIN_MS = 300_000;
 const CLIENTS = 8;
 const PROJECT = "acme/cluster-bench";
-const DATABASE = "bench_cluster";
 const headers = { "content-type": "application/json", authorization: basic(KEY_ADMIN) };
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(" ");
 
-async function countCalls(url: string): Promise<number> {
-  const res = await fetch(`${url}/calls/query_stats`, { method: "POST", headers, body: JSON.stringify({ project_id: PROJECT }) });
-  return res.ok ? ((await res.json()) as { count: number }).count : 0;
-}
-
-/** A copy of `calls` as the cluster schema makes it (services/store/clusterSchema.ts), under other names. */
-function callsCopyOnCluster(cluster: string): { table: string; create: string[] } {
-  const local = `${DATABASE}.calls_copy_local`;
+/**
+ * A copy of `calls` as the cluster schema makes it (services/store/clusterSchema.ts from
+ * CALLS_MIGRATION), named `calls_copy`, with the columns `calls` has now (its added ones too):
+ * the rows dumped from `calls` fit it.
+ */
+function callsCopyOnCluster(cluster: string, database: string): { table: string; create: string[] } {
+  const createCalls = CALLS_MIGRATION.statements.find((s) => s.includes("CREATE TABLE IF NOT EXISTS calls ("))!;
+  const [local, distributed] = clusterStatements(createCalls.replace("calls (", "calls_copy ("), { cluster, database }, new Map());
   return {
     table: "calls_copy",
     create: [
-      `DROP TABLE IF EXISTS ${local} ON CLUSTER ${cluster}`,
-      `CREATE TABLE ${local} ON CLUSTER ${cluster} AS ${DATABASE}.calls_local ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${DATABASE}/calls_copy_local', '{replica}', version) PARTITION BY toYYYYMM(toDateTime(intDiv(started_at, 1000000))) ORDER BY (project_id, started_at, id)`,
-      `CREATE TABLE ${DATABASE}.calls_copy AS ${local} ENGINE = Distributed(${cluster}, ${DATABASE}, calls_copy_local, cityHash64(project_id))`,
+      `DROP TABLE IF EXISTS ${database}.${localTableName("calls_copy")} ON CLUSTER ${cluster}`,
+      local!.replace(/ \([\s\S]*\) ENGINE = /, ` AS ${database}.${localTableName("calls")} ENGINE = `),
+      distributed!,
     ],
   };
 }
@@ -57,35 +55,23 @@ async function main(): Promise<void> {
   const loadBefore = load();
   const serviceArgs = [compiledService()];
   const dir = mkdtempSync(join(tmpdir(), "bench-cluster-"));
-  const cluster = await startCluster(dir);
-  // As the suite's cluster run (test/globalSetup.cluster.ts): a node that exits or whose DDL worker ends is started again.
-  const supervisor = superviseCluster(dir, (name, why) => console.error(`[cluster] ${name} started again: ${why}`));
-  const kafka = await startMockKafka(3);
-  const ch11 = cluster.nodes[0]!;
-  const logDir = join(dir, "services");
-  mkdirSync(logDir);
   try {
-    const start = () => startTopology({ clickhouseUrl: ch11.url, cluster: cluster.cluster, alterCluster: alterClusterOf(cluster.cluster), database: DATABASE, kafkaBrokers: kafka.brokers, logDir, serviceArgs });
-    // 18.16 can crash on the first ON CLUSTER statement after the start: once the node is back, again.
-    const topology = await start().catch(async (err: unknown) => {
-      if (!(err instanceof StoreUnavailableError)) throw err;
-      await startCluster(dir);
-      return start();
-    });
+    // As the suite's cluster run (test/globalSetup.cluster.ts).
+    const { cluster, topology, stop } = await startClusterTopology(dir, { serviceArgs });
     try {
       const bodies = encodedBatchBodies(PROJECT, REQUESTS);
       const send = keptAlivePoster(topology.url, CLIENTS);
       const started = performance.now();
-      const refused = await sendBatches({ send, headers, bodies, clients: CLIENTS });
+      const refused = await sendAllRetrying({ post: send, path: "/call/upsert_batch", headers, bodies, senders: CLIENTS });
       const acked = performance.now();
       const calls = (REQUESTS * PARTS_PER_REQUEST) / 2;
-      for (let stored = 0; stored < calls; stored = await countCalls(topology.url)) {
+      for (let stored = 0; stored < calls; stored = await countCalls(topology.url, PROJECT, headers.authorization)) {
         if (performance.now() - acked > QUERYABLE_WITHIN_MS) throw new Error(`${stored} of ${calls} calls queryable ${QUERYABLE_WITHIN_MS} ms after the last was acknowledged`);
         await new Promise((r) => setTimeout(r, 100));
       }
       const queryable = performance.now();
       const parts = calls * 2;
-      const reference = clickhouseClientInsertRate(ch11, DATABASE, PROJECT, { ...callsCopyOnCluster(cluster.cluster), settings: ["--insert_distributed_sync=1"] });
+      const reference = clickhouseClientInsertRate(cluster.nodes[0]!, topology.database, PROJECT, { ...callsCopyOnCluster(cluster.cluster, topology.database), settings: ["--insert_distributed_sync=1"] });
       printTable(`Calls upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients: 2 ingest + 2 workers (Kafka, 3 brokers) + 1 query, 2 shards × 2 replicas (18.16)`, [
         {
           parts,
@@ -96,12 +82,9 @@ async function main(): Promise<void> {
         },
       ]);
     } finally {
-      await topology.stop();
+      await stop();
     }
   } finally {
-    await kafka.stop();
-    await supervisor.stop();
-    await stopCluster(dir);
     rmSync(dir, { recursive: true, force: true });
   }
   console.log(`\nload average (1, 5, 15 min): ${loadBefore} before, ${load()} after; the machine is shared, the figures move with its load`);

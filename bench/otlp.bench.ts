@@ -14,50 +14,37 @@
  * BENCH_SECTIONS=decode,e2e (the default): `decode` alone skips the end-to-end run.
  * CLICKHOUSE_LOG_QUERIES=1: also ClickHouse's CPU per span by query, and its merges.
  */
-import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, keptAlivePoster, postRetrying, clickhouseClientInsertRate, CpuMeter, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 400);
 const DECODE_REQUESTS = Math.min(REQUESTS, 40);
 const PROJECT = "bench/otlp";
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "decode,e2e").split(",");
-async function countCalls(url: string): Promise<number> {
-  const res = await fetch(`${url}/calls/query_stats`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: BENCH_AUTH },
-    body: JSON.stringify({ project_id: PROJECT }),
-  });
-  return ((await res.json()) as { count: number }).count;
-}
-
 async function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
-  let next = 0;
-  let retries = 0;
   const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, clickhousePid);
   const send = keptAlivePoster(service.url, EXPORTERS);
   const headers = { "content-type": "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: PROJECT };
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: EXPORTERS }, async () => {
-      while (next < bodies.length) {
-        const body = bodies[next++]!;
-        const { answer, retries: refused } = await postRetrying(send, "/otel/v1/traces", headers, body);
-        retries += refused;
-        if (answer.status < 200 || answer.status > 299) throw new Error(`export answered ${answer.status}: ${answer.body.toString()}`);
-        if (answer.body.length > 0) throw new Error(`partial success: ${answer.body.toString()}`);
-      }
-    }),
-  );
+  const retries = await sendAllRetrying({
+    post: send,
+    path: "/otel/v1/traces",
+    headers,
+    bodies,
+    senders: EXPORTERS,
+    check: (answer) => {
+      if (answer.body.length > 0) throw new Error(`partial success: ${answer.body.toString()}`);
+    },
+  });
   const accepted = performance.now();
   const total = bodies.length * SPANS_PER_REQUEST;
-  while ((await countCalls(service.url)) < total) await new Promise((r) => setTimeout(r, 50));
+  while ((await countCalls(service.url, PROJECT)) < total) await new Promise((r) => setTimeout(r, 50));
   const queryable = performance.now();
   const peakRss = rss.stop();
   const cpu = meter.read();
@@ -135,8 +122,8 @@ async function main() {
       "peak RSS MB": result.peakRss,
     }]);
     printCpuTable(result.cpu, result.queryableSeconds, result.total, "span");
-    const sizes = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", database, "-q",
-      `SELECT avg(length(attributes)), avg(length(otel_dump)), avg(length(inputs)) + avg(length(ifNull(output, ''))), avg(length(json_paths)) FROM calls WHERE project_id = '${PROJECT}' FORMAT TSV`], { encoding: "utf8" });
+    const sizes = clickhouseClient(ch,
+      `SELECT avg(length(attributes)), avg(length(otel_dump)), avg(length(inputs)) + avg(length(ifNull(output, ''))), avg(length(json_paths)) FROM calls WHERE project_id = '${PROJECT}' FORMAT TSV`, { database });
     const [attributes, otelDump, io, leaves] = sizes.stdout.trim().split("\t").map(Number);
     printTable("Stored row, average per span", [{ "attributes chars": attributes ?? 0, "otel_dump chars": otelDump ?? 0, "inputs+output chars": io ?? 0, "json_paths leaves": leaves ?? 0 }]);
   } finally {

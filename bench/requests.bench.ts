@@ -25,7 +25,7 @@ import autocannon from "autocannon";
 import { freePort } from "../services/store/localServer.js";
 import { iso, T0 } from "./callBodies.js";
 import { protobufRequest, requestSpans } from "./otlpSpans.js";
-import { BENCH_AUTH, CpuMeter, keptAlivePoster, postRetrying, printTable, spawnService, startBenchClickHouse, stats, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, CpuMeter, keptAlivePoster, printTable, sendAllRetrying, spawnService, startBenchClickHouse, stats, type ServiceProcess } from "./support.js";
 import { benchBaseModel, createModel, rlJob, sampleTrajectories, trainingApi } from "./trainingApi.js";
 
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "throughput,latency,latency-rl,readable,readable-otlp").split(",");
@@ -232,20 +232,10 @@ async function readableRows(service: ServiceProcess, project: string): Promise<{
  * refusals once every export was accepted.
  */
 async function otlpLoad(service: ServiceProcess): Promise<number> {
-  const bodies = Array.from({ length: 16 }, (_, n) => gzipSync(protobufRequest(requestSpans(n))));
-  const post = keptAlivePoster(service.url, OTLP_EXPORTERS);
+  const distinct = Array.from({ length: 16 }, (_, n) => gzipSync(protobufRequest(requestSpans(n))));
   const headers = { "content-type": "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: "bench/otlp-load" };
-  let next = 0;
-  let refusals = 0;
-  await Promise.all(Array.from({ length: OTLP_EXPORTERS }, async () => {
-    while (next < OTLP_EXPORTS) {
-      const n = next++;
-      const { answer, retries } = await postRetrying(post, "/otel/v1/traces", headers, bodies[n % bodies.length]!);
-      if (answer.status < 200 || answer.status > 299) throw new Error(`export answered ${answer.status}: ${answer.body.toString()}`);
-      refusals += retries;
-    }
-  }));
-  return refusals;
+  const bodies = Array.from({ length: OTLP_EXPORTS }, (_, n) => distinct[n % distinct.length]!);
+  return sendAllRetrying({ post: keptAlivePoster(service.url, OTLP_EXPORTERS), path: "/otel/v1/traces", headers, bodies, senders: OTLP_EXPORTERS });
 }
 
 /** Writes read back one after the other while the OTLP load runs (each to its end, though the load ended meanwhile). */

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { ExportTraceServiceRequest } from "../services/otlp/protobuf.js";
 import { lineChart } from "./png.js";
-import { BENCH_AUTH, childPids, printTable, spawnService, startBenchClickHouse, stats } from "./support.js";
+import { BENCH_AUTH, childPids, countCalls, printTable, spawnService, startBenchClickHouse, stats } from "./support.js";
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
 const RATE = Number(process.env.SOAK_RATE ?? 1);
@@ -193,11 +193,6 @@ const errorText = (err: unknown): string => {
   return typeof code === "string" ? code : err instanceof Error ? err.message : String(err);
 };
 
-async function storedCalls(url: string): Promise<number> {
-  const res = await fetch(`${url}/calls/query_stats`, { method: "POST", headers: { authorization: BENCH_AUTH, "content-type": "application/json" }, body: JSON.stringify({ project_id: PROJECT }) });
-  return ((await res.json()) as { count: number }).count;
-}
-
 async function metricsSummary(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const sum = (pattern: RegExp) => text.split("\n").filter((l) => pattern.test(l)).reduce((s, l) => s + Number(l.split(" ").at(-1)), 0);
@@ -270,10 +265,10 @@ async function main(): Promise<void> {
     console.log(`acknowledged calls (upserted calls + OTLP spans): ${acknowledged}, ${(acknowledged / wall).toFixed(0)}/s; errors: ${totalErrors}`);
 
     const drainStart = performance.now();
-    let stored = await storedCalls(service.url);
+    let stored = await countCalls(service.url, PROJECT);
     while (stored < acknowledged && performance.now() - drainStart < 120_000) {
       await new Promise((r) => setTimeout(r, 1_000));
-      stored = await storedCalls(service.url);
+      stored = await countCalls(service.url, PROJECT);
     }
     console.log(`stored calls: ${stored} of ${acknowledged} acknowledged (${((performance.now() - drainStart) / 1000).toFixed(1)} s after the load ended)`);
 

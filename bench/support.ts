@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { Agent, request, type IncomingHttpHeaders } from "node:http";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
@@ -122,7 +122,7 @@ export function keptAlivePoster(baseUrl: string, connections: number): (path: st
  * when absent) before each retry, as the OpenTelemetry exporters and the SDKs do: the final
  * answer and how many refusals came before it.
  */
-export async function postRetrying(
+async function postRetrying(
   post: ReturnType<typeof keptAlivePoster>,
   path: string,
   headers: Record<string, string>,
@@ -134,6 +134,45 @@ export async function postRetrying(
     const seconds = Number(answer.headers["retry-after"] ?? 1);
     await new Promise((r) => setTimeout(r, (Number.isFinite(seconds) ? seconds : 1) * 1000));
   }
+}
+
+/**
+ * Sends every body to `path` from `senders` concurrent senders, each refusal retried as
+ * `postRetrying` does; every answer must be 2xx, and pass `check` when given. Resolves with
+ * the refusals once every body was accepted.
+ */
+export async function sendAllRetrying({ post, path, headers, bodies, senders, check }: {
+  post: ReturnType<typeof keptAlivePoster>;
+  path: string;
+  headers: Record<string, string>;
+  bodies: readonly Uint8Array[];
+  senders: number;
+  check?: (answer: PostAnswer) => void;
+}): Promise<number> {
+  let next = 0;
+  let refusals = 0;
+  await Promise.all(
+    Array.from({ length: senders }, async () => {
+      while (next < bodies.length) {
+        const { answer, retries } = await postRetrying(post, path, headers, bodies[next++]!);
+        refusals += retries;
+        if (answer.status < 200 || answer.status > 299) throw new Error(`${path} answered ${answer.status}: ${answer.body.toString()}`);
+        check?.(answer);
+      }
+    }),
+  );
+  return refusals;
+}
+
+/**
+ * The project's calls as `/calls/query_stats` counts them (`authorization`: the bench key
+ * unless given); 0 while the service refuses for now (429, 503).
+ */
+export async function countCalls(url: string, project: string, authorization = BENCH_AUTH): Promise<number> {
+  const res = await fetch(`${url}/calls/query_stats`, { method: "POST", headers: { "content-type": "application/json", authorization }, body: JSON.stringify({ project_id: project }) });
+  if (res.status === 429 || res.status === 503) return 0;
+  if (!res.ok) throw new Error(`/calls/query_stats answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { count: number }).count;
 }
 
 export function sampleServiceRss(pid: number): { stop(): number } {
@@ -170,13 +209,35 @@ export async function timeIt(runs: number, fn: () => Promise<unknown>): Promise<
   return out;
 }
 
+/** How `clickhouseClient` runs: in `database`, with `flags` before the query, its input from or its output to a file. */
+export interface ClientRun {
+  readonly database?: string;
+  readonly flags?: readonly string[];
+  readonly inputFile?: string;
+  readonly outputFile?: string;
+}
+
+/** Runs `sql` through clickhouse-client on the server's TCP port: its output and its stderr (the `--time`); fails with the stderr. */
+export function clickhouseClient(ch: Pick<LocalClickHouse, "tcpPort">, sql: string, run: ClientRun = {}): { stdout: string; stderr: string } {
+  const input = run.inputFile === undefined ? "ignore" : openSync(run.inputFile, "r");
+  const output = run.outputFile === undefined ? "pipe" : openSync(run.outputFile, "w");
+  try {
+    const database = run.database === undefined ? [] : ["--database", run.database];
+    const r = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), ...database, ...(run.flags ?? []), "-q", sql], { encoding: "utf8", stdio: [input, output, "pipe"] });
+    if (r.status !== 0) throw new Error(`clickhouse-client failed: ${r.stderr}`);
+    return { stdout: r.stdout ?? "", stderr: r.stderr };
+  } finally {
+    if (typeof input === "number") closeSync(input);
+    if (typeof output === "number") closeSync(output);
+  }
+}
+
 /** Runs a query through clickhouse-client and returns the server-reported elapsed ms. */
 export function clickhouseClientMs(tcpPort: number, database: string, sql: string, runs: number): number[] {
   const out: number[] = [];
   for (let i = 0; i <= runs; i++) {
-    const r = spawnSync("clickhouse-client", ["--port", String(tcpPort), "--database", database, "--time", "--format", "Null", "-q", sql], { encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`clickhouse-client failed: ${r.stderr}`);
-    if (i > 0) out.push(Number(r.stderr.trim().split("\n").pop()) * 1000);
+    const { stderr } = clickhouseClient({ tcpPort }, sql, { database, flags: ["--time", "--format", "Null"] });
+    if (i > 0) out.push(Number(stderr.trim().split("\n").pop()) * 1000);
   }
   return out;
 }
@@ -213,20 +274,15 @@ export function clickhouseClientInsertRate(
 ): number {
   const dir = mkdtempSync(join(tmpdir(), "bench-rows-"));
   const file = join(dir, "rows.bin");
-  const client = `clickhouse-client --port ${ch.tcpPort} --database ${database}`;
-  const sh = (command: string) => {
-    const r = spawnSync("bash", ["-c", command], { encoding: "utf8", maxBuffer: 1 << 20 });
-    if (r.status !== 0) throw new Error(`${command}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const client = (sql: string, run: Omit<ClientRun, "database"> = {}) => clickhouseClient(ch, sql, { database, ...run }).stdout;
   try {
     // Straight to a file: the dump can exceed what one string or buffer holds.
-    sh(`${client} -q "SELECT * FROM calls WHERE project_id = '${project}' FORMAT RowBinary" > ${file}`);
-    const rows = Number(sh(`${client} -q "SELECT count() FROM calls WHERE project_id = '${project}'"`).trim());
-    sh(`${client} -q "DROP TABLE IF EXISTS ${copy.table}"`);
-    for (const statement of copy.create) sh(`${client} -q "${statement}"`);
+    client(`SELECT * FROM calls WHERE project_id = '${project}' FORMAT RowBinary`, { outputFile: file });
+    const rows = Number(client(`SELECT count() FROM calls WHERE project_id = '${project}'`).trim());
+    client(`DROP TABLE IF EXISTS ${copy.table}`);
+    for (const statement of copy.create) client(statement);
     const t = performance.now();
-    sh(`${client} ${(copy.settings ?? []).join(" ")} -q "INSERT INTO ${copy.table} FORMAT RowBinary" < ${file}`);
+    client(`INSERT INTO ${copy.table} FORMAT RowBinary`, { flags: copy.settings, inputFile: file });
     return rows / ((performance.now() - t) / 1000);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -243,7 +299,7 @@ export function clickhouseClientInsertRate(
  */
 export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, database: string, units: number, unit: string): void {
   if (!LOG_QUERIES) return;
-  const client = (sql: string) => spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "-q", sql], { encoding: "utf8" }).stdout;
+  const client = (sql: string) => clickhouseClient(ch, sql).stdout;
   client("SYSTEM FLUSH LOGS");
   const rows = (sql: string) => client(`${sql} FORMAT TSV`).trim().split("\n").filter(Boolean).map((line) => line.split("\t"));
   const cpu = "ProfileEvents.Values[indexOf(ProfileEvents.Names, 'OSCPUVirtualTimeMicroseconds')]";

@@ -17,7 +17,6 @@
  * the same figures and quantiles), in clickhouse-client. It checks that both give the same
  * page, prints the figures and the ratio, and stops the ClickHouse.
  */
-import { spawnSync } from "node:child_process";
 import type { ThreadSortBy } from "../services/contract/threads.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
@@ -27,7 +26,7 @@ import { toThreadView, type ThreadRow, type ThreadView } from "../services/store
 import { ThreadsReadRepository } from "../services/store/threads/threadsRead.js";
 import { threadsPageQuery, threadsThresholdQuery, type ThreadsQuerySpec } from "../services/store/threads/threadsQuery.js";
 import { ThreadsWriteRepository } from "../services/store/threads/threadsWrite.js";
-import { BENCH_AUTH, clickhouseClientMs, printTable, spawnService, startBenchClickHouse, stats, timeIt } from "./support.js";
+import { BENCH_AUTH, clickhouseClient, clickhouseClientMs, printTable, spawnService, startBenchClickHouse, stats, timeIt } from "./support.js";
 import { MIGRATIONS } from "../services/roles.js";
 import { ProjectRetention } from "../services/store/projects/retention.js";
 import { ProjectSettingsRepository } from "../services/store/projects/settingsRepository.js";
@@ -48,14 +47,13 @@ const TURN_START = (k: string) =>
 const TURN_DURATION = (k: string) => `toInt64(100000 + cityHash64(${k}, 1) % 30000000)`;
 const TURN_RUNNING = (k: string) => `cityHash64(${k}, 2) % 50 = 0`;
 
-function clickhouseClient(ch: LocalClickHouse, sql: string): void {
-  const r = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", DATABASE, "-q", sql], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`clickhouse-client failed: ${r.stderr}`);
+function clickhouse(ch: LocalClickHouse, sql: string): void {
+  clickhouseClient(ch, sql, { database: DATABASE });
 }
 
 function seedCalls(ch: LocalClickHouse): void {
   const common = `json_paths, json_values, storage_size_bytes, version`;
-  clickhouseClient(ch, `INSERT INTO calls (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, ${common})
+  clickhouse(ch, `INSERT INTO calls (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, ${common})
     SELECT '${PROJECT}', concat('turn-', toString(number)), concat('tr-', toString(number)), NULL,
       concat('th-', toString(${THREAD_OF("number")})), concat('turn-', toString(number)),
       'weave:///bench/threads/op/chat:v1', ${TURN_START("number")},
@@ -63,14 +61,14 @@ function seedCalls(ch: LocalClickHouse): void {
       '{"env":"bench"}', concat('{"message":"turn ', toString(number), '"}'), '{"answer":"ok"}', '{}', 'bench',
       ['inputs.message'], [concat('turn ', toString(number))], 120, 2000000000000000
     FROM numbers(${TURNS})`);
-  clickhouseClient(ch, `INSERT INTO calls (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, ${common})
+  clickhouse(ch, `INSERT INTO calls (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, ${common})
     SELECT '${PROJECT}', concat('n-', toString(number)), concat('tr-', toString(k)), concat('turn-', toString(k)),
       concat('th-', toString(${THREAD_OF("k")})), concat('turn-', toString(k)),
       concat('weave:///bench/threads/op/step', toString(intDiv(number, ${TURNS})), ':v1'),
       ${TURN_START("k")} + (intDiv(number, ${TURNS}) + 1) * 1000, ${TURN_START("k")} + (intDiv(number, ${TURNS}) + 1) * 1000 + 500,
       '{}', '{"step":true}', '{"ok":true}', '{}', 'bench', [], [], 40, 2000000000000000
     FROM (SELECT number, number % ${TURNS} AS k FROM numbers(${TURNS * NESTED_PER_TURN}))`);
-  clickhouseClient(ch, `INSERT INTO call_deletions (project_id, id, deleted_at, wb_user_id)
+  clickhouse(ch, `INSERT INTO call_deletions (project_id, id, deleted_at, wb_user_id)
     SELECT '${PROJECT}', concat('turn-', toString(number)), ${T0_MICROS}, 'bench' FROM numbers(${TURNS}) WHERE cityHash64(number, 3) % 1000 = 0`);
 }
 

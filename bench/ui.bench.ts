@@ -12,7 +12,6 @@
  * calls are inserted straight into ClickHouse (INSERT ... SELECT FROM numbers()) in the calls
  * table's shape. Stops both and removes the directory at the end.
  */
-import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -26,7 +25,7 @@ import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { buildUi, launchChromium } from "../test/ui/browser.js";
-import { BENCH_KEY, printTable, startBenchClickHouse, stats } from "./support.js";
+import { BENCH_KEY, clickhouseClient, printTable, startBenchClickHouse, stats } from "./support.js";
 
 const CALLS = Number(process.env.BENCH_UI_CALLS ?? 1_000_000);
 const TRACE_CALLS = 10_000;
@@ -37,8 +36,7 @@ const DATABASE = "bench_ui";
 const BASE = Date.UTC(2026, 9, 1) * 1000; // µs
 
 function clickhouse(ch: LocalClickHouse, sql: string): void {
-  const r = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", DATABASE, "-q", sql], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`clickhouse-client failed: ${r.stderr}`);
+  clickhouseClient(ch, sql, { database: DATABASE });
 }
 
 function insertCalls(ch: LocalClickHouse, count: number, id: string, trace: string, parent: string, startedAt: string, op: string): void {

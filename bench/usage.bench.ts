@@ -8,14 +8,13 @@
  * Starts its own ClickHouse in a temporary directory and the service in this process;
  * stops both and removes the directory at the end.
  */
-import { spawnSync } from "node:child_process";
 import pino from "pino";
 import { loadConfig } from "../services/config.js";
 import { startService, type RunningService } from "../services/service.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
-import { BENCH_AUTH, BENCH_KEY, printTable, startBenchClickHouse, stats, timeIt } from "./support.js";
+import { BENCH_AUTH, BENCH_KEY, clickhouseClient, printTable, startBenchClickHouse, stats, timeIt } from "./support.js";
 import { MIGRATIONS } from "../services/roles.js";
 
 const BACKGROUND = Number(process.env.BENCH_BACKGROUND_CALLS ?? 100_000);
@@ -28,8 +27,7 @@ const BASE = Date.UTC(2026, 9, 1) * 1000; // µs
 const MODELS = ["gpt-4o-mini", "claude-3-5-haiku-20241022", "gemini-2.0-flash"];
 
 function clickhouse(ch: LocalClickHouse, sql: string): void {
-  const r = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), "--database", DATABASE, "-q", sql], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`clickhouse-client failed: ${r.stderr}`);
+  clickhouseClient(ch, sql, { database: DATABASE });
 }
 
 async function main(): Promise<void> {

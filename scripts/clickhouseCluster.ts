@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync, closeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { CLICKHOUSE_SERVER_BIN, freePort, pings, SERVER_USERS_XML, serverConfigXml } from "../services/store/localServer.js";
@@ -335,14 +335,29 @@ export interface ClusterSupervisor {
   stop(): Promise<void>;
 }
 
-/** The lines a node's error log gained since the last call for it (the log is appended to across restarts). */
+const errorLog = (dir: string, node: NodeState) => join(dir, node.name, "log", "error.log");
+
+/**
+ * The whole lines a node's error log gained since the last call for it, read from where that
+ * call stopped (`readUpTo`, in bytes). The log is appended to across restarts; one shorter
+ * than that was made afresh, and is read from its start.
+ */
 function newErrorLines(dir: string, node: NodeState, readUpTo: Map<string, number>): string {
-  const file = join(dir, node.name, "log", "error.log");
+  const file = errorLog(dir, node);
   if (!existsSync(file)) return "";
-  const text = readFileSync(file, "utf8");
-  const from = readUpTo.get(node.name) ?? 0;
-  readUpTo.set(node.name, text.length);
-  return text.length >= from ? text.slice(from) : text;
+  const fd = openSync(file, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const last = readUpTo.get(node.name) ?? 0;
+    const from = size >= last ? last : 0;
+    const appended = Buffer.alloc(size - from);
+    const read = readSync(fd, appended, 0, appended.length, from);
+    const wholeLines = appended.subarray(0, appended.lastIndexOf(0x0a, read - 1) + 1);
+    readUpTo.set(node.name, from + wholeLines.length);
+    return wholeLines.toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -378,7 +393,7 @@ export function superviseCluster(dirArg: string, onRestart: (name: string, why: 
     }
   };
   // The error logs' lines from before the supervision are not its business.
-  for (const node of readClusterState(dir)?.nodes ?? []) newErrorLines(dir, node, errorsReadUpTo);
+  for (const node of readClusterState(dir)?.nodes ?? []) if (existsSync(errorLog(dir, node))) errorsReadUpTo.set(node.name, statSync(errorLog(dir, node)).size);
   const timer = setInterval(() => {
     check = check.then(restartWhereNeeded).catch((err: unknown) => onRestart("(a restart)", `failed: ${err instanceof Error ? err.message : String(err)}`));
   }, SUPERVISE_PERIOD_MS);

@@ -40,6 +40,12 @@ const FIRST_SORT_COLUMN = /\bORDER BY\s*\(?\s*([A-Za-z_][A-Za-z0-9_]*)/;
 export const localTableName = (table: string): string => `${table}_local`;
 
 /**
+ * The clause that runs an ALTER of a Replicated local table on every shard: `ON CLUSTER` the
+ * store's alter cluster (one replica per shard, replication does the rest); none on a single server.
+ */
+export const onAlterCluster = (store: { readonly alterCluster: string | null }): string => (store.alterCluster === null ? "" : ` ON CLUSTER ${store.alterCluster}`);
+
+/**
  * Where the data parts of the database are listed: `system.parts` of this server, or on a
  * cluster of one replica of every shard (each shard holds its own rows; its replicas the same
  * ones), with the tables named `<table>_local`.

@@ -1,5 +1,5 @@
 import type { ClickHouseStore, InjectedClickHouse } from "./clickhouse.js";
-import { clusterCreateDatabase, clusterMigrations, localTableName, type DistributedTable } from "./clusterSchema.js";
+import { clusterCreateDatabase, clusterMigrations, localTableName, onAlterCluster, type DistributedTable } from "./clusterSchema.js";
 import { ParamBuilder } from "./sql.js";
 
 /**
@@ -43,9 +43,8 @@ async function columnsOf(store: ClickHouseStore, version: number, table: string)
 async function addColumn(store: ClickHouseStore, version: number, { table, column, type }: AddedColumn): Promise<void> {
   const exists = async () => (await columnsOf(store, version, table)).some((c) => c.startsWith(`${column} `));
   if (await exists()) return;
-  const onCluster = store.alterCluster === null ? "" : ` ON CLUSTER ${quoteIdentifier(store.alterCluster)}`;
   try {
-    await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)}${onCluster} ADD COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
+    await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)}${onAlterCluster(store)} ADD COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
   } catch (err) {
     if (!(await exists())) throw err;
   }

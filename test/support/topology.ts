@@ -1,11 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
+import { alterClusterOf, startCluster, stopCluster, superviseCluster, type ClusterState } from "../../scripts/clickhouseCluster.js";
 import { loadConfig } from "../../services/config.js";
+import { StoreUnavailableError } from "../../services/errors.js";
 import { startService } from "../../services/service.js";
 import { freePort } from "../../services/store/localServer.js";
+import { startMockKafka } from "./mockKafka.js";
 import { startRoutingProxy, type RoutingProxy } from "./routingProxy.js";
 import { AUTH_KEYS } from "./keys.js";
 import { until } from "./polling.js";
@@ -18,6 +22,8 @@ import { until } from "./polling.js";
  */
 export const INGEST_PROCESSES = 2;
 export const WORKER_PROCESSES = 2;
+/** The brokers of the mock Kafka of `startClusterTopology`. */
+const KAFKA_BROKERS = 3;
 
 const REPO = resolve(fileURLToPath(import.meta.url), "..", "..", "..");
 const STARTED_WITHIN_MS = 120_000;
@@ -148,4 +154,53 @@ export async function startTopology(settings: TopologySettings): Promise<Topolog
     throw err;
   }
   return { url: proxy.url, database: settings.database, stop };
+}
+
+export interface ClusterTopology {
+  readonly cluster: ClusterState;
+  readonly kafkaBrokers: string;
+  readonly topology: Topology;
+  /** Stops the topology, the broker, the supervision and the cluster; the directory stays. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The topology at scale as the cluster run and the cluster bench start it: the harness's
+ * cluster in `dir` (scripts/clickhouseCluster.ts: ZooKeeper, 2 shards x 2 replicas of 18.16)
+ * supervised while it runs (a node that exits or whose distributed-DDL worker ends is started
+ * again, said on stderr), a KAFKA_BROKERS-broker Kafka mock, and `startTopology` on a fresh
+ * database with the processes' logs in `dir`/services. If it fails to start, what it started
+ * is stopped and the directory kept for those logs.
+ */
+export async function startClusterTopology(dir: string, options: Pick<TopologySettings, "serviceArgs"> = {}): Promise<ClusterTopology> {
+  const cluster = await startCluster(dir);
+  const supervisor = superviseCluster(dir, (name, why) => console.error(`[cluster] ${name} started again: ${why}`));
+  const kafka = await startMockKafka(KAFKA_BROKERS);
+  const logDir = join(dir, "services");
+  mkdirSync(logDir, { recursive: true });
+  const settings = { clickhouseUrl: cluster.nodes[0]!.url, cluster: cluster.cluster, alterCluster: alterClusterOf(cluster.cluster), kafkaBrokers: kafka.brokers, logDir, ...options };
+  const start = () => startTopology({ ...settings, database: `s_${randomBytes(6).toString("hex")}` });
+  const stopHarness = async () => {
+    await kafka.stop();
+    await supervisor.stop();
+    await stopCluster(dir);
+  };
+  const topology = await start()
+    .catch(async (err: unknown) => {
+      // 18.16 can crash on the first ON CLUSTER statement when its distributed-DDL worker lost
+      // its ZooKeeper session in the seconds after the start (the statement finds no session):
+      // the crashed node is started again, and the topology on a fresh database.
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      await startCluster(dir);
+      return start();
+    })
+    .catch(async (err: unknown) => {
+      await stopHarness();
+      throw err;
+    });
+  return { cluster, kafkaBrokers: kafka.brokers, topology, stop: async () => {
+      await topology.stop();
+      await stopHarness();
+    },
+  };
 }

@@ -86,30 +86,32 @@ export const CALL_REF_BOUNDS_SELECT = `SELECT project_id, target, started_at FRO
 
 /**
  * A project's expired targets at `cutoff` (µs), found in the project's call refs and objects.
- * Memory: the project's object → target edges (a few per object version) while it runs.
+ * Memory: the project's object → target edges (a few per object version) and the targets its
+ * calls reference while it runs.
  */
 export class ExpiredRefs {
   constructor(private readonly store: ClickHouseStore) {}
 
   async of(projectId: string, cutoff: number): Promise<string[]> {
-    const roots = await this.onlyOlderCalls(projectId, cutoff);
-    if (roots.length === 0) return [];
+    const { olderOnly, retained } = await this.callTargets(projectId, cutoff);
+    if (olderOnly.length === 0) return [];
     const edges = await this.objectEdges(projectId);
-    const reached = closure(roots, edges);
+    const reached = closure(olderOnly, edges);
     const keptSeeds = new Set([...edges.keys()].filter((source) => !reached.has(source)));
-    for (const target of await this.referencedByRetained(projectId, cutoff, [...reached])) keptSeeds.add(target);
+    for (const target of reached) if (retained.has(target)) keptSeeds.add(target);
+    for (const target of await this.referencedByTableRows(projectId, [...reached])) keptSeeds.add(target);
     const kept = closure([...keptSeeds], edges);
     return [...reached].filter((target) => !kept.has(target)).sort();
   }
 
-  /** Targets whose newest referencing call started before the cutoff. */
-  private async onlyOlderCalls(projectId: string, cutoff: number): Promise<string[]> {
+  /** The targets the project's calls reference: those only calls before the cutoff do, and those a call from the cutoff on does. */
+  private async callTargets(projectId: string, cutoff: number): Promise<{ olderOnly: string[]; retained: Set<string> }> {
     const pb = new ParamBuilder();
-    const rows = await this.store.rows<{ target: string }>("expired_refs_roots", {
-      sql: `SELECT target FROM call_ref_bounds WHERE project_id = ${pb.str(projectId)} GROUP BY target HAVING max(started_at) < ${pb.int(cutoff)}`,
+    const rows = await this.store.rows<{ target: string; retained: number }>("expired_refs_call_targets", {
+      sql: `SELECT target, max(started_at) >= ${pb.int(cutoff)} AS retained FROM call_ref_bounds WHERE project_id = ${pb.str(projectId)} GROUP BY target`,
       params: pb.params,
     });
-    return rows.map((r) => r.target);
+    return { olderOnly: rows.filter((r) => Number(r.retained) === 0).map((r) => r.target), retained: new Set(rows.filter((r) => Number(r.retained) !== 0).map((r) => r.target)) };
   }
 
   /** Each object version of the project (key) and the targets its value references. */
@@ -128,17 +130,15 @@ export class ExpiredRefs {
     return edges;
   }
 
-  /** Which of `targets` a call from the cutoff on, or a row of a table, references. */
-  private async referencedByRetained(projectId: string, cutoff: number, targets: readonly string[]): Promise<string[]> {
+  /** Which of `targets` a row of a table references. */
+  private async referencedByTableRows(projectId: string, targets: readonly string[]): Promise<string[]> {
     const found: string[] = [];
     for (const chunk of idChunks(targets)) {
       const pb = new ParamBuilder();
       const project = pb.str(projectId);
       const wanted = pb.inStrings(chunk);
-      const rows = await this.store.rows<{ target: string }>("expired_refs_retained", {
-        sql: `SELECT DISTINCT target FROM call_ref_bounds WHERE project_id = ${project} AND started_at >= ${pb.int(cutoff)} AND target IN ${wanted}
-          UNION ALL
-          SELECT DISTINCT target FROM table_row_leaves
+      const rows = await this.store.rows<{ target: string }>("expired_refs_table_rows", {
+        sql: `SELECT DISTINCT target FROM table_row_leaves
             ARRAY JOIN ${leafTargets("[value]", "[path]", project)} AS target
             WHERE project_id = ${project} AND (value LIKE ${SCHEME_LIKE} OR path LIKE ${FILES_PATH_LIKE}) AND target IN ${wanted}`,
         params: pb.params,

@@ -1,5 +1,5 @@
 import type { ClickHouseStore } from "../clickhouse.js";
-import { localTableName, partsSource } from "../clusterSchema.js";
+import { localTableName, onAlterCluster, partsSource } from "../clusterSchema.js";
 import { ParamBuilder } from "../sql.js";
 import { expiredCallIds } from "./retention.js";
 import { ExpiredRefs, fileKey, objectKey, tableKey } from "./expiredRefs.js";
@@ -10,13 +10,17 @@ export interface ExpiryScope {
   readonly project: string;
   /** The first `started_at` it keeps, µs (a placeholder). */
   readonly cutoff: string;
-  /**
-   * The project's expired targets (expiredRefs.ts), an array for `has` (no `IN` set: 26.7 hangs
-   * on a mutation that tests one set twice), or null when it has none.
-   */
-  readonly targets: string | null;
   /** Names a table read inside the condition (its local table on a cluster). */
   readonly ref: (table: string) => string;
+}
+
+/** The scope of a table deleted by target: also some of the project's expired targets. */
+export interface TargetScope extends ExpiryScope {
+  /**
+   * Expired targets (expiredRefs.ts), an array for `has` (no `IN` set: 26.7 hangs on a mutation
+   * that tests one set twice).
+   */
+  readonly targets: string;
 }
 
 /**
@@ -28,24 +32,31 @@ export interface ExpiryScope {
  * no table row or chunk loses the positions or upload that find it, and `call_ref_bounds`,
  * where the expired targets are found, outlives every target deleted through it.
  */
-interface ExpiringTable {
+type ExpiringTable = {
   readonly table: string;
-  /** Rows of the project past the cutoff; null when the project has no such row (no targets). */
-  readonly expired: (scope: ExpiryScope) => string | null;
   /** Tables that must hold no expired row before this one is deleted from. */
   readonly after?: readonly string[];
-  /** Deleted by the project's expired targets (expiredRefs.ts), not by its cutoff alone. */
-  readonly byTarget?: boolean;
-}
+} & (
+  | {
+      readonly byTarget?: false;
+      /** Rows of the project past the cutoff. */
+      readonly expired: (scope: ExpiryScope) => string;
+    }
+  | {
+      /** Deleted by the project's expired targets (expiredRefs.ts), not by its cutoff alone: a project without any has none of its rows. */
+      readonly byTarget: true;
+      /** Rows of the project that these targets expire. */
+      readonly expired: (scope: TargetScope) => string;
+    }
+);
 
 const EXPIRED_CALL_IDS = ({ project, cutoff, ref }: ExpiryScope) => expiredCallIds(project, cutoff, ref("call_index"));
 
 /** Targets a call from the cutoff on references (checked again when the mutation runs: a call may have come since). */
-const RETAINED_TARGETS = ({ project, cutoff, ref }: ExpiryScope) => `(SELECT target FROM ${ref("call_ref_bounds")} WHERE project_id = ${project} AND started_at >= ${cutoff})`;
+const RETAINED_TARGETS = ({ project, cutoff, ref }: TargetScope) => `(SELECT target FROM ${ref("call_ref_bounds")} WHERE project_id = ${project} AND started_at >= ${cutoff})`;
 
-/** Rows whose target key is an expired target no retained call references; null without targets. */
-const expiredTarget = (key: string) => (scope: ExpiryScope): string | null =>
-  scope.targets === null ? null : `has(${scope.targets}, ${key}) AND ${key} NOT IN ${RETAINED_TARGETS(scope)}`;
+/** Rows whose target key is an expired target no retained call references. */
+const expiredTarget = (key: string) => (scope: TargetScope): string => `has(${scope.targets}, ${key}) AND ${key} NOT IN ${RETAINED_TARGETS(scope)}`;
 
 const EXPIRED_TABLE_OF_POSITION = expiredTarget(tableKey("table_digest"));
 
@@ -54,8 +65,7 @@ const EXPIRED_TABLE_OF_POSITION = expiredTarget(tableKey("table_digest"));
  * other table, nor an expired one a retained call references since, holds. The retained
  * targets' subquery is written once: 26.7 hangs on a mutation that tests one set twice.
  */
-const ROWS_OF_EXPIRED_TABLES = (scope: ExpiryScope): string | null => {
-  if (scope.targets === null) return null;
+const ROWS_OF_EXPIRED_TABLES = (scope: TargetScope): string => {
   const key = tableKey("table_digest");
   const positions = `${scope.ref("table_positions")} WHERE project_id = ${scope.project}`;
   return `row_key IN (SELECT row_key FROM ${positions} AND has(${scope.targets}, ${key}))
@@ -82,20 +92,17 @@ export const EXPIRING_TABLES: readonly ExpiringTable[] = [
   },
   { table: "annotation_queue_items", expired: (s) => `call_started_at < ${s.cutoff}`, after: ["annotation_progress"] },
   { table: "tables", expired: expiredTarget(tableKey()), byTarget: true },
-  ...TABLE_ROWS.map((table) => ({ table, expired: ROWS_OF_EXPIRED_TABLES, byTarget: true })),
+  ...TABLE_ROWS.map((table) => ({ table, expired: ROWS_OF_EXPIRED_TABLES, byTarget: true as const })),
   { table: "table_positions", expired: EXPIRED_TABLE_OF_POSITION, byTarget: true, after: ["tables", ...TABLE_ROWS] },
   {
     table: "file_chunks",
     byTarget: true,
-    expired: (s) => {
-      const file = expiredTarget(fileKey)(s);
-      return file === null ? null : `upload_id IN (SELECT upload_id FROM ${s.ref("files")} WHERE project_id = ${s.project} AND ${file})`;
-    },
+    expired: (s) => `upload_id IN (SELECT upload_id FROM ${s.ref("files")} WHERE project_id = ${s.project} AND ${expiredTarget(fileKey)(s)})`,
   },
   { table: "files", expired: expiredTarget(fileKey), byTarget: true, after: ["file_chunks"] },
   // Last of the targets: the expired targets are found through the objects' values.
-  ...OBJECT_TABLES.map((table) => ({ table, expired: expiredTarget(objectKey), byTarget: true, after: REACHED_THROUGH_OBJECTS })),
-  { table: "call_ref_bounds", expired: (s) => (s.targets === null ? null : `has(${s.targets}, target) AND started_at < ${s.cutoff}`), byTarget: true, after: TARGET_TABLES },
+  ...OBJECT_TABLES.map((table) => ({ table, expired: expiredTarget(objectKey), byTarget: true as const, after: REACHED_THROUGH_OBJECTS })),
+  { table: "call_ref_bounds", expired: (s) => `has(${s.targets}, target) AND started_at < ${s.cutoff}`, byTarget: true, after: TARGET_TABLES },
 ];
 
 /** A project and the first `started_at` it keeps (µs). */
@@ -110,16 +117,16 @@ const PROJECTS_PER_MUTATION = 200;
 /** Targets per mutation (a target key is tens of bytes): with the projects', far below max_query_size. */
 const TARGETS_PER_MUTATION = 1000;
 
-/** One project's share of a mutation: its cutoff and, for a table deleted by target, some of its expired targets. */
+/** One project's share of a mutation: its cutoff and, for a table deleted by target, some of its expired targets (else none). */
 interface ProjectPart {
   readonly projectId: string;
   readonly cutoff: number;
-  readonly targets: readonly string[] | null;
+  readonly targets: readonly string[];
 }
 
 /** A project's parts for a table: one, or for a table deleted by target one per TARGETS_PER_MUTATION of its targets (none without targets). */
 function partsOf(t: ExpiringTable, projectId: string, cutoff: number, targets: readonly string[]): ProjectPart[] {
-  if (!t.byTarget) return [{ projectId, cutoff, targets: null }];
+  if (!t.byTarget) return [{ projectId, cutoff, targets: [] }];
   const parts: ProjectPart[] = [];
   for (let i = 0; i < targets.length; i += TARGETS_PER_MUTATION) parts.push({ projectId, cutoff, targets: targets.slice(i, i + TARGETS_PER_MUTATION) });
   return parts;
@@ -130,7 +137,7 @@ function* packed(parts: readonly ProjectPart[]): Generator<ProjectPart[]> {
   let batch: ProjectPart[] = [];
   let targets = 0;
   for (const part of parts) {
-    const size = part.targets?.length ?? 0;
+    const size = part.targets.length;
     if (batch.length > 0 && (batch.length >= PROJECTS_PER_MUTATION || targets + size > TARGETS_PER_MUTATION)) {
       yield batch;
       batch = [];
@@ -142,8 +149,10 @@ function* packed(parts: readonly ProjectPart[]): Generator<ProjectPart[]> {
   if (batch.length > 0) yield batch;
 }
 
-function scopeOf(part: ProjectPart, project: string, pb: ParamBuilder, ref: (table: string) => string): ExpiryScope {
-  return { project, cutoff: pb.int(part.cutoff), targets: part.targets === null ? null : pb.strings(part.targets), ref };
+/** The table's condition on one project's part, its values placed in `pb`. */
+function expiredRows(t: ExpiringTable, part: ProjectPart, project: string, pb: ParamBuilder, ref: (table: string) => string): string {
+  const scope = { project, cutoff: pb.int(part.cutoff), ref };
+  return t.byTarget ? t.expired({ ...scope, targets: pb.strings(part.targets) }) : t.expired(scope);
 }
 
 /** The monthly partitions of `calls` (its PARTITION BY, calls/schema.ts). */
@@ -167,7 +176,7 @@ export class RetentionExpiry {
    * database (distributed DDL runs in each node's `default` database).
    */
   private alterTarget(table: string): string {
-    return this.store.alterCluster === null ? table : `${this.mutationRef(table)} ON CLUSTER ${this.store.alterCluster}`;
+    return `${this.mutationRef(table)}${onAlterCluster(this.store)}`;
   }
 
   /** A table read inside a mutation: on a cluster the mutation runs on each node, over its local tables. */
@@ -224,20 +233,17 @@ export class RetentionExpiry {
 
   private async startDelete(t: ExpiringTable, parts: readonly ProjectPart[]): Promise<void> {
     const pb = new ParamBuilder();
-    const each = parts.flatMap((part) => {
+    const each = parts.map((part) => {
       const project = pb.str(part.projectId);
-      const expired = t.expired(scopeOf(part, project, pb, this.mutationRef));
-      return expired === null ? [] : [`(project_id = ${project} AND ${expired})`];
+      return `(project_id = ${project} AND ${expiredRows(t, part, project, pb, this.mutationRef)})`;
     });
-    if (each.length === 0) return;
     await this.store.command(`retention_delete_${t.table}`, { sql: `ALTER TABLE ${this.alterTarget(t.table)} DELETE WHERE ${each.join(" OR ")}`, params: pb.params });
   }
 
   private async holdsExpired(t: ExpiringTable, part: ProjectPart): Promise<boolean> {
     const pb = new ParamBuilder();
     const project = pb.str(part.projectId);
-    const expired = t.expired(scopeOf(part, project, pb, (table) => table));
-    if (expired === null) return false;
+    const expired = expiredRows(t, part, project, pb, (table) => table);
     // A column, not a constant: 18.16 loses the WHERE's columns of a constant SELECT on a Distributed table (code 8/10).
     const rows = await this.store.rows<{ project_id: string }>(`retention_holds_${t.table}`, {
       sql: `SELECT project_id FROM ${t.table} WHERE project_id = ${project} AND ${expired} LIMIT 1`,
