@@ -5,7 +5,7 @@ import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { QueueFullError, StoreUnavailableError } from "../../services/errors.js";
 import { DurableLogQueue } from "../../services/queue/durableLog/durableLogQueue.js";
-import type { LagLimits } from "../../services/queue/durableLog/lagBound.js";
+import { LagBound, type LagLimits } from "../../services/queue/durableLog/lagBound.js";
 import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
 import { delivering } from "../support/delivery.js";
 import { sleep, until as pollUntil } from "../support/polling.js";
@@ -95,13 +95,20 @@ describe("the durable log's lag bound", () => {
     await sleep(20);
     const refused = await queue.publish(bulk("refused")).then(() => null, (err: unknown) => err);
     expect(refused).toBeInstanceOf(QueueFullError);
-    expect((refused as QueueFullError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((refused as QueueFullError).retryAfterSeconds).toBe(1);
     expect((refused as Error).message).toMatch(/behind/);
     w.release();
     await queue.publish([update("after")]);
     await until(() => w.stored.includes("after"));
     expect(w.stored).toEqual(["first", "after"]);
     await queue.shutdown();
+  });
+
+  it("tells a refused bulk writer to come back in a second, however far the worker is behind (it is held again then)", () => {
+    const t0 = 1_000_000;
+    const bound = new LagBound({ maxLagMs: 2_000, bulkItems: 50, bulkBytes: 1 << 20, stalledAfterMs: 60_000 }, 0, 100, t0);
+    expect(bound.refusal(t0 + 1_000)).toBeNull();
+    for (const behind of [2_500, 7_000, 40_000]) expect(bound.refusal(t0 + behind)?.retryAfterSeconds).toBe(1);
   });
 
   it("acknowledges bulk writes while the store is down (the worker stores nothing: stalled), and stores them once it is back", async () => {

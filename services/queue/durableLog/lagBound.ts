@@ -34,7 +34,13 @@ export interface LogWrite {
 const STALLED_AFTER_MS = 10_000;
 /** Groups appended within this long share one mark: the age read is at most this much too old. */
 const MARK_GRAIN_MS = 50;
-const MAX_RETRY_AFTER_SECONDS = 30;
+/**
+ * The `Retry-After` of a refused bulk write: the shortest there is. The write waited the hold
+ * already, and the backlog that made the worker lag lasts longer than the bound; a client told
+ * to wait for the lag to clear comes back after the worker drained it and idles (the bench saw
+ * the whole machine idle seconds after one slow batch). A client back in a second is held again.
+ */
+const RETRY_AFTER_SECONDS = 1;
 
 /** Where the records appended from `at` on (within MARK_GRAIN_MS) end. */
 interface AppendMark {
@@ -114,8 +120,7 @@ export class LagBound {
   refusal(now = Date.now()): QueueFullError | null {
     const lag = this.lagMs(now);
     if (this.limits.maxLagMs === 0 || lag <= this.limits.maxLagMs || this.stalled(now)) return null;
-    const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((lag - this.limits.maxLagMs) / 1000)));
-    return new QueueFullError(`the worker is ${Math.round(lag)} ms behind (bound ${this.limits.maxLagMs} ms): retry bulk writes later`, retryAfter);
+    return new QueueFullError(`the worker is ${Math.round(lag)} ms behind (bound ${this.limits.maxLagMs} ms): retry bulk writes later`, RETRY_AFTER_SECONDS);
   }
 
   /** How long the oldest record not yet stored has waited (0: none). */
