@@ -30,7 +30,7 @@ import type { OtlpAttributes, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
 import { callInputs, callOutput, callUsage, displayName, hasKeys, inheritedInputs, inputForChildren, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
 import { nestDottedKeys } from "./nest.js";
-import { groupDump, otelDump, rebuildable, type GroupDump } from "./otelDump.js";
+import { otelDump, resourceDump, scopeDump, type GroupDump } from "./otelDump.js";
 import type { JsonObject, JsonValue } from "../json.js";
 
 export interface MapSpansContext {
@@ -112,12 +112,12 @@ export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpan
   const handedDown = inputsHandedDown(batch);
   for (const resource of batch.resources) {
     const resourceNested = nestDottedKeys(resource.attributes);
-    const resourceInCall = rebuildable(resource.attributes);
+    const resourceInDump = resourceDump(resource);
     for (const group of resource.scopes) {
       const shared: GroupParts = {
         resource: resourceNested,
         scope: { name: group.scope.name, version: group.scope.version },
-        dump: groupDump(resource, group, resourceInCall),
+        dump: { resource: resourceInDump, scope: scopeDump(group) },
       };
       for (const span of group.spans) {
         const reason = rejection(span, ctx.maxSpanBytes);

@@ -25,7 +25,7 @@ export const IN_CALL_ATTRIBUTES = "$attributes.otel.attributes";
 export const IN_CALL_RESOURCE = "$attributes.otel.resource";
 
 /** Whether nestDottedKeys' output flattens back to exactly these attributes: no value is an object. */
-export function rebuildable(attributes: OtlpAttributes): boolean {
+function rebuildable(attributes: OtlpAttributes): boolean {
   return !hasObjectValue(attributes);
 }
 
@@ -41,20 +41,18 @@ export interface SpanInCall {
   readonly attributes: JsonObject;
 }
 
-/** What the dumps of a scope group's spans share: made once per group (`groupDump`), the same objects in every dump. */
+/**
+ * What the dumps of a scope group's spans share, the same objects in every dump: its
+ * resource's `resourceDump` (made once per resource) and its `scopeDump`.
+ */
 export interface GroupDump {
   readonly resource: JsonObject;
   readonly scope: JsonObject | null;
 }
 
-/** The resource and scope of a group's dumps; `resourceInCall`: the resource's attributes are `rebuildable`. */
-export function groupDump(resource: OtlpResourceGroup, group: OtlpScopeGroup, resourceInCall: boolean): GroupDump {
-  return { resource: resourceDump(resource, resourceInCall), scope: scopeDump(group) };
-}
-
 /**
  * The dump of a span, built without its defaults (DUMP_DEFAULTS) and without what the call
- * holds. `shared`: its group's `groupDump`; `parentInCall`: the call's `parent_id`.
+ * holds. `shared`: what its group's dumps share; `parentInCall`: the call's `parent_id`.
  */
 export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string | null): JsonObject {
   const dump: JsonObject = { resource: shared.resource };
@@ -76,15 +74,16 @@ export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string
   return dump;
 }
 
-function resourceDump(resource: OtlpResourceGroup, inCall: boolean): JsonObject {
-  const out: JsonObject = { attributes: inCall ? IN_CALL_RESOURCE : resource.attributes };
+/** The resource without what the call holds: its attributes when they are `rebuildable` from `attributes.otel.resource`. */
+export function resourceDump(resource: OtlpResourceGroup): JsonObject {
+  const out: JsonObject = { attributes: rebuildable(resource.attributes) ? IN_CALL_RESOURCE : resource.attributes };
   if (resource.droppedAttributesCount !== 0) out["dropped_attributes_count"] = resource.droppedAttributesCount;
   if (resource.schemaUrl !== "") out["schema_url"] = resource.schemaUrl;
   return out;
 }
 
 /** The scope without its name and version (the call's `attributes.otel.scope`), null when nothing is left. */
-function scopeDump(group: OtlpScopeGroup): JsonObject | null {
+export function scopeDump(group: OtlpScopeGroup): JsonObject | null {
   const { scope } = group;
   const out: JsonObject = {};
   let empty = true;

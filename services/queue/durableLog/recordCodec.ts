@@ -139,7 +139,7 @@ function fromTuple(tuple: readonly unknown[], layouts: Layouts): unknown {
   return message;
 }
 
-export function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => value is T, layouts: Layouts | null = null, bytes: BytesFields | null = null): DecodedPayload<T> {
+function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => value is T, layouts: Layouts | null, bytes: BytesFields): DecodedPayload<T> {
   const split = splitRecord(payload);
   if (split === null) return { messages: [], malformed: [payload.toString("base64")] };
   const { text, attachments } = split;
@@ -151,7 +151,7 @@ export function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => va
   }
   let list: unknown[] = Array.isArray(values) ? values : [values];
   if (layouts) list = list.map((value) => (Array.isArray(value) ? fromTuple(value, layouts) : value));
-  if (bytes) for (const value of list) restoreBytes(value, bytes, attachments);
+  for (const value of list) restoreBytes(value, bytes, attachments);
   const messages = list.filter(accepts);
   if (messages.length === list.length) return { messages };
   return { messages, malformed: list.filter((m) => !accepts(m)) };
