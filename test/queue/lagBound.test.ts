@@ -1,13 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { QueueFullError, StoreUnavailableError } from "../../services/errors.js";
-import { DurableLogQueue } from "../../services/queue/durableLog/durableLogQueue.js";
 import { LagBound, type LagLimits } from "../../services/queue/durableLog/lagBound.js";
 import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
-import { delivering } from "../support/delivery.js";
+import { delivering, temporaryLog } from "../support/delivery.js";
 import { sleep, until as pollUntil } from "../support/polling.js";
 
 /**
@@ -26,15 +24,10 @@ const bulk = (name: string) => Array.from({ length: 5 }, (_, i) => update(`${nam
 const ids = (events: readonly TraceEvent[]) => events.map((e) => (e as CallUpdateEvent).id);
 
 function open(lag: Partial<LagLimits>) {
-  return DurableLogQueue.open(topic, {
+  return temporaryLog(topic, {
     dir: join(root, `q${dirs++}`),
-    maxLogBytes: 1 << 24,
-    maxPendingEvents: 10_000,
-    maxPendingBytes: 1 << 24,
     maxBatchEvents: 1_000,
-    maxBatchBytes: 1 << 20,
     maxWaitMs: 1,
-    log: pino({ level: "silent" }),
     lag: { maxLagMs: 1, bulkItems: 4, bulkBytes: 1 << 20, holdMs: 60_000, stalledAfterMs: 60_000, ...lag },
   });
 }

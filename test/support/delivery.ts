@@ -9,10 +9,9 @@ import { deliverWith } from "../../services/worker/delivery.js";
 /** `handler` behind the worker's delivery (retries, splitting, dead letters), as the service starts its consumers. */
 export const delivering = <T>(handler: BatchHandler<T>): Deliver<T> => deliverWith(handler, pino({ level: "silent" }), "test");
 
-/** A durable log of `topic` in a fresh temporary directory, with small bounds. */
+/** A durable log of `topic` in a fresh temporary directory (or `options.dir`), with small bounds. */
 export function temporaryLog<T>(topic: Topic<T>, options: Partial<DurableLogOptions> = {}): Promise<DurableLogQueue<T>> {
   return DurableLogQueue.open(topic, {
-    dir: mkdtempSync(join(tmpdir(), "tracehouse-log-")),
     maxLogBytes: 1 << 24,
     maxPendingEvents: 10_000,
     maxPendingBytes: 1 << 24,
@@ -21,5 +20,6 @@ export function temporaryLog<T>(topic: Topic<T>, options: Partial<DurableLogOpti
     maxWaitMs: 5,
     log: pino({ level: "silent" }),
     ...options,
+    dir: options.dir ?? mkdtempSync(join(tmpdir(), "tracehouse-log-")),
   });
 }
