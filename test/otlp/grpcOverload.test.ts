@@ -14,11 +14,10 @@ import { KeyRing } from "../../services/auth/keys.js";
 import { QueueFullError, RetryableError, StoreUnavailableError } from "../../services/errors.js";
 import { startOtlpGrpc, type OtlpGrpcServer } from "../../services/ingest/otlp/grpc.js";
 import { exportedCalls } from "../../services/otlp/exportEvent.js";
-import { KEY_ACME } from "../support/service.js";
+import { basic, KEY_ACME } from "../support/service.js";
 import { NODE_24, runClient } from "./clientSupport.js";
 import { errorDetails, exportClient, grpcHeaders, statusDetails } from "./grpcSupport.js";
 import { decodeProtobufResponse, idMaker, protobufBody, ScriptedPublisher } from "./httpSupport.js";
-import { basic } from "../support/service.js";
 
 const P = "acme/otel";
 const MAX_MESSAGE = 64 * 1024;
