@@ -7,7 +7,7 @@
 import { credentials, makeGenericClientConstructor, Metadata, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
 import { LOGS_EXPORT_PATH, TRACES_EXPORT_PATH } from "../../services/ingest/otlp/grpc.js";
 import { RetryInfo, RpcStatus } from "../../services/otlp/protobuf.js";
-import { basic, KEY_ACME } from "../support/service.js";
+import { basic, KEY_ACME } from "../support/keys.js";
 
 const identity = (bytes: Buffer): Buffer => bytes;
 const method = (path: string) => ({ path, requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity });
@@ -28,13 +28,15 @@ export const grpcHeaders = (project: string, key: string = KEY_ACME): Record<str
 /**
  * A client of `TraceService/Export` or `LogsService/Export`. `gzip`: messages compressed
  * (`grpc-encoding: gzip`). `retrying`: gRPC's own retry policy (a service config) retrying
- * RESOURCE_EXHAUSTED and UNAVAILABLE, which waits the server's pushback.
+ * RESOURCE_EXHAUSTED and UNAVAILABLE, which waits the server's pushback. `ownConnection`: a
+ * connection of its own (grpc-js otherwise shares one between the clients of a process).
  */
-export function exportClient(url: string, service: "traces" | "logs", options: { gzip?: boolean; retrying?: boolean } = {}): ExportClient {
+export function exportClient(url: string, service: "traces" | "logs", options: { gzip?: boolean; retrying?: boolean; ownConnection?: boolean } = {}): ExportClient {
   const path = service === "traces" ? TRACES_EXPORT_PATH : LOGS_EXPORT_PATH;
   const serviceName = path.split("/")[1]!;
   const channelOptions: ChannelOptions = {
     ...(options.gzip ? { "grpc.default_compression_algorithm": 2 } : {}),
+    ...(options.ownConnection ? { "grpc.use_local_subchannel_pool": 1 } : {}),
     ...(options.retrying
       ? {
           "grpc.service_config": JSON.stringify({
