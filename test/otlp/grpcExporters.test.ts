@@ -8,7 +8,7 @@
  * message that is not OTLP), nothing stored from them.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { basic, KEY_ACME, KEY_OTHER, serviceForFile, waitStored } from "../support/service.js";
+import { basic, KEY_ACME, KEY_OTHER, serviceForFile, startTestService, waitStored } from "../support/service.js";
 import { NODE_24, runClient, storedCalls, type ClientCall } from "./clientSupport.js";
 import { errorDetails, exportClient, grpcHeaders } from "./grpcSupport.js";
 import { protobufBody } from "./httpSupport.js";
@@ -181,7 +181,7 @@ describe("refusals, as gRPC status codes, and nothing stored", () => {
       expect(answer.ok, `${kind}, gzip ${gzip}`).toBe(false);
       if (!answer.ok) {
         expect(answer.error.code).toBe(3);
-        expect(answer.error.details).toMatch(/^invalid protobuf|protobuf/i);
+        expect(answer.error.details).toMatch(kind === "traces" ? /^invalid protobuf ExportTraceServiceRequest: / : /^invalid protobuf ExportLogsServiceRequest: /);
         expect(errorDetails(answer.error)).toBeNull();
       }
     }
@@ -220,5 +220,17 @@ describe("refusals, as gRPC status codes, and nothing stored", () => {
     const answer = await client.export(protobufBody({ spans: [] }), { authorization: `Bearer ${KEY_ACME}`, project_id: P });
     client.close();
     expect(answer).toMatchObject({ ok: true, response: Buffer.alloc(0) });
+  });
+});
+
+describe("OTLP_GRPC_PORT=0", () => {
+  it("serves no OTLP/gRPC, and OTLP/HTTP as before", async () => {
+    const off = await startTestService({ OTLP_GRPC_PORT: "0" });
+    try {
+      expect(off.otlpGrpcUrl).toBeNull();
+      expect((await fetch(`${off.url}/health`)).status).toBe(200);
+    } finally {
+      await off.stop();
+    }
   });
 });

@@ -118,7 +118,7 @@ export async function exportLogs(publisher: EventPublisher<TraceEvent>, projectI
 }
 
 /** gRPC status codes (grpc-js `status`), by the HTTP status the same refusal gets (http/app.ts `errorAnswer`). */
-export const GRPC_CODES: Readonly<Record<number, number>> = {
+const GRPC_CODES: Readonly<Record<number, number>> = {
   400: 3, // INVALID_ARGUMENT
   401: 16, // UNAUTHENTICATED
   403: 7, // PERMISSION_DENIED
