@@ -22,6 +22,12 @@ export const batchEvents = new Histogram({ name: "worker_batch_events", help: "M
 export const batchDuration = new Histogram({ name: "worker_batch_seconds", help: "Time the worker took to store one batch (merge, inserts, hooks), by topic", labelNames: ["topic"], buckets: SECONDS });
 export const insertDuration = new Histogram({ name: "clickhouse_insert_seconds", help: "Duration of inserts into ClickHouse, by table", labelNames: ["table"], buckets: SECONDS });
 export const rowsWritten = new Counter({ name: "clickhouse_rows_written_total", help: "Rows inserted into ClickHouse by the service's inserts, by table", labelNames: ["table"] });
+export const fetchedBatches = new Counter({ name: "queue_fetched_batches_total", help: "Kafka: batches of one partition fetched by this consumer, by topic", labelNames: ["topic"] });
+export const skippedMessages = new Counter({
+  name: "queue_skipped_messages_total",
+  help: "Kafka: messages this consumer never read because the broker no longer held them (retention shorter than the group's lag): acknowledged writes lost, by topic and partition",
+  labelNames: ["topic", "partition"],
+});
 export const consumerLag = new Gauge({
   name: "queue_consumer_lag_messages",
   help: "Kafka: messages of a partition not yet stored by this consumer, as of its last fetch (high watermark − committed offset), by topic and partition",

@@ -3,7 +3,10 @@ import { Kafka, logLevel } from "kafkajs";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { traceEventsTopic, type CallStartEvent, type TraceEvent } from "../../services/queue/events.js";
-import { KafkaEventConsumer, KafkaEventPublisher, KafkaStoredOffsets, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
+import type { KafkaSettings } from "../../services/queue/kafka/client.js";
+import { KafkaEventConsumer } from "../../services/queue/kafka/consumer.js";
+import { KafkaStoredOffsets } from "../../services/queue/kafka/groupOffsets.js";
+import { KafkaEventPublisher } from "../../services/queue/kafka/publisher.js";
 import { deadLetterTopic, type BatchHandler, type Deliver } from "../../services/queue/queue.js";
 import { deliverWith } from "../../services/worker/delivery.js";
 import { RetryableError, StoreUnavailableError } from "../../services/errors.js";
@@ -30,7 +33,7 @@ const publisherOf = (topic: string, group: string) =>
   new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
 /** A consumer whose `start` takes the store and puts the worker's delivery in front of it, as the service does. */
 function consumerOf(topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000, logger = log) {
-  const consumer = new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs: 100, maxBatchEvents, log: logger });
+  const consumer = new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs: 100, maxBatchEvents, maxBatchBytes: 1 << 24, log: logger });
   return {
     start: (store: BatchHandler<TraceEvent>) => consumer.start(deliverWith(store, logger, topic)),
     /** Without the worker's delivery: what `deliver` throws reaches KafkaJS. */
