@@ -87,6 +87,10 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private readonly expected = new Map<number, bigint>();
   private storing: Promise<void> | null = null;
   private roomWaiters: (() => void)[] = [];
+  /** When the last batch went to the delivery. */
+  private lastBatchAt = 0;
+  /** Wakes a store loop that waits for its batch to fill. */
+  private batchFull: (() => void) | null = null;
 
   constructor(
     private readonly topic: Topic<T>,
@@ -206,11 +210,13 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     this.bufferedBytes += batch.messages.reduce((n, m) => n + (m.value?.length ?? 0), 0);
     consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(BigInt(batch.highWatermark) - BigInt(last.offset) - 1n));
     resolveOffset(last.offset);
+    if (this.full(1)) this.batchFull?.();
     this.storing ??= this.storeBuffered(deliver).finally(() => (this.storing = null));
   }
 
-  private full(): boolean {
-    return this.bufferedEvents >= BUFFERED_BATCHES * this.options.maxBatchEvents || this.bufferedBytes >= BUFFERED_BATCHES * this.options.maxBatchBytes;
+  /** Whether the buffer holds `batches` full batches (by events or bytes). */
+  private full(batches = BUFFERED_BATCHES): boolean {
+    return this.bufferedEvents >= batches * this.options.maxBatchEvents || this.bufferedBytes >= batches * this.options.maxBatchBytes;
   }
 
   private wakeFetches(): void {
@@ -232,9 +238,21 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     );
   }
 
-  /** Stores the buffer, a batch at a time, until it is empty. */
+  /**
+   * Stores the buffer, a batch at a time, until it is empty. A batch goes at once when a full
+   * one is buffered or none went out in the last `maxWaitMs`; else it waits for that, so that a
+   * steady stream makes one insert per table every `maxWaitMs` rather than one per fetch (on a
+   * cluster each insert costs every replica a part and ZooKeeper a dozen transactions).
+   */
   private async storeBuffered(deliver: Deliver<T>): Promise<void> {
     while (this.buffer.length > 0 && !this.stopping) {
+      const wait = this.lastBatchAt + this.options.maxWaitMs - Date.now();
+      if (wait > 0 && !this.full(1)) {
+        await Promise.race([sleep(wait), new Promise<void>((r) => (this.batchFull = r))]);
+        this.batchFull = null;
+        continue;
+      }
+      this.lastBatchAt = Date.now();
       const generation = this.generation;
       const taken = this.take();
       this.wakeFetches();
