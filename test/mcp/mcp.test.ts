@@ -76,6 +76,12 @@ interface ToolAnswer {
   json: Record<string, any>;
 }
 
+beforeAll(async () => {
+  await write(P, CALLS);
+  await write(SECRET_PROJECT, [{ id: "secret-1", trace: "st1", at: T0, op: "classified", inputs: { password: "hunter2" } }], KEY_OTHER);
+  await api.json("/feedback/create", { project_id: P, weave_ref: `weave:///${P}/call/llm-1`, feedback_type: "custom", payload: { note: "summary too short" } });
+});
+
 describe("the MCP server", () => {
   let mcp: Client;
 
@@ -89,9 +95,6 @@ describe("the MCP server", () => {
   };
 
   beforeAll(async () => {
-    await write(P, CALLS);
-    await write(SECRET_PROJECT, [{ id: "secret-1", trace: "st1", at: T0, op: "classified", inputs: { password: "hunter2" } }], KEY_OTHER);
-    await api.json("/feedback/create", { project_id: P, weave_ref: `weave:///${P}/call/llm-1`, feedback_type: "custom", payload: { note: "summary too short" } });
     mcp = await connect(`Bearer ${KEY_ACME}`);
   });
   afterAll(async () => mcp?.close());
@@ -274,8 +277,8 @@ describe("the MCP server", () => {
 
 describe("the /mcp route", () => {
   const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } } };
-  const post = (headers: Record<string, string>) =>
-    fetch(`${service.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(initialize) });
+  const post = (headers: Record<string, string>, message: unknown = initialize) =>
+    fetch(`${service.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(message) });
 
   it("answers 401 without a key or with a wrong one, and takes Bearer and Basic api:<key>", async () => {
     expect((await post({})).status).toBe(401);
@@ -302,6 +305,14 @@ describe("the /mcp route", () => {
     await mcp.callTool({ name: "list_threads", arguments: { project_id: SECRET_PROJECT } });
     await mcp.close();
     expect({ ok: await count("ok"), error: await count("error") }).toEqual({ ok: ok + 1, error: error + 2 });
+  });
+
+  it("answers a tool call sent alone, as docs/clients.md shows it with curl", async () => {
+    const res = await post({ authorization: `Bearer ${KEY_ACME}` }, { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "search_calls", arguments: { project_id: P, status: "error" } } });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { id: number; result: { content: { text: string }[] } };
+    expect(answer.id).toBe(7);
+    expect(JSON.parse(answer.result.content[0]!.text).calls.map((c: { id: string }) => c.id)).toEqual(["book-1"]);
   });
 
   it("answers 405 to GET and DELETE: the server is stateless", async () => {
