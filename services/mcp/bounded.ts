@@ -17,8 +17,9 @@ interface Cuts {
   readonly depth: number;
 }
 
-/** From generous to tight; `null`: user values are left out. */
+/** From generous (whole values, but for nesting no model reads) to tight; `null`: user values are left out. */
 const LEVELS: readonly (Cuts | null)[] = [
+  { chars: Infinity, entries: Infinity, depth: 64 },
   { chars: 4000, entries: 100, depth: 12 },
   { chars: 1000, entries: 30, depth: 8 },
   { chars: 250, entries: 10, depth: 5 },
@@ -79,9 +80,13 @@ export class Fit {
     const parts: string[] = [];
     if (this.cuts === null && this.valuesCut) parts.push("inputs, outputs and other values left out");
     else if (this.valuesCut) {
-      parts.push(
-        `values cut where marked …[cut: …] (strings past ${this.cuts!.chars} characters, lists and objects past ${this.cuts!.entries} entries, nesting past ${this.cuts!.depth} levels)`,
-      );
+      const { chars, entries, depth } = this.cuts!;
+      const past = [
+        ...(Number.isFinite(chars) ? [`strings past ${chars} characters`] : []),
+        ...(Number.isFinite(entries) ? [`lists and objects past ${entries} entries`] : []),
+        `nesting past ${depth} levels`,
+      ];
+      parts.push(`values cut where marked …[cut: …] or [left out: …] (${past.join(", ")})`);
     }
     parts.push(...this.shortened);
     if (parts.length === 0) return null;

@@ -15,6 +15,8 @@ import type { JsonObject, JsonValue } from "../json.js";
 
 /** The most calls of one trace get_trace reads (by start time); a larger trace says so. */
 export const MAX_TRACE_CALLS = 1000;
+/** What lists and trees show of a call (callViews.ts): not its attributes, which OTLP spans fill with their whole dump. */
+const SHOWN_COLUMNS = ["id", "trace_id", "parent_id", "op_name", "display_name", "started_at", "ended_at", "exception", "summary", "inputs", "output"];
 
 async function collect(calls: AsyncIterable<ApiCall>): Promise<ApiCall[]> {
   const out: ApiCall[] = [];
@@ -73,6 +75,7 @@ export async function searchCalls(reads: McpReads, ctx: ToolContext, args: Searc
     filter: { op_names: args.op_name ? opNames(args.op_name, projectId) : null, trace_roots_only: args.trace_roots_only ?? null },
     query: condition ? { $expr: condition } : null,
     sortBy: [{ field: "started_at", direction: "desc" }],
+    columns: SHOWN_COLUMNS,
     // One more than asked: whether more match.
     limit: limit + 1,
   };
@@ -92,6 +95,7 @@ export async function getTrace(reads: McpReads, ctx: ToolContext, args: z.infer<
     projectId,
     filter: { trace_ids: [args.trace_id] },
     sortBy: [{ field: "started_at", direction: "asc" }],
+    columns: SHOWN_COLUMNS,
     limit: MAX_TRACE_CALLS + 1,
   };
   const calls = await collect(viewCalls(reads.calls, spec, {}));

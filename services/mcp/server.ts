@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { canReach, type Principal } from "../auth/keys.js";
 import { getCallTool, getTraceTool, listProjectsTool, listThreadsTool, searchCallsTool, usageSummaryTool, type McpTool } from "../contract/mcp.js";
-import { ForbiddenError, ValidationError } from "../errors.js";
+import { ForbiddenError, RetryableError, ValidationError } from "../errors.js";
 import { errorAnswer } from "../http/app.js";
 import { mcpToolCalls } from "../metrics.js";
 import { SERVICE_VERSION } from "../query/serviceRoutes.js";
@@ -38,7 +38,9 @@ function toolError(err: unknown, tool: string, log: Logger): CallToolResult {
     text = err.detail.map((d) => `${d.loc.filter((part, i) => !(i === 0 && part === "body")).join(".") || "arguments"}: ${d.msg}`).join("; ");
   } else {
     const answer = errorAnswer(err);
-    if (answer.status >= 500) log.error({ err, tool }, "MCP tool failed");
+    // As the HTTP layer logs: an expected refusal (ClickHouse away) is a warning, a fault an error.
+    if (err instanceof RetryableError) log.warn({ tool, reason: answer.body }, "MCP tool refused, client may retry");
+    else if (answer.status >= 500) log.error({ err, tool }, "MCP tool failed");
     text = (answer.body as { message: string }).message;
   }
   return { content: [{ type: "text", text }], isError: true };

@@ -240,6 +240,13 @@ describe("the MCP server", () => {
     expect(await call("get_call", { project_id: P, call_id: "nope" })).toMatchObject({ isError: true, text: `no call nope in project ${P}` });
   });
 
+  it("answers a long value whole when the answer fits in 50 KB", async () => {
+    await write("acme/mcp-long", [{ id: "long", trace: "tl", at: T0, op: "prompted", inputs: { prompt: "p".repeat(20_000) } }]);
+    const long = await call("get_call", { project_id: "acme/mcp-long", call_id: "long" });
+    expect(long.json.call.inputs).toEqual({ prompt: "p".repeat(20_000) });
+    expect(long.json.note).toBeUndefined();
+  });
+
   it("keeps a huge value under 50 KB: cut where marked, with a note", async () => {
     const big = await call("get_call", { project_id: P, call_id: "big" });
     expect(Buffer.byteLength(big.text)).toBeLessThanOrEqual(50 * 1024);
