@@ -22,8 +22,6 @@ export const MCP_SEARCH_MAX_LIMIT = 100;
 export const MCP_SEARCH_DEFAULT_LIMIT = 20;
 export const MCP_THREADS_MAX_LIMIT = 100;
 export const MCP_THREADS_DEFAULT_LIMIT = 20;
-/** What usage_summary covers when no start is given: the last days up to started_before. */
-export const MCP_USAGE_DEFAULT_DAYS = 7;
 export const MCP_CALL_STATUSES = ["success", "error", "running"] as const;
 
 const Project = ProjectId.describe("The project, `<entity>/<project>` as list_projects names it.");
@@ -102,8 +100,8 @@ export const usageSummaryTool = tool({
   name: "usage_summary",
   title: "Usage summary",
   description:
-    "A project's calls and errors, and its token usage and cost per model, over a time range of at most 31 days " +
-    `(default: the ${MCP_USAGE_DEFAULT_DAYS} days before started_before, which defaults to now). Costs in USD from the project's prices, else default prices.`,
+    "A project's calls and errors, and its token usage and cost per model, over the calls that started in a time range " +
+    "(default: every call that started before now). Costs from the project's prices, else default prices (USD).",
   input: z.strictObject({ project_id: Project, started_after: StartedAfter.optional(), started_before: StartedBefore.optional() }),
 });
 

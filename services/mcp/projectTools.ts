@@ -1,11 +1,11 @@
 import type { z } from "zod";
 import type { listThreadsTool, UsageSummaryArgs } from "../contract/mcp.js";
-import { MCP_THREADS_DEFAULT_LIMIT, MCP_USAGE_DEFAULT_DAYS } from "../contract/mcp.js";
+import { MCP_THREADS_DEFAULT_LIMIT } from "../contract/mcp.js";
 import type { CallMetricSpec, UsageMetricSpec } from "../contract/usage.js";
 import { ValidationError } from "../errors.js";
 import type { JsonObject } from "../json.js";
 import { reachableProjects } from "../query/projectsRoutes.js";
-import { resolveStatsWindow, type StatsWindow } from "../store/statsWindow.js";
+import { wholeRangeWindow, type StatsWindow } from "../store/statsWindow.js";
 import { toThreadView, type ThreadView } from "../store/threads/threadRows.js";
 import type { Bucket } from "../store/usage/statsRead.js";
 import { isoToMicros, microsToIso } from "../times.js";
@@ -35,24 +35,15 @@ export async function listThreads(reads: McpReads, ctx: ToolContext, args: z.inf
   }));
 }
 
-const DAY_MICROS = 86_400 * 1_000_000;
-
 /**
- * The range usage_summary covers, as one bucket of the statistics window (`/calls/stats`
- * checks it the same way: end after start, at most 31 days), its errors naming the tool's
- * arguments.
+ * The range usage_summary covers, as one bucket of the statistics of `/calls/stats`: from
+ * started_after (else the first call) to started_before (else now).
  */
 function summaryWindow(args: UsageSummaryArgs, nowMicros: number): StatsWindow {
   const end = args.started_before ? isoToMicros(args.started_before)! : nowMicros;
-  const start = args.started_after ? isoToMicros(args.started_after)! : end - MCP_USAGE_DEFAULT_DAYS * DAY_MICROS;
-  const blamed = args.started_before ? "started_before" : "started_after";
-  if (end <= start) throw ValidationError.at([blamed], args.started_before ? "must be after started_after" : "must be before now");
-  try {
-    return resolveStatsWindow({ start: microsToIso(start), end: microsToIso(end), granularity: Math.ceil((end - start) / 1_000_000) }, nowMicros);
-  } catch (err) {
-    if (err instanceof ValidationError) throw new ValidationError(err.detail.map((d) => ({ ...d, loc: [blamed] })));
-    throw err;
-  }
+  const start = args.started_after ? isoToMicros(args.started_after)! : 0;
+  if (end <= start) throw ValidationError.at([args.started_before ? "started_before" : "started_after"], args.started_before ? "must be after started_after" : "must be before now");
+  return wholeRangeWindow(start, end);
 }
 
 const USAGE_METRICS: readonly UsageMetricSpec[] = [
@@ -85,7 +76,7 @@ function perModel(buckets: readonly Bucket[]): JsonObject[] {
   return [...models.values()].sort((a, b) => b.total_tokens - a.total_tokens || a.model.localeCompare(b.model));
 }
 
-/** usage_summary: calls, errors, and tokens and cost per model, as /calls/stats computes them over one bucket. */
+/** usage_summary: calls, errors, and tokens and cost per model, as /calls/stats computes them, over one bucket. */
 export async function usageSummary(reads: McpReads, ctx: ToolContext, args: UsageSummaryArgs): Promise<string> {
   const projectId = await ctx.reach(args.project_id);
   const window = summaryWindow(args, Date.now() * 1000);
@@ -97,13 +88,13 @@ export async function usageSummary(reads: McpReads, ctx: ToolContext, args: Usag
   const models = perModel(usage);
   return boundedAnswer((fit) => ({
     project_id: projectId,
-    started_after: microsToIso(window.startMicros),
+    started_after: args.started_after ? microsToIso(window.startMicros) : null,
     started_before: microsToIso(window.endMicros),
     calls: calls.reduce((n, b) => add(n, b.sum_call_count), 0),
     errors: calls.reduce((n, b) => add(n, b.sum_error_count), 0),
     models: fit.list(models, "models"),
     about:
-      "errors: calls that raised. Per model: calls that used it, their own tokens (a call's children count for themselves), " +
+      "started_after null: from the project's first call. errors: calls that raised. Per model: calls that used it, their own tokens (a call's children count for themselves), " +
       "cost from the project's prices, else default prices (USD), 0 for a model without a price.",
   }));
 }
