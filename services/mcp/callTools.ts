@@ -4,6 +4,7 @@ import { MCP_SEARCH_DEFAULT_LIMIT } from "../contract/mcp.js";
 import type { Operation } from "../contract/queryExpr.js";
 import { DEFAULT_USAGE_LIMIT } from "../contract/usage.js";
 import { NotFoundError, RefParseError, ValidationError } from "../errors.js";
+import type { JsonObject, JsonValue } from "../json.js";
 import { viewCalls } from "../query/callsRoutes.js";
 import { formatRef, parseRef, projectIdOf } from "../refs.js";
 import type { CallsQuerySpec } from "../store/calls/callsQuery.js";
@@ -11,10 +12,9 @@ import type { CallUsage } from "../store/usage/usageRollup.js";
 import { boundedAnswer } from "./bounded.js";
 import { briefCall, feedbackOf, fullCall, nestCalls, showTree, type ApiCall } from "./callViews.js";
 import type { McpReads, ToolContext } from "./context.js";
-import type { JsonObject, JsonValue } from "../json.js";
 
 /** The most calls of one trace get_trace reads (by start time); a larger trace says so. */
-export const MAX_TRACE_CALLS = 1000;
+const MAX_TRACE_CALLS = 1000;
 /** What lists and trees show of a call (callViews.ts): not its attributes, which OTLP spans fill with their whole dump. */
 const SHOWN_COLUMNS = ["id", "trace_id", "parent_id", "op_name", "display_name", "started_at", "ended_at", "exception", "summary", "inputs", "output"];
 
@@ -29,7 +29,7 @@ async function collect(calls: AsyncIterable<ApiCall>): Promise<ApiCall[]> {
  * matching every version), or a name as the UI shows it, which is the op name itself (OTLP
  * spans, plain clients) or any version of the op ref of that name (the Weave SDKs).
  */
-export function opNames(opName: string, projectId: string): string[] {
+function opNames(opName: string, projectId: string): string[] {
   const [entity = "", project = ""] = projectId.split("/");
   if (!opName.startsWith("weave:///")) return [opName, formatRef({ kind: "op", entity, project, name: opName, digest: "*", extra: [] })];
   let ref;
@@ -49,9 +49,9 @@ const literal = (value: JsonValue) => ({ $literal: value });
 
 /** The status as `summary.weave.status` holds it; a call that ended without raising but whose descendants failed is a success here. */
 function statusCondition(status: NonNullable<SearchCallsArgs["status"]>): Operation {
-  const status_ = field("summary.weave.status");
-  if (status === "success") return { $in: [status_, [literal("success"), literal("descendant_error")]] };
-  return { $eq: [status_, literal(status)] };
+  const shown = field("summary.weave.status");
+  if (status === "success") return { $in: [shown, [literal("success"), literal("descendant_error")]] };
+  return { $eq: [shown, literal(status)] };
 }
 
 /** The arguments as one query expression: the caller's, the status and the start times, all to hold. */
