@@ -29,7 +29,7 @@ import { clusterStatements, localTableName } from "../services/store/clusterSche
 import { startClusterTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
 import { realisticBatchBodies } from "./callBodies.js";
-import { BENCH_AUTH, clickhouseClientInsertRate, compiledService, countCalls, keptAlivePoster, printTable, sendAllRetrying, spawnService } from "./support.js";
+import { BENCH_AUTH, children, clickhouseClientInsertRate, compiledService, cpuProfileFlags, countCalls, keptAlivePoster, printTable, sendAllRetrying, spawnService } from "./support.js";
 
 const PARTS = Number(process.env.BENCH_CLUSTER_PARTS ?? 40_000);
 const QUERYABLE_WITHIN_MS = 300_000;
@@ -80,6 +80,13 @@ class ProcessesCpu {
   read(): Map<string, number> {
     return new Map([...this.pids].map(([name, pid]) => [name, cpuSeconds(pid) - this.start.get(name)!]));
   }
+}
+
+/** Where the CPU went, per process, with the total. */
+function printCpu(topology: string, used: ReadonlyMap<string, number>, wallSeconds: number, parts: number): void {
+  const row = (process: string, seconds: number) => ({ process, "CPU s": seconds.toFixed(2), "cores busy": (seconds / wallSeconds).toFixed(2), "CPU µs per part": ((seconds * 1e6) / parts).toFixed(1) });
+  const total = [...used.values()].reduce((a, b) => a + b, 0);
+  printTable(`${topology}: where the CPU went (${wallSeconds.toFixed(1)} s wall, ${cpus().length} cores)`, [...[...used].map(([process, seconds]) => row(process, seconds)), row("all of the above", total)]);
 }
 
 /** Sums of Prometheus samples by metric name and labels, from a /metrics text. */
@@ -139,7 +146,11 @@ async function oneBox(bodies: readonly Uint8Array[], calls: number): Promise<Ing
   try {
     const service = await spawnService({ DATA_DIR: dir, LOG_LEVEL: "info" });
     try {
-      return await ingest(service.url, BENCH_AUTH, bodies, calls);
+      const clickhouse = children(service.pid).find((c) => c.comm.startsWith("clickhouse"));
+      const cpu = new ProcessesCpu(new Map([["service", service.pid], ["clickhouse-server", clickhouse?.pid ?? 0], ["bench (senders)", process.pid]]));
+      const result = await ingest(service.url, BENCH_AUTH, bodies, calls);
+      printCpu("One box", cpu.read(), result.wallSeconds, calls * 2);
+      return result;
     } finally {
       await service.stop();
     }
@@ -151,7 +162,7 @@ async function oneBox(bodies: readonly Uint8Array[], calls: number): Promise<Ing
 async function scaleOut(bodies: readonly Uint8Array[], calls: number): Promise<Ingested> {
   const dir = mkdtempSync(join(tmpdir(), "bench-cluster-"));
   try {
-    const { cluster, kafkaPid, topology, stop } = await startClusterTopology(dir, { serviceArgs: [compiledService()], logLevel: "info" });
+    const { cluster, kafkaPid, topology, stop } = await startClusterTopology(dir, { serviceArgs: [...cpuProfileFlags(), compiledService()], logLevel: "info" });
     try {
       const pids = new Map<string, number>([
         ...topology.processes.map((p) => [p.name, p.pid] as [string, number]),
@@ -169,9 +180,7 @@ async function scaleOut(bodies: readonly Uint8Array[], calls: number): Promise<I
       const metrics = workerDeltas(metricsBefore, await Promise.all(workers.map((w) => scrape(w.url))));
       const events = await Promise.all(cluster.nodes.map((n) => nodeEvents(n.url)));
       const parts = calls * 2;
-      printTable(`Scale-out: where the CPU went (${result.wallSeconds.toFixed(1)} s wall, ${cpus().length} cores)`, [...used].map(([process, seconds]) => ({
-        process, "CPU s": seconds.toFixed(2), "cores busy": (seconds / result.wallSeconds).toFixed(2), "CPU µs per part": ((seconds * 1e6) / parts).toFixed(1),
-      })));
+      printCpu("Scale-out", used, result.wallSeconds, parts);
       printWorkerWork(metrics, parts);
       printTable("Scale-out: each ClickHouse node's own counters over the run (system.events)", cluster.nodes.map((n, i) => {
         const delta = (event: string) => (events[i]!.get(event) ?? 0) - (eventsBefore[i]!.get(event) ?? 0);

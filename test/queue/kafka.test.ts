@@ -244,11 +244,11 @@ describe("read-your-writes with Kafka: the worker group's committed offsets agai
 });
 
 describe("the lag bound with Kafka: the worker group's committed offsets against the topic's end, per partition", () => {
-  it("refuses bulk writes (429, QueueFullError) while the group's oldest unstored message is older than the bound, admits small ones, and bulk ones again once it caught up", async () => {
+  it("holds bulk writes while the group's oldest unstored message is older than the bound, then refuses them (429, QueueFullError); admits small ones, and bulk ones again once it caught up", async () => {
     const topic = `lag-${unique()}`;
     const group = `g-${unique()}`;
     const bulk = (tag: string) => [startEvent(`${tag}-1`), startEvent(`${tag}-2`), startEvent(`${tag}-3`)];
-    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 1 << 26 }, { maxLagMs: 300, bulkItems: 2, bulkBytes: 1 << 20 });
+    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 1 << 26 }, { maxLagMs: 300, bulkItems: 2, bulkBytes: 1 << 20, holdMs: 1_000 });
     let release!: () => void;
     const stalled = new Promise<void>((r) => (release = r));
     const stored = new Set<string>();
@@ -259,8 +259,11 @@ describe("the lag bound with Kafka: the worker group's committed offsets against
     });
     await publisher.publish(bulk("first"));
     let tries = 0;
+    const heldFrom = Date.now();
     const refusal = await until(async () => publisher.publish(bulk(`try${tries++}`)).then(() => null, (err: unknown) => err));
     expect(refusal).toBeInstanceOf(QueueFullError);
+    // Held for the hold (1 s here) before the refusal.
+    expect(Date.now() - heldFrom).toBeGreaterThanOrEqual(1_000);
     expect((refusal as QueueFullError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
     await expect(publisher.publish([startEvent("small")])).resolves.toBeUndefined();
     release();

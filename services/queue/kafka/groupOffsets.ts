@@ -1,6 +1,6 @@
 import type { Admin } from "kafkajs";
 import { errorText, RetryableError } from "../../errors.js";
-import { LagBound, type LagLimits } from "../lagBound.js";
+import { BULK_HOLD_MS, LagBound, type LagLimits } from "../lagBound.js";
 import { kafkaClient, sleep, type KafkaSettings } from "./client.js";
 
 /** A topic's end offsets and a group's committed offsets, by partition, read with one admin client. */
@@ -116,8 +116,10 @@ const LAG_POLL_MS = 250;
  * The lag bound with Kafka (the durable log's, lagBound.ts, per partition): ingest reads the
  * topic's end offsets and the worker group's committed offsets every LAG_POLL_MS; a partition
  * whose oldest message not yet stored (an offset at or past the committed one) was first seen
- * longer than `maxLagMs` ago refuses bulk writes (QueueFullError: 429 with Retry-After), while
- * small writes go on. The age is observed at the polls, so it reads up to LAG_POLL_MS young.
+ * longer than `maxLagMs` ago holds bulk writes until it no longer does, for at most the bound's
+ * hold (5 s), then refuses them (QueueFullError: 429 with Retry-After), while small writes go
+ * on. Held rather than refused at once, as on the log: a client told to come back is away a
+ * second at least, in which the workers drain their backlog and idle. The age is observed at the polls, so it reads up to LAG_POLL_MS young.
  * Every ingest process watches the whole group: writes from any of them make the lag.
  * The bound keeps the backlog within what the workers store in `maxLagMs`, far inside any
  * broker's retention, so the brokers never trim what the group has not read (the consumer
@@ -129,6 +131,8 @@ export class KafkaLagWatch {
   private readonly partitions = new Map<number, { bound: LagBound; end: bigint; committed: bigint }>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Bulk writes waiting for the next poll. */
+  private held: (() => void)[] = [];
 
   constructor(topic: string, private readonly settings: KafkaSettings, private readonly limits: LagLimits) {
     this.offsets = new GroupOffsets(topic, settings);
@@ -144,6 +148,15 @@ export class KafkaLagWatch {
     return write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes;
   }
 
+  /** Resolves once no partition lags past the bound; rejects with the refusal once the hold is over first. */
+  async admitBulk(): Promise<void> {
+    const holdUntil = Date.now() + (this.limits.holdMs ?? BULK_HOLD_MS);
+    for (let refused = this.refusal(); refused !== null; refused = this.refusal()) {
+      if (this.closed || Date.now() >= holdUntil) throw refused;
+      await new Promise<void>((resolve) => this.held.push(resolve));
+    }
+  }
+
   /** The refusal of a bulk write while some partition lags past the bound, else null. */
   refusal(now = Date.now()): Error | null {
     for (const { bound } of this.partitions.values()) {
@@ -156,13 +169,23 @@ export class KafkaLagWatch {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    this.wakeHeld();
     await this.offsets.close();
+  }
+
+  private wakeHeld(): void {
+    const held = this.held;
+    this.held = [];
+    for (const wake of held) wake();
   }
 
   private schedule(ms: number): void {
     if (this.closed) return;
     this.timer = setTimeout(() => {
-      this.poll().finally(() => this.schedule(LAG_POLL_MS));
+      this.poll().finally(() => {
+        this.wakeHeld();
+        this.schedule(LAG_POLL_MS);
+      });
     }, ms);
   }
 

@@ -34,7 +34,7 @@ const MAX_MESSAGES_PER_SEND = 10_000;
  * so throughput grows with load instead of paying one round trip per request. Record
  * batches are gzip-compressed: JSON events shrink several times over, so the brokers keep
  * more of a backlog within their retention and the workers fetch fewer bytes. With `lag`, a
- * bulk write is refused while the worker group lags past the bound (groupOffsets.ts).
+ * bulk write is held, then refused, while the worker group lags past the bound (groupOffsets.ts).
  */
 export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private readonly producer: Producer;
@@ -57,8 +57,13 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
 
   publish(messages: readonly T[], weightBytes = 0): Promise<void> {
     if (messages.length === 0) return Promise.resolve();
-    const refusal = this.lag?.isBulk({ items: this.itemsOf(messages), bytes: weightBytes }) ? this.lag.refusal() : null;
-    if (refusal) return Promise.reject(refusal);
+    if (this.lag?.isBulk({ items: this.itemsOf(messages), bytes: weightBytes }) && this.lag.refusal() !== null) {
+      return this.lag.admitBulk().then(() => this.enqueue(messages, weightBytes));
+    }
+    return this.enqueue(messages, weightBytes);
+  }
+
+  private enqueue(messages: readonly T[], weightBytes: number): Promise<void> {
     try {
       this.bound.admit(messages.length, weightBytes);
     } catch (err) {
