@@ -1,3 +1,5 @@
+import { seededRandom } from "../test/support/seededRandom.js";
+
 /** The calls ingest benches' requests: the same upsert_batch in the service, cluster and hot-path benches. */
 export const PARTS_PER_REQUEST = 500;
 export const T0 = Date.UTC(2026, 9, 1);
@@ -75,18 +77,6 @@ function startPart(project: string, id: string, traceId: string, parentId: strin
 function endPart(project: string, id: string, micros: number, n: number): string {
   const output = `{"choices":[{"message":{"role":"assistant","content":"Open settings, then keys, then rotate (answer ${n})."}}]}`;
   return `{"mode":"end","req":{"end":{"project_id":"${project}","id":"${id}","ended_at":"${iso(micros)}","output":${output},"summary":{"usage":{"gpt-4o-mini":{"prompt_tokens":${40 + (n % 50)},"completion_tokens":${12 + (n % 30)},"requests":1}}}}}}`;
-}
-
-/** A small deterministic generator (mulberry32): the same bodies in every run and topology. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const hexFrom = (random: () => number, digits: number) => Array.from({ length: digits }, () => Math.floor(random() * 16).toString(16)).join("");
