@@ -6,6 +6,11 @@
  *   `Retry-After`, as the exporters do) and spans/s until queryable
  *   (`/calls/query_stats` counts them all), with the ratio to clickhouse-client inserting
  *   the same stored rows from a file, and where the CPU went;
+ * - OTLP/gRPC beside it, in the same run on the same service: the same exports, to a project
+ *   of their own, over `TraceService/Export` on OTLP_GRPC_PORT from 8 gRPC clients (a
+ *   connection each, messages gzip-compressed by grpc-js; a RESOURCE_EXHAUSTED or UNAVAILABLE
+ *   retried after its RetryInfo delay, as the Collector does): spans/s accepted and queryable,
+ *   each as a ratio to OTLP/HTTP's just before;
  * - decode cost alone, in this process: µs per span to decode protobuf and OTLP/JSON
  *   bodies of the same spans, to map them to call events, and to gunzip.
  *
@@ -19,12 +24,14 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
+import { errorDetails, exportClient } from "../test/otlp/grpcSupport.js";
 import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
 
 const EXPORTERS = 8;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 400);
 const DECODE_REQUESTS = Math.min(REQUESTS, 40);
 const PROJECT = "bench/otlp";
+const GRPC_PROJECT = "bench/otlp-grpc";
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "decode,e2e").split(",");
 async function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
   const rss = sampleServiceRss(service.pid);
@@ -49,6 +56,42 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
   const peakRss = rss.stop();
   const cpu = meter.read();
   return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss, cpu };
+}
+
+/**
+ * The same exports over OTLP/gRPC, from EXPORTERS clients with a connection each, gzip; a
+ * refusal to retry (RetryInfo) waits its delay, anything else fails the bench.
+ */
+async function sendAllGrpc(service: ServiceProcess, bodies: Buffer[]) {
+  const clients = Array.from({ length: EXPORTERS }, () => exportClient(service.otlpGrpcUrl!, "traces", { gzip: true, ownConnection: true }));
+  const metadata = { authorization: BENCH_AUTH, project_id: GRPC_PROJECT };
+  let next = 0;
+  let retries = 0;
+  const started = performance.now();
+  await Promise.all(
+    clients.map(async (client) => {
+      while (next < bodies.length) {
+        const body = bodies[next++]!;
+        for (;;) {
+          const answer = await client.export(body, metadata);
+          if (answer.ok) {
+            if (answer.response.length > 0) throw new Error("partial success over gRPC");
+            break;
+          }
+          const delay = errorDetails(answer.error)?.retryDelaySeconds ?? null;
+          if (delay === null) throw new Error(`OTLP/gRPC answered ${answer.error.code}: ${answer.error.details}`);
+          retries++;
+          await new Promise((r) => setTimeout(r, delay * 1000));
+        }
+      }
+    }),
+  );
+  const accepted = performance.now();
+  for (const client of clients) client.close();
+  const total = bodies.length * SPANS_PER_REQUEST;
+  while ((await countCalls(service.url, GRPC_PROJECT)) < total) await new Promise((r) => setTimeout(r, 50));
+  const queryable = performance.now();
+  return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries };
 }
 
 /** Median µs per span of `fn` over the bodies, best of a few rounds. */
@@ -85,11 +128,14 @@ async function main() {
   console.log(`pre-encoding ${requests} requests of ${SPANS_PER_REQUEST} spans (${cpus().length} cores)…`);
   const pbBodies: Buffer[] = [];
   const gzBodies: Buffer[] = [];
+  /** Every request's protobuf, for OTLP/gRPC (grpc-js compresses each message itself). */
+  const grpcBodies: Buffer[] = [];
   const jsonBodies: Buffer[] = [];
   for (let r = 0; r < requests; r++) {
     const spans = requestSpans(r);
     const pb = protobufRequest(spans);
     gzBodies.push(gzipSync(pb));
+    if (SECTIONS.includes("e2e")) grpcBodies.push(pb);
     if (r < DECODE_REQUESTS) {
       pbBodies.push(pb);
       jsonBodies.push(jsonRequest(spans));
@@ -108,8 +154,10 @@ async function main() {
   try {
     const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
     const result = await sendAll(service, childPids("clickhouse")[0] ?? null, gzBodies);
+    const grpc = await sendAllGrpc(service, grpcBodies);
     await service.stop();
-    printClickHouseWork(ch, database, result.total, "span");
+    // Both transports' spans: ClickHouse's work is per span stored.
+    printClickHouseWork(ch, database, result.total + grpc.total, "span");
     const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, { table: "calls_copy_otlp", create: ["CREATE TABLE calls_copy_otlp AS calls"] });
     const queryableRate = result.total / result.queryableSeconds;
     printTable(`OTLP ingest end to end: ${REQUESTS} protobuf exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters (embedded queue, PROCESSES=${BENCH_PROCESSES})`, [{
@@ -122,6 +170,18 @@ async function main() {
       "peak RSS MB": result.peakRss,
     }]);
     printCpuTable(result.cpu, result.queryableSeconds, result.total, "span");
+    const transports = [
+      { transport: "OTLP/HTTP (above)", ...result },
+      { transport: "OTLP/gRPC (after it)", ...grpc },
+    ];
+    printTable(`OTLP/gRPC beside OTLP/HTTP: the same ${REQUESTS} exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters, one after the other on the same service`, transports.map((t) => ({
+      transport: t.transport,
+      "accepted spans/s": t.total / t.acceptedSeconds,
+      "queryable spans/s": t.total / t.queryableSeconds,
+      "accepted ÷ HTTP's": ((t.total / t.acceptedSeconds) / (result.total / result.acceptedSeconds)).toFixed(3),
+      "queryable ÷ HTTP's": ((t.total / t.queryableSeconds) / (result.total / result.queryableSeconds)).toFixed(3),
+      "refusals retried": t.retries,
+    })));
     const sizes = clickhouseClient(ch,
       `SELECT avg(length(attributes)), avg(length(otel_dump)), avg(length(inputs)) + avg(length(ifNull(output, ''))), avg(length(json_paths)) FROM calls WHERE project_id = '${PROJECT}' FORMAT TSV`, { database });
     const [attributes, otelDump, io, leaves] = sizes.stdout.trim().split("\t").map(Number);

@@ -11,6 +11,8 @@ export const BENCH_AUTH = `Basic ${Buffer.from(`api:${BENCH_KEY}`).toString("bas
 
 export interface ServiceProcess {
   readonly url: string;
+  /** The service's OTLP over gRPC (`http://127.0.0.1:<OTLP_GRPC_PORT>`, a free port of its own); absent for other servers. */
+  readonly otlpGrpcUrl?: string;
   readonly pid: number;
   stop(): Promise<void>;
 }
@@ -39,6 +41,7 @@ export const cpuProfileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ["-
 
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
+  const grpcPort = await freePort();
   const profile = cpuProfileFlags();
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
   const flags = ["--max-semi-space-size=2", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
@@ -48,6 +51,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     env: {
       ...process.env,
       PORT: String(port),
+      OTLP_GRPC_PORT: String(grpcPort),
       HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
       AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]),
@@ -71,6 +75,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   }
   return {
     url,
+    otlpGrpcUrl: `http://127.0.0.1:${grpcPort}`,
     pid: child.pid!,
     stop: () =>
       new Promise<void>((done) => {

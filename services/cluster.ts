@@ -1,6 +1,6 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
-import type { Config } from "./config.js";
+import { rolesOf, type Config } from "./config.js";
 import { openStore, resolveKeys, type RunningService } from "./service.js";
 
 /** What a cluster process tells the primary once its roles run. */
@@ -64,6 +64,8 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
 
   return {
     url,
+    // Every process listens on it too (the cluster module shares the port as it shares PORT).
+    otlpGrpcUrl: rolesOf(config.ROLE).has("ingest") && config.OTLP_GRPC_PORT !== 0 ? `http://127.0.0.1:${config.OTLP_GRPC_PORT}` : null,
     clickhouseUrl: store.url,
     apiKey: printed,
     operations: [],

@@ -7,6 +7,7 @@ import { ROLES } from "./keyRoles.js";
  */
 export const DEFAULTS = {
   PORT: 8080,
+  OTLP_GRPC_PORT: 4317,
   HOST: "0.0.0.0",
   DATA_DIR: "./data",
   CLICKHOUSE_DATABASE: "tracehouse",
@@ -90,7 +91,8 @@ const CatalogUrls = z.object({ analysis_models: z.string().url(), hardware: z.st
 export const EnvVariables = z.object({
   ROLE: Role.default("all").describe("`all` runs ingest, worker, query and inference in one process; one role or a comma-separated list (`ingest,query`) runs those. Ingest (or inference) without the worker, or the worker without them, needs `KAFKA_BROKERS`."),
   PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.PORT).describe("HTTP port of the API, the UI, `/health` and `/metrics`."),
-  HOST: z.string().default(DEFAULTS.HOST).describe("HTTP listen address."),
+  HOST: z.string().default(DEFAULTS.HOST).describe("HTTP listen address (and OTLP/gRPC's)."),
+  OTLP_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.OTLP_GRPC_PORT).describe("Port of OTLP over gRPC (the trace and logs services' `Export`, plaintext HTTP/2; TLS at a proxy), served by the processes that run ingest, with the limits and rules of OTLP/HTTP (docs/clients.md); `0` turns it off."),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional().describe("Where a worker-only process (`ROLE=worker`) serves `/health` and `/metrics`; unset, it serves no HTTP. The other roles serve both on `PORT`."),
   DATA_DIR: z.string().default(DEFAULTS.DATA_DIR).describe("The local ClickHouse's data (without `CLICKHOUSE_URL`), the durable log (`log/<topic>/process-<i>/`) and the generated local key (`local-api-key.json`)."),
   CLICKHOUSE_URL: z.string().url().optional().describe("An external ClickHouse (its HTTP interface); unset = start a private one under `DATA_DIR`."),

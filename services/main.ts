@@ -41,7 +41,9 @@ async function main(): Promise<void> {
   reportReady(service.url);
   if (service.apiKey && cluster.isPrimary) {
     process.stdout.write(`\nLocal API key (HTTP Basic, username "api"): ${service.apiKey}\n`);
-    process.stdout.write(`Point the Weave SDK at ${service.url} with WF_TRACE_SERVER_URL and this key.\n\n`);
+    process.stdout.write(`Point the Weave SDK at ${service.url} with WF_TRACE_SERVER_URL and this key.\n`);
+    const grpc = service.otlpGrpcUrl ? ` or OTLP/gRPC at ${service.otlpGrpcUrl}` : "";
+    process.stdout.write(`OpenTelemetry exporters: OTLP/HTTP at ${service.url}/otel/v1/traces${grpc} (docs/clients.md).\n\n`);
   }
 }
 

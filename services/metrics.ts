@@ -19,6 +19,8 @@ export const httpRejects = new Counter({
   labelNames: ["route", "status"],
 });
 export const mcpToolCalls = new Counter({ name: "mcp_tool_calls_total", help: "MCP tool calls at /mcp whose arguments were valid, by tool and outcome (ok, or error: a project the key may not reach, an unknown id, storage unavailable...)", labelNames: ["tool", "outcome"] });
+export const grpcRequests = new Counter({ name: "grpc_requests_total", help: "OTLP/gRPC calls answered, by method (its path) and gRPC status code (0 OK, 3 INVALID_ARGUMENT, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE, 16 UNAUTHENTICATED...)", labelNames: ["method", "code"] });
+export const grpcDuration = new Histogram({ name: "grpc_request_duration_seconds", help: "Time from an OTLP/gRPC call's message to its answer, by method", labelNames: ["method"], buckets: SECONDS });
 export const batchEvents = new Histogram({ name: "worker_batch_events", help: "Messages per batch handed to the worker, by topic", labelNames: ["topic"], buckets: [1, 10, 50, 100, 500, 1_000, 2_500, 5_000, 10_000, 25_000] });
 export const batchDuration = new Histogram({ name: "worker_batch_seconds", help: "Time the worker took to store one batch (merge, inserts, hooks), by topic", labelNames: ["topic"], buckets: SECONDS });
 export const insertDuration = new Histogram({ name: "clickhouse_insert_seconds", help: "Duration of inserts into ClickHouse, by table", labelNames: ["table"], buckets: SECONDS });

@@ -6,6 +6,7 @@ import { mountAdminKeyRoutes } from "./query/adminKeysRoutes.js";
 import { KEYS_MIGRATION } from "./store/keys/schema.js";
 import { mountCallIngest } from "./ingest/callsRoutes.js";
 import { mountOtlpIngest } from "./ingest/otlp/routes.js";
+import { otlpLimits } from "./ingest/otlp/export.js";
 import { mountCallQueries, type CallsQueryDeps } from "./query/callsRoutes.js";
 import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
@@ -169,8 +170,8 @@ export const RESOURCES: readonly Resource[] = [
   {
     name: "otlp",
     routes: {
-      ingest: (api, parts) =>
-        mountOtlpIngest(api, publisherOf(parts), { maxBodyBytes: parts.config.OTLP_MAX_BODY_BYTES, maxSpanBytes: parts.config.OTLP_MAX_SPAN_BYTES }),
+      // OTLP/gRPC, the same exports on OTLP_GRPC_PORT, is a listener of its own: service.ts starts it beside the HTTP server.
+      ingest: (api, parts) => mountOtlpIngest(api, publisherOf(parts), otlpLimits(parts.config)),
     },
   },
   {

@@ -33,12 +33,16 @@ import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { LogWorkerData } from "./worker/logWorker.js";
 import { RetentionJob } from "./worker/retentionJob.js";
+import { startOtlpGrpc, type OtlpGrpcServer } from "./ingest/otlp/grpc.js";
+import { otlpLimits } from "./ingest/otlp/export.js";
 import { RetentionExpiry } from "./store/projects/expiry.js";
 import { ProjectRetention } from "./store/projects/retention.js";
 import { ProjectSettingsRepository } from "./store/projects/settingsRepository.js";
 
 export interface RunningService {
   readonly url: string | null;
+  /** OTLP/gRPC's endpoint (`http://127.0.0.1:<OTLP_GRPC_PORT>`), null where it is not served. */
+  readonly otlpGrpcUrl: string | null;
   readonly clickhouseUrl: string;
   readonly apiKey: string | null;
   /** Every operation the HTTP server mounted (empty for a worker-only process). */
@@ -251,20 +255,30 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
     log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : "log" }, "listening");
   }
+  // OTLP over gRPC, beside the HTTP API in the processes that run ingest (ingest/otlp/grpc.ts).
+  let grpc: OtlpGrpcServer | null = null;
+  if (roles.has("ingest") && publisher && config.OTLP_GRPC_PORT !== 0) {
+    grpc = await startOtlpGrpc({ publisher, keys: ring, log, limits: otlpLimits(config), host: config.HOST, port: config.OTLP_GRPC_PORT, shutdownGraceMs: SHUTDOWN_GRACE_MS });
+    log.info({ port: grpc.port }, "serving OTLP/gRPC");
+  }
   // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
   if (roles.has("worker") && consumesInThread) embedded.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
 
   return {
     url,
+    otlpGrpcUrl: grpc ? `http://127.0.0.1:${grpc.port}` : null,
     clickhouseUrl: store.url,
     apiKey: printed,
     operations: api ? [...api.operations] : [],
     stop: async () => {
+      // Intake stops on both doors at once; each lets what it accepted be answered.
+      const grpcStopped = grpc?.stop();
       if (server && api) {
         api.beginDrain();
         await closeServer(server);
         api.runStopHooks();
       }
+      await grpcStopped;
       await keySync?.stop();
       if (runner) await runner.stop();
       await retentionJob?.stop();

@@ -37,6 +37,13 @@ describe("configuration", () => {
     expect(loadConfig({ KAFKA_TOPIC: "calls", KAFKA_JOBS_TOPIC: "work" }).KAFKA_JOBS_TOPIC).toBe("work");
   });
 
+  it("serves OTLP/gRPC on 4317 by default, on OTLP_GRPC_PORT when set, and not at all for 0", () => {
+    expect(loadConfig({}).OTLP_GRPC_PORT).toBe(4317);
+    expect(loadConfig({ OTLP_GRPC_PORT: "14317" }).OTLP_GRPC_PORT).toBe(14317);
+    expect(loadConfig({ OTLP_GRPC_PORT: "0" }).OTLP_GRPC_PORT).toBe(0);
+    expect(() => loadConfig({ OTLP_GRPC_PORT: "70000" })).toThrow(/OTLP_GRPC_PORT/);
+  });
+
   it("bounds the durable log by LOG_MAX_BYTES", () => {
     expect(loadConfig({})).toMatchObject({ LOG_MAX_BYTES: 1024 ** 3, PROCESS_INDEX: 0 });
     expect(loadConfig({ LOG_MAX_BYTES: "1000" })).toMatchObject({ LOG_MAX_BYTES: 1000 });

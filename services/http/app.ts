@@ -388,7 +388,7 @@ function declaredRole(op: Operation): OperationRole {
   return role;
 }
 
-function checkReach(principal: Principal, projectId: string, needed: Role | null): ReachedProject {
+export function checkReach(principal: Principal, projectId: string, needed: Role | null): ReachedProject {
   if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
   if (needed !== null && !canReach(principal, projectId, needed)) throw new ForbiddenError(`this operation needs the role ${needed} in project ${projectId}; this key is ${roleIn(principal, projectId)} there`);
   return projectId as ReachedProject;

@@ -1,11 +1,11 @@
 /**
- * OTLP/HTTP trace and log bodies: request decoding (protobuf or JSON, both to one normalized
+ * OTLP trace and log bodies: request decoding (protobuf or JSON, both to one normalized
  * batch) and the answer bodies (`ExportTraceServiceResponse`, `ExportLogsServiceResponse`,
- * `google.rpc.Status`).
+ * `google.rpc.Status`), for OTLP/HTTP and OTLP/gRPC alike.
  * The caller has already removed any `Content-Encoding` and applied the body limit.
  */
 import { batchFromJson } from "./json.js";
-import { ExportLogsServiceResponse, ExportTraceServiceResponse, RpcStatus } from "./protobuf.js";
+import { ExportLogsServiceResponse, ExportTraceServiceResponse, RetryInfo, RpcStatus } from "./protobuf.js";
 import { batchFromProtobuf } from "./protobufReader.js";
 import type { OtlpSpanBatch } from "./batch.js";
 import type { OtlpLogBatch } from "./logBatch.js";
@@ -69,6 +69,8 @@ export function decodeLogsRequest(format: OtlpFormat, body: Buffer): OtlpLogBatc
 }
 
 /** The logs success answer: the empty response, or `partial` when some records were rejected. */
+export function encodeLogsExportResponse(format: "protobuf", partial?: LogsPartialSuccess): Buffer;
+export function encodeLogsExportResponse(format: OtlpFormat, partial?: LogsPartialSuccess): Buffer | string;
 export function encodeLogsExportResponse(format: OtlpFormat, partial?: LogsPartialSuccess): Buffer | string {
   if (format === "json") {
     if (!partial) return "{}";
@@ -85,6 +87,22 @@ export function encodeStatus(format: OtlpFormat, code: number, message: string):
 export function encodeStatus(format: OtlpFormat, code: number, message: string): Buffer | string {
   if (format === "json") return JSON.stringify({ code, message });
   return toBuffer(RpcStatus.encode(RpcStatus.fromObject({ code, message })).finish());
+}
+
+const RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo";
+
+/**
+ * OTLP/gRPC's `grpc-status-details-bin`: a `google.rpc.Status` in protobuf whose details, for
+ * a refusal the client should retry (`retryAfterSeconds` not null), hold a
+ * `google.rpc.RetryInfo` with that delay: the OTLP exporters wait that long before they retry
+ * (and retry RESOURCE_EXHAUSTED only when it is there).
+ */
+export function encodeStatusDetails(code: number, message: string, retryAfterSeconds: number | null): Buffer {
+  const details =
+    retryAfterSeconds === null
+      ? []
+      : [{ type_url: RETRY_INFO_TYPE, value: RetryInfo.encode(RetryInfo.fromObject({ retry_delay: { seconds: Math.floor(retryAfterSeconds), nanos: Math.round((retryAfterSeconds % 1) * 1e9) } })).finish() }];
+  return toBuffer(RpcStatus.encode(RpcStatus.fromObject({ code, message, details })).finish());
 }
 
 function toBuffer(bytes: Uint8Array): Buffer {

@@ -70,6 +70,12 @@ describe("deploy/docker-compose.yml", () => {
     expect(obj(services.ingest).ports).toBeDefined();
     expect(obj(services.query).ports).toBeDefined();
   });
+
+  it("publishes OTLP/gRPC's port on the ingest service only", () => {
+    const grpc = `${DEFAULTS.OTLP_GRPC_PORT}:${DEFAULTS.OTLP_GRPC_PORT}`;
+    expect(obj(services.ingest).ports).toContain(grpc);
+    expect(obj(services.query).ports).not.toContain(grpc);
+  });
 });
 
 describe("deploy/Dockerfile", () => {
@@ -89,6 +95,7 @@ describe("deploy/Dockerfile", () => {
     expect(user && !/\b(root|0)\b/.test(user)).toBe(true);
     expect(runtime.join("\n")).not.toMatch(/chdb|playwright|tsx/);
     expect(runtime.some((l) => l.startsWith("HEALTHCHECK") && l.includes("/health"))).toBe(true);
+    expect(runtime.find((l) => l.startsWith("EXPOSE "))?.split(/\s+/).slice(1)).toEqual([String(DEFAULTS.PORT), String(DEFAULTS.OTLP_GRPC_PORT)]);
   });
 
   it("copies only files that exist in the repository, and runs a module the build stage compiles", () => {
@@ -158,6 +165,13 @@ describe("deploy/kubernetes.yaml", () => {
       expect(obj(obj(service.spec).selector)).toEqual(labels);
       expect(obj(obj(deployment.spec).selector).matchLabels).toEqual(labels);
     }
+  });
+
+  it("exposes OTLP/gRPC's port on the ingest Deployment and Service", () => {
+    const grpc = { name: "otlp-grpc", containerPort: DEFAULTS.OTLP_GRPC_PORT };
+    expect(container(of("Deployment", "tracehouse-ingest")).ports).toContainEqual(grpc);
+    expect(obj(of("Service", "tracehouse-ingest").spec).ports).toContainEqual({ name: "otlp-grpc", port: DEFAULTS.OTLP_GRPC_PORT, targetPort: DEFAULTS.OTLP_GRPC_PORT, appProtocol: "grpc" });
+    expect(container(of("Deployment", "tracehouse-query")).ports).not.toContainEqual(grpc);
   });
 
   it("sizes the worker Deployment by the topic's partitions, ready on /health at METRICS_PORT", () => {

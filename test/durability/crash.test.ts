@@ -15,7 +15,7 @@ import { gzip, postOtlp, protobufBody } from "../otlp/httpSupport.js";
  */
 async function spawnService(env: Record<string, string>, port: number, asTerminal = false): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", AUTH_KEYS, LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, PORT: String(port), OTLP_GRPC_PORT: "0", HOST: "127.0.0.1", AUTH_KEYS, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "ignore", "inherit"],
     detached: asTerminal,
   });

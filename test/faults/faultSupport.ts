@@ -42,7 +42,7 @@ export interface ServiceProcess {
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts"], {
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", AUTH_KEYS, LOG_LEVEL: LOG_LEVEL ?? "warn", ...env },
+    env: { ...process.env, PORT: String(port), OTLP_GRPC_PORT: "0", HOST: "127.0.0.1", AUTH_KEYS, LOG_LEVEL: LOG_LEVEL ?? "warn", ...env },
     stdio: ["ignore", LOG_LEVEL ? "inherit" : "pipe", "inherit"],
   });
   const recentLog: string[] = [];

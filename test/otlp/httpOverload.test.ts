@@ -14,26 +14,9 @@ import { QueueFullError, RetryableError } from "../../services/errors.js";
 import { HttpApi } from "../../services/http/app.js";
 import { LOGGED_EXPORT_MAX_BYTES, mountOtlpIngest } from "../../services/ingest/otlp/routes.js";
 import { exportedCalls } from "../../services/otlp/exportEvent.js";
-import type { TraceEvent } from "../../services/queue/events.js";
-import type { EventPublisher } from "../../services/queue/queue.js";
 import { StoreUnavailableError } from "../../services/errors.js";
 import { basic, KEY_ACME } from "../support/service.js";
-import { decodeProtobufStatus, idMaker, JSON_TYPE, jsonBody, OTLP_PATH, postOtlp, PROTOBUF, protobufBody, RecordingExporter } from "./httpSupport.js";
-
-/** Each publish takes the next scripted outcome (then succeeds); published batches are kept. */
-class ScriptedPublisher implements EventPublisher<TraceEvent> {
-  readonly published: TraceEvent[][] = [];
-  readonly script: (() => Promise<void>)[] = [];
-  async publish(events: readonly TraceEvent[]): Promise<void> {
-    const next = this.script.shift();
-    if (next) await next();
-    this.published.push([...events]);
-  }
-  async healthy() {
-    return true;
-  }
-  async close() {}
-}
+import { decodeProtobufStatus, idMaker, JSON_TYPE, jsonBody, OTLP_PATH, postOtlp, PROTOBUF, protobufBody, RecordingExporter, ScriptedPublisher } from "./httpSupport.js";
 
 const publisher = new ScriptedPublisher();
 let server: Server;

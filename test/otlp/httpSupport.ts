@@ -6,6 +6,8 @@
 import { gzipSync } from "node:zlib";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "../../services/otlp/protobuf.js";
+import type { TraceEvent } from "../../services/queue/events.js";
+import type { EventPublisher } from "../../services/queue/queue.js";
 import { fullOtelDump } from "../../services/otlp/otelDump.js";
 import type { JsonObject } from "../../services/json.js";
 import { ParamBuilder } from "../../services/store/sql.js";
@@ -212,4 +214,19 @@ export function idMaker(prefix: string) {
   let n = 0;
   const next = (width: number) => prefix + (++n).toString(16).padStart(width - prefix.length, "0");
   return { trace: () => next(32), span: () => next(16) };
+}
+
+/** A publisher the test controls: each publish takes the next scripted outcome (then succeeds); published batches are kept. */
+export class ScriptedPublisher implements EventPublisher<TraceEvent> {
+  readonly published: TraceEvent[][] = [];
+  readonly script: (() => Promise<void>)[] = [];
+  async publish(events: readonly TraceEvent[]): Promise<void> {
+    const next = this.script.shift();
+    if (next) await next();
+    this.published.push([...events]);
+  }
+  async healthy() {
+    return true;
+  }
+  async close() {}
 }

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { loadConfig } from "../../services/config.js";
 import { startService, type RunningService } from "../../services/service.js";
+import { freePort } from "../../services/store/localServer.js";
 import { suiteClickHouse, suiteCluster } from "./database.js";
 import { AUTH_KEYS, basic, KEY_ACME } from "./keys.js";
 
@@ -18,6 +19,7 @@ export { AUTH_KEYS, basic, KEY_ACME, KEY_ADMIN, KEY_OTHER } from "./keys.js";
  * later; an operation on a project waits for that project's queued writes (read-your-writes),
  * and `waitStored` waits for all of them (the service's barrier, `GET /queue/stored`). The data
  * directory made here is removed by `stop()`; one passed in `env.DATA_DIR` is the caller's.
+ * OTLP/gRPC is served on a free port (`otlpGrpcUrl`) unless `env.OTLP_GRPC_PORT` says otherwise.
  */
 export async function startTestService(env: Record<string, string> = {}): Promise<RunningService & { url: string; database: string }> {
   const database = `s_${randomBytes(6).toString("hex")}`;
@@ -33,6 +35,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     ...(ownDataDir === null ? {} : { DATA_DIR: ownDataDir }),
     AUTH_KEYS,
     LOG_LEVEL: "silent",
+    OTLP_GRPC_PORT: String(await freePort()),
     ...env,
   });
   const service = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }), typeof clickhouse === "string" ? {} : { clickhouse });
@@ -91,6 +94,8 @@ function sharedTopology(): Awaited<ReturnType<typeof startTestService>> | null {
   if (!topology) return null;
   return {
     url: topology.url,
+    // Its ingest processes serve OTLP over HTTP only (behind the routing proxy).
+    otlpGrpcUrl: null,
     database: topology.database,
     clickhouseUrl: inject("clickhouseUrl"),
     apiKey: null,
@@ -109,7 +114,7 @@ function sharedTopology(): Awaited<ReturnType<typeof startTestService>> | null {
  * cluster run, a file that asks for no setting of its own gets the run's service in separate
  * processes instead (2 ingest, 2 workers, 1 query behind a routing proxy), on the run's database.
  */
-export function serviceForFile(env: Record<string, string> = {}): Pick<Awaited<ReturnType<typeof startTestService>>, "url" | "database" | "operations"> & { readonly api: Client } {
+export function serviceForFile(env: Record<string, string> = {}): Pick<Awaited<ReturnType<typeof startTestService>>, "url" | "otlpGrpcUrl" | "database" | "operations"> & { readonly api: Client } {
   let service: Awaited<ReturnType<typeof startTestService>> | null = null;
   let started: Client | null = null;
   const current = (): Client => {
@@ -130,6 +135,9 @@ export function serviceForFile(env: Record<string, string> = {}): Pick<Awaited<R
   return {
     get url() {
       return service!.url;
+    },
+    get otlpGrpcUrl() {
+      return service!.otlpGrpcUrl;
     },
     get database() {
       return service!.database;

@@ -69,7 +69,8 @@ async function spawnProcess(name: string, env: Record<string, string>, logDir: s
   const out = createWriteStream(join(logDir, `${name}.log`));
   const child = spawn(process.execPath, serviceArgs, {
     cwd: REPO,
-    env: { ...process.env, ...env, ...(env.ROLE === "worker" ? { METRICS_PORT: String(port) } : { PORT: String(port) }), HOST: "127.0.0.1" },
+    // OTLP/gRPC off: two ingest processes on one machine would both ask for its default port.
+    env: { ...process.env, OTLP_GRPC_PORT: "0", ...env, ...(env.ROLE === "worker" ? { METRICS_PORT: String(port) } : { PORT: String(port) }), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout!.pipe(out);
@@ -124,7 +125,7 @@ export async function startTopology(settings: TopologySettings): Promise<Topolog
   };
   // One ingest service in this process first: it migrates the database once, before the
   // processes start together, and tells which operations are ingest's (the queued ones).
-  const migrator = await startService(loadConfig({ ...env, ROLE: "ingest", PORT: "0", HOST: "127.0.0.1" }), pino({ level: "silent" }));
+  const migrator = await startService(loadConfig({ ...env, ROLE: "ingest", PORT: "0", OTLP_GRPC_PORT: "0", HOST: "127.0.0.1" }), pino({ level: "silent" }));
   const ingestOperations = migrator.operations.filter((op) => op.queued).map(({ method, path }) => ({ method, path }));
   await migrator.stop();
 

@@ -8,31 +8,21 @@
  * success, `google.rpc.Status` otherwise (never the `detail` shape of the rest of the API).
  * The same export at the Weave Python SDK's path and at Langfuse's (its project in the Basic
  * user name); `POST /otel/v1/logs`: log records of spans, as `otlp_log_records` events
- * (otlp/logRecords.ts), answered with `ExportLogsServiceResponse`.
+ * (otlp/logRecords.ts), answered with `ExportLogsServiceResponse`. After the body is read, the
+ * export takes the path that OTLP/gRPC (grpc.ts) takes too: export.ts.
  */
 import type { Request, Response } from "express";
 import { ExportLogsServiceResponse, ExportTraceServiceResponse } from "../../contract/otlp.js";
-import { ProjectId } from "../../contract/common.js";
 import { ClientError } from "../../errors.js";
-import { credentials } from "../../auth/basic.js";
 import type { ErrorAnswer, HttpApi } from "../../http/app.js";
-import { operation, type RequestHeaders } from "../../contract/operation.js";
+import { operation } from "../../contract/operation.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { readBody, requestEncoding, requestFormat } from "./body.js";
-import { decodeLogsRequest, decodeRequest, encodeExportResponse, encodeLogsExportResponse, encodeStatus, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
-import { logRecordEvents } from "../../otlp/logRecords.js";
-import { otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
-import { checkSpans, mapSpans, type SpanRejections } from "../../otlp/mapSpan.js";
+import { encodeExportResponse, encodeLogsExportResponse, encodeStatus, type OtlpFormat } from "../../otlp/decode.js";
+import { exportLogs, exportTraces, langfuseProject, otlpStatus, projectHeader, type OtlpLimits } from "./export.js";
 
-export interface OtlpLimits {
-  /** Limit on the body after decompression (and on the bytes received). */
-  readonly maxBodyBytes: number;
-  /** Limit on one span's call parts, as JSON. */
-  readonly maxSpanBytes: number;
-}
-
-export const PROJECT_HEADER = "project_id";
+export { LOGGED_EXPORT_MAX_BYTES, PROJECT_HEADER, type OtlpLimits } from "./export.js";
 
 export const otlpTracesOp = operation({
   id: "otel_export_traces",
@@ -86,36 +76,6 @@ export const otlpLogsOp = operation({
 
 const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
 
-/** gRPC status codes for the `code` of a `google.rpc.Status` body, by HTTP status. */
-const GRPC_CODES: Record<number, number> = {
-  400: 3, // INVALID_ARGUMENT
-  401: 16, // UNAUTHENTICATED
-  403: 7, // PERMISSION_DENIED
-  404: 5, // NOT_FOUND
-  413: 3, // INVALID_ARGUMENT: too large, do not retry
-  415: 12, // UNIMPLEMENTED
-  429: 8, // RESOURCE_EXHAUSTED
-  503: 14, // UNAVAILABLE
-};
-const GRPC_INTERNAL = 13;
-
-/**
- * The largest body logged as one event: base64 makes it 4/3 as large, and Kafka brokers
- * refuse messages over 1 MB by default (`message.max.bytes`).
- */
-export const LOGGED_EXPORT_MAX_BYTES = 512 * 1024;
-
-/** A partial success's message: how many were rejected, the listed reasons, and how many more. */
-function rejectionMessage(rejected: number, errors: readonly string[], what: string): string {
-  const more = rejected - errors.length;
-  return `${rejected} ${what} rejected: ${errors.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
-}
-
-function partialSuccess(mapped: SpanRejections): PartialSuccess | undefined {
-  if (mapped.rejected === 0) return undefined;
-  return { rejected_spans: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "spans") };
-}
-
 /** Errors are answered in the request's format when it names one, else in JSON. */
 function answerFormat(req: Request): OtlpFormat {
   return requestFormat(req.headers["content-type"]) ?? "json";
@@ -127,42 +87,9 @@ function send(res: Response, format: OtlpFormat, body: Buffer | string): void {
 }
 
 function renderStatus(answer: ErrorAnswer, err: unknown, req: Request, res: Response): void {
-  const detail = (answer.body as { detail?: unknown } | null)?.detail;
-  const message = typeof detail === "string" ? detail : answer.status < 500 && err instanceof Error ? err.message : "internal error";
+  const { code, message } = otlpStatus(answer, err);
   const format = answerFormat(req);
-  send(res, format, encodeStatus(format, GRPC_CODES[answer.status] ?? GRPC_INTERNAL, message));
-}
-
-function projectHeader(headers: RequestHeaders): string {
-  const raw = headers[PROJECT_HEADER];
-  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-  if (!value) throw new ClientError(400, `the ${PROJECT_HEADER} header is required: ${PROJECT_HEADER}: <entity>/<project>`);
-  if (!ProjectId.safeParse(value).success) throw new ClientError(400, `the ${PROJECT_HEADER} header must be <entity>/<project>, got ${JSON.stringify(value.slice(0, 200))}`);
-  return value;
-}
-
-function langfuseProject(headers: RequestHeaders): string {
-  if (headers[PROJECT_HEADER] !== undefined) return projectHeader(headers);
-  const raw = headers["authorization"];
-  const user = credentials(Array.isArray(raw) ? raw[0] : raw)?.user;
-  if (!user) throw new ClientError(400, `name the project: the ${PROJECT_HEADER} header, or Basic credentials whose user name (Langfuse's public key) is <entity>/<project>`);
-  if (!ProjectId.safeParse(user).success) {
-    throw new ClientError(400, `the public key (Basic user name) must name the project as <entity>/<project>, got ${JSON.stringify(user.slice(0, 200))}`);
-  }
-  return user;
-}
-
-/** Publishes the export's accepted spans (durable once it resolves); what was rejected is answered. */
-async function publishExport(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Promise<SpanRejections> {
-  if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
-    const mapped = mapSpans(batch, source);
-    if (mapped.events.length > 0) await publisher.publish(mapped.events, source.body.length);
-    return mapped;
-  }
-  const checked = checkSpans(batch, source.maxSpanBytes);
-  const event = otlpExportEvent(source, checked);
-  if (event) await publisher.publish([event], source.body.length);
-  return checked;
+  send(res, format, encodeStatus(format, code, message));
 }
 
 export function mountOtlpIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>, limits: OtlpLimits): void {
@@ -190,9 +117,7 @@ function mountLogsExport(api: HttpApi, publisher: EventPublisher<TraceEvent>, li
       const { req, res } = ctx;
       const { format, encoding } = bodyFormat(req);
       const body = await readBody(req, encoding, limits.maxBodyBytes);
-      const mapped = logRecordEvents(decodeLogsRequest(format, body), ctx.projects[0]!, LOGGED_EXPORT_MAX_BYTES);
-      if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
-      const partial = mapped.rejected === 0 ? undefined : { rejected_log_records: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "log records") };
+      const partial = await exportLogs(publisher, ctx.projects[0]!, format, body);
       res.status(200);
       send(res, format, encodeLogsExportResponse(format, partial));
     },
@@ -209,9 +134,9 @@ function mountExport(api: HttpApi, op: typeof otlpTracesOp, publisher: EventPubl
       const { format, encoding } = bodyFormat(req);
       const body = await readBody(req, encoding, limits.maxBodyBytes);
       const source = { project_id: projectId, wb_user_id: ctx.principal.username, format, body, maxSpanBytes: limits.maxSpanBytes };
-      const rejections = await publishExport(publisher, source, decodeRequest(format, body));
+      const partial = await exportTraces(publisher, source);
       res.status(200);
-      send(res, format, encodeExportResponse(format, partialSuccess(rejections)));
+      send(res, format, encodeExportResponse(format, partial));
     },
     { renderError: renderStatus },
   );

@@ -1,0 +1,151 @@
+/**
+ * What an OTLP export goes through once its transport (OTLP/HTTP: routes.ts; OTLP/gRPC:
+ * grpc.ts) has read the request, checked the key and named the project: one decode, one
+ * check or mapping of the spans (or log records), one publish on the queue, and the
+ * `partial_success` of what was rejected. Also shared by both doors: the project rules (the
+ * `project_id` header or metadata) and the gRPC status code of each refusal.
+ */
+import type { Config } from "../../config.js";
+import { ProjectId } from "../../contract/common.js";
+import type { RequestHeaders } from "../../contract/operation.js";
+import { ClientError } from "../../errors.js";
+import { credentials } from "../../auth/basic.js";
+import type { ErrorAnswer } from "../../http/app.js";
+import type { TraceEvent } from "../../queue/events.js";
+import type { EventPublisher } from "../../queue/queue.js";
+import { decodeLogsRequest, decodeRequest, type LogsPartialSuccess, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
+import { logRecordEvents } from "../../otlp/logRecords.js";
+import { otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
+import { checkSpans, mapSpans, type SpanRejections } from "../../otlp/mapSpan.js";
+
+export interface OtlpLimits {
+  /** Limit on the body after decompression (and on the bytes received). */
+  readonly maxBodyBytes: number;
+  /** Limit on one span's call parts, as JSON. */
+  readonly maxSpanBytes: number;
+}
+
+export const otlpLimits = (config: Pick<Config, "OTLP_MAX_BODY_BYTES" | "OTLP_MAX_SPAN_BYTES">): OtlpLimits => ({
+  maxBodyBytes: config.OTLP_MAX_BODY_BYTES,
+  maxSpanBytes: config.OTLP_MAX_SPAN_BYTES,
+});
+
+export const PROJECT_HEADER = "project_id";
+
+/**
+ * The largest body logged as one event: base64 makes it 4/3 as large, and Kafka brokers
+ * refuse messages over 1 MB by default (`message.max.bytes`).
+ */
+export const LOGGED_EXPORT_MAX_BYTES = 512 * 1024;
+
+const firstValue = (headers: RequestHeaders, name: string): string | undefined => {
+  const raw = headers[name];
+  return Array.isArray(raw) ? raw[0] : raw;
+};
+
+/** The project the `project_id` header (or gRPC metadata) names: a 400 when it is absent or not `<entity>/<project>`. */
+export function projectHeader(headers: RequestHeaders): string {
+  const value = firstValue(headers, PROJECT_HEADER)?.trim();
+  if (!value) throw new ClientError(400, `the ${PROJECT_HEADER} header is required: ${PROJECT_HEADER}: <entity>/<project>`);
+  if (!ProjectId.safeParse(value).success) throw new ClientError(400, `the ${PROJECT_HEADER} header must be <entity>/<project>, got ${JSON.stringify(value.slice(0, 200))}`);
+  return value;
+}
+
+/** The user name of Basic credentials, when there are some. */
+const basicUser = (headers: RequestHeaders): string | null => credentials(firstValue(headers, "authorization"))?.user ?? null;
+
+/** Langfuse's path: the `project_id` header, else the Basic user name (Langfuse's public key), which must then be `<entity>/<project>`. */
+export function langfuseProject(headers: RequestHeaders): string {
+  if (headers[PROJECT_HEADER] !== undefined) return projectHeader(headers);
+  const user = basicUser(headers);
+  if (!user) throw new ClientError(400, `name the project: the ${PROJECT_HEADER} header, or Basic credentials whose user name (Langfuse's public key) is <entity>/<project>`);
+  if (!ProjectId.safeParse(user).success) {
+    throw new ClientError(400, `the public key (Basic user name) must name the project as <entity>/<project>, got ${JSON.stringify(user.slice(0, 200))}`);
+  }
+  return user;
+}
+
+/**
+ * OTLP/gRPC: the `project_id` metadata, else a Basic user name of the form `<entity>/<project>`
+ * (a Collector may then send one `authorization` header alone); the usual user name (`api`)
+ * names none, and the answer asks for `project_id`.
+ */
+export function grpcProject(headers: RequestHeaders): string {
+  const user = headers[PROJECT_HEADER] === undefined ? basicUser(headers) : null;
+  return user !== null && ProjectId.safeParse(user).success ? user : projectHeader(headers);
+}
+
+/** A partial success's message: how many were rejected, the listed reasons, and how many more. */
+function rejectionMessage(rejected: number, errors: readonly string[], what: string): string {
+  const more = rejected - errors.length;
+  return `${rejected} ${what} rejected: ${errors.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
+}
+
+function partialSuccess(mapped: SpanRejections): PartialSuccess | undefined {
+  if (mapped.rejected === 0) return undefined;
+  return { rejected_spans: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "spans") };
+}
+
+/** Publishes the export's accepted spans (durable once it resolves); what was rejected is answered. */
+async function publishSpans(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Promise<SpanRejections> {
+  if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
+    const mapped = mapSpans(batch, source);
+    if (mapped.events.length > 0) await publisher.publish(mapped.events, source.body.length);
+    return mapped;
+  }
+  const checked = checkSpans(batch, source.maxSpanBytes);
+  const event = otlpExportEvent(source, checked);
+  if (event) await publisher.publish([event], source.body.length);
+  return checked;
+}
+
+/**
+ * An `ExportTraceServiceRequest` (the body with its content encoding undone): decoded (a 400
+ * OtlpDecodeError when it cannot be), its accepted spans published; resolves once they are
+ * durable, with the partial success to answer when some were rejected. Nothing is published
+ * from a request that fails to decode, nor when the publish is refused.
+ */
+export async function exportTraces(publisher: EventPublisher<TraceEvent>, source: ExportSource): Promise<PartialSuccess | undefined> {
+  return partialSuccess(await publishSpans(publisher, source, decodeRequest(source.format, source.body)));
+}
+
+/** An `ExportLogsServiceRequest`, as `exportTraces`: the records of spans are published for `projectId`. */
+export async function exportLogs(publisher: EventPublisher<TraceEvent>, projectId: string, format: OtlpFormat, body: Buffer): Promise<LogsPartialSuccess | undefined> {
+  const mapped = logRecordEvents(decodeLogsRequest(format, body), projectId, LOGGED_EXPORT_MAX_BYTES);
+  if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
+  if (mapped.rejected === 0) return undefined;
+  return { rejected_log_records: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "log records") };
+}
+
+/** gRPC status codes (grpc-js `status`), by the HTTP status the same refusal gets (http/app.ts `errorAnswer`). */
+const GRPC_CODES: Readonly<Record<number, number>> = {
+  400: 3, // INVALID_ARGUMENT
+  401: 16, // UNAUTHENTICATED
+  403: 7, // PERMISSION_DENIED
+  404: 5, // NOT_FOUND
+  413: 3, // INVALID_ARGUMENT: too large, do not retry
+  415: 12, // UNIMPLEMENTED
+  429: 8, // RESOURCE_EXHAUSTED
+  503: 14, // UNAVAILABLE
+};
+const GRPC_INTERNAL = 13;
+
+export interface OtlpStatus {
+  /** The gRPC status code. */
+  readonly code: number;
+  readonly message: string;
+  /** Seconds to wait before a retry, for the refusals a client retries (429, 503); else null. */
+  readonly retryAfterSeconds: number | null;
+}
+
+/**
+ * A refused export as OTLP tells it, over either transport: the gRPC code of the HTTP answer
+ * `errorAnswer` chose for the error, its message (never the internals of a 5xx), and the
+ * `Retry-After` of a refusal to retry.
+ */
+export function otlpStatus(answer: ErrorAnswer, err: unknown): OtlpStatus {
+  const detail = (answer.body as { detail?: unknown } | null)?.detail;
+  const message = typeof detail === "string" ? detail : answer.status < 500 && err instanceof Error ? err.message : "internal error";
+  const retryAfter = Number(answer.headers?.["Retry-After"]);
+  return { code: GRPC_CODES[answer.status] ?? GRPC_INTERNAL, message, retryAfterSeconds: Number.isFinite(retryAfter) ? retryAfter : null };
+}
