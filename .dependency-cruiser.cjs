@@ -3,7 +3,10 @@
  *
  *   ground (files directly under services/: times, ids, json, refs, digests, errors, config)
  *     ← contract ← queue ← store (reads the event types) ; auth ← http, worker ← ingest, query,
- *     training, inference ← wiring (main, service, cluster, roles)
+ *     training, inference ← mcp ← wiring (main, service, cluster, roles)
+ *
+ *   mcp (the MCP server at /mcp) is a client of the read side: its tools read through the query
+ *   routes' repositories and call views, so it sits above query and nothing below imports it.
  *
  *   otlp (OTLP export bodies: decoding, and the mapping of spans to call events) sits on the
  *   queue's event types: ingest checks an export with it, the worker maps the spans it stores.
@@ -17,7 +20,7 @@
 const WIRING = "^services/(main|service|cluster|roles)\\.ts$";
 const GROUND = "^services/[^/]+\\.ts$";
 const layer = (name) => `^services/${name}/`;
-const SERVICES = "ingest|query|training|inference";
+const SERVICES = "ingest|query|training|inference|mcp";
 
 /** `from` may not import anything in `to` (besides type-only imports, which are still imports: no exception). */
 const forbid = (name, from, to) => ({ name, severity: "error", from: { path: from, pathNot: WIRING }, to: { path: to } });
@@ -35,6 +38,7 @@ module.exports = {
     forbid("http-knows-no-storage", layer("http"), `${WIRING}|${layer(`(${SERVICES}|worker|store|otlp)`)}`),
     forbid("worker-below-services", layer("worker"), `${WIRING}|${layer(`(http|${SERVICES})`)}`),
     forbid("services-below-wiring", layer(`(${SERVICES})`), WIRING),
+    forbid("services-below-mcp", layer("(ingest|query|training|inference)"), layer("mcp")),
   ],
   options: {
     doNotFollow: { path: "node_modules" },

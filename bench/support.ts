@@ -36,10 +36,13 @@ export function compiledService(): string {
  * The service as its own process, with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>:
  * it writes a V8 CPU profile there when it stops.
  */
+/** BENCH_CPU_PROF=<dir>: node's flags that write a V8 CPU profile there when the process stops. */
+export const cpuProfileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const grpcPort = await freePort();
-  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const profile = cpuProfileFlags();
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
   const flags = ["--max-semi-space-size=2", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
   // BENCH_SERVICE_ENTRY: another compiled service (e.g. a copy of build/ made at an earlier commit), compared in the same conditions.
@@ -334,7 +337,7 @@ function machineBusySeconds(): number {
 }
 
 /** The live children of a process, with their command names. */
-function children(parent: number): { pid: number; comm: string }[] {
+export function children(parent: number): { pid: number; comm: string }[] {
   const found: { pid: number; comm: string }[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

@@ -128,3 +128,6 @@ export class StoreQueryError extends Error {
  * job's abort signal).
  */
 export class JobInterruptedError extends Error {}
+
+/** An error's message for a log line or an answer, whatever was thrown. */
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -18,12 +18,19 @@ export const httpRejects = new Counter({
   help: "Requests refused: 4xx answers (bad input, auth, 413, 429 backpressure) and 503 (store or queue unavailable, draining), by route and status",
   labelNames: ["route", "status"],
 });
+export const mcpToolCalls = new Counter({ name: "mcp_tool_calls_total", help: "MCP tool calls at /mcp whose arguments were valid, by tool and outcome (ok, or error: a project the key may not reach, an unknown id, storage unavailable...)", labelNames: ["tool", "outcome"] });
 export const grpcRequests = new Counter({ name: "grpc_requests_total", help: "OTLP/gRPC calls answered, by method (its path) and gRPC status code (0 OK, 3 INVALID_ARGUMENT, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE, 16 UNAUTHENTICATED...)", labelNames: ["method", "code"] });
 export const grpcDuration = new Histogram({ name: "grpc_request_duration_seconds", help: "Time from an OTLP/gRPC call's message to its answer, by method", labelNames: ["method"], buckets: SECONDS });
 export const batchEvents = new Histogram({ name: "worker_batch_events", help: "Messages per batch handed to the worker, by topic", labelNames: ["topic"], buckets: [1, 10, 50, 100, 500, 1_000, 2_500, 5_000, 10_000, 25_000] });
 export const batchDuration = new Histogram({ name: "worker_batch_seconds", help: "Time the worker took to store one batch (merge, inserts, hooks), by topic", labelNames: ["topic"], buckets: SECONDS });
 export const insertDuration = new Histogram({ name: "clickhouse_insert_seconds", help: "Duration of inserts into ClickHouse, by table", labelNames: ["table"], buckets: SECONDS });
 export const rowsWritten = new Counter({ name: "clickhouse_rows_written_total", help: "Rows inserted into ClickHouse by the service's inserts, by table", labelNames: ["table"] });
+export const fetchedBatches = new Counter({ name: "queue_fetched_batches_total", help: "Kafka: batches of one partition fetched by this consumer, by topic", labelNames: ["topic"] });
+export const skippedMessages = new Counter({
+  name: "queue_skipped_messages_total",
+  help: "Kafka: messages this consumer never read because the broker no longer held them (retention shorter than the group's lag): acknowledged writes lost, by topic and partition",
+  labelNames: ["topic", "partition"],
+});
 export const consumerLag = new Gauge({
   name: "queue_consumer_lag_messages",
   help: "Kafka: messages of a partition not yet stored by this consumer, as of its last fetch (high watermark − committed offset), by topic and partition",

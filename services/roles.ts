@@ -7,7 +7,7 @@ import { KEYS_MIGRATION } from "./store/keys/schema.js";
 import { mountCallIngest } from "./ingest/callsRoutes.js";
 import { mountOtlpIngest } from "./ingest/otlp/routes.js";
 import { otlpLimits } from "./ingest/otlp/export.js";
-import { mountCallQueries } from "./query/callsRoutes.js";
+import { mountCallQueries, type CallsQueryDeps } from "./query/callsRoutes.js";
 import { costsEnricher, mountCostRoutes } from "./query/costsRoutes.js";
 import { feedbackEnricher, mountFeedbackRoutes } from "./query/feedbackRoutes.js";
 import { mountGraphqlRoutes } from "./query/graphqlRoutes.js";
@@ -31,6 +31,13 @@ import { trainedModelLister, trainedModelResolver } from "./inference/trainedMod
 import { TrainedModels } from "./training/trainedModels.js";
 import { mountProjectRoutes } from "./query/projectsRoutes.js";
 import { mountUiRoutes } from "./query/uiRoutes.js";
+import { mountMcpRoutes } from "./mcp/routes.js";
+import type { McpReads } from "./mcp/context.js";
+import { CostsRepository } from "./store/costs/costsRepository.js";
+import { ProjectsRepository } from "./store/projects/projectsRepository.js";
+import { ThreadsReadRepository } from "./store/threads/threadsRead.js";
+import { StatsRepository } from "./store/usage/statsRead.js";
+import { UsageRepository } from "./store/usage/usageRead.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
@@ -125,6 +132,27 @@ const evalCompleter = ({ config, store, modelThreads }: ServiceParts): ChatCompl
     ? new UpstreamChatCompleter(config.EVAL_LLM_BASE_URL, config.EVAL_LLM_API_KEY ?? null)
     : localChatCompleter({ resolvers: modelResolvers(store, modelThreads), modelThreads, maxTokens: config.CHAT_MAX_TOKENS });
 
+/** How calls are read (the calls routes and the MCP tools): GenAI events, costs, feedback, expanded refs. */
+const callQueries = (store: ClickHouseStore, retention: ProjectRetention): CallsQueryDeps => ({
+  reads: new CallsReadRepository(store, retention),
+  logs: new OtelLogsRepository(store),
+  enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
+  expander: new RefExpander(new CallsReadRepository(store, retention), new RefResolver(storeSources(store, retention))),
+});
+
+/** What the MCP tools read through: the repositories of the REST read routes. */
+const mcpReads = (store: ClickHouseStore, retention: ProjectRetention): McpReads => {
+  const costs = new CostsRepository(store);
+  return {
+    calls: callQueries(store, retention),
+    threads: new ThreadsReadRepository(store, retention),
+    usage: new UsageRepository(store, costs, retention),
+    stats: new StatsRepository(store, retention),
+    costs,
+    projects: new ProjectsRepository(store),
+  };
+};
+
 const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
   if (!parts.publisher) throw new Error("ingest routes need the queue's publisher");
   return parts.publisher;
@@ -136,13 +164,7 @@ export const RESOURCES: readonly Resource[] = [
     migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION],
     routes: {
       ingest: (api, parts) => mountCallIngest(api, publisherOf(parts)),
-      query: (api, { store, retention }) =>
-        mountCallQueries(api, {
-          reads: new CallsReadRepository(store, retention),
-          logs: new OtelLogsRepository(store),
-          enrichers: { include_costs: costsEnricher(store), include_feedback: feedbackEnricher(store) },
-          expander: new RefExpander(new CallsReadRepository(store, retention), new RefResolver(storeSources(store, retention))),
-        }),
+      query: (api, { store, retention }) => mountCallQueries(api, callQueries(store, retention)),
     },
   },
   {
@@ -230,6 +252,8 @@ export const RESOURCES: readonly Resource[] = [
   },
   // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
   { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },
+  // The MCP server at /mcp (services/mcp/): read-only tools for agents and IDEs over what the resources above store.
+  { name: "mcp", routes: { query: (api, { store, retention, log }) => mountMcpRoutes(api, { reads: mcpReads(store, retention), log }) } },
 ];
 
 /** Every resource's migrations, in version order. */

@@ -13,10 +13,13 @@ import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
 import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
-import type { LagLimits } from "./queue/durableLog/lagBound.js";
+import type { LagLimits } from "./queue/lagBound.js";
 import { moduleBeside } from "./threads.js";
 import { ModelThreads } from "./lm/modelThreads.js";
-import { KafkaEventConsumer, KafkaEventPublisher, KafkaStoredOffsets, type KafkaSettings } from "./queue/kafkaQueue.js";
+import type { KafkaSettings } from "./queue/kafka/client.js";
+import { KafkaEventConsumer, type ConsumerOptions } from "./queue/kafka/consumer.js";
+import { KafkaStoredOffsets } from "./queue/kafka/groupOffsets.js";
+import { KafkaEventPublisher } from "./queue/kafka/publisher.js";
 import { measuredBatches, type EventConsumer, type EventPublisher, type Topic } from "./queue/queue.js";
 import { deliverWith } from "./worker/delivery.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
@@ -89,8 +92,10 @@ export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; print
   return { ring: new KeyRing(keys), printed: key };
 }
 
-/** The call events log's lag bound (the jobs log has none: its writes are single job submissions). */
-const lagLimits = (config: Config): LagLimits => ({ maxLagMs: config.LOG_MAX_LAG_MS, bulkItems: config.LOG_LAG_BULK_ITEMS, bulkBytes: config.LOG_LAG_BULK_BYTES });
+/** The call events' lag bound, on the log or Kafka (the jobs topic has none: its writes are single job submissions). */
+const lagLimits = (config: Config): LagLimits => ({ maxLagMs: config.MAX_LAG_MS, bulkItems: config.LAG_BULK_ITEMS, bulkBytes: config.LAG_BULK_BYTES });
+
+const consumerOptions = (config: Config, log: Logger): ConsumerOptions => ({ maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, maxBatchBytes: config.BATCH_MAX_BYTES, log });
 
 /**
  * The queue between ingest and worker in one process: the durable log under DATA_DIR (this
@@ -179,7 +184,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   // The log's consumer runs in a thread of its own, with a store client of its own: an injected
   // ClickHouse (a test engine in this process) cannot be reached from there, so it is consumed here.
   const consumesInThread = embedded !== null && !deps.clickhouse;
-  const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config, log), limits)) : null;
+  const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config, log), limits, lagLimits(config))) : null;
   const jobs = new JobsRepository(store);
   const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config, log), limits) : embeddedJobs;
   let runner: JobRunner | null = null;
@@ -204,14 +209,14 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   };
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
-    consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
+    consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), consumerOptions(config, log));
     if (!consumesInThread) await consumer.start(deliverWith(measuredBatches(eventsTopic.name, callBatchHandler(parts)), log, eventsTopic.name));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
   if (roles.has("worker")) {
     const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
     for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
-    jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config, log), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, { maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, log });
+    jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config, log), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, consumerOptions(config, log));
     await jobConsumer.start(deliverWith(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())), log, jobsTopicOf.name));
     jobRunner.start();
     runner = jobRunner;

@@ -3,6 +3,7 @@ import { getPriority, setPriority } from "node:os";
 import { parentPort, Worker, type ResourceLimits, type Transferable } from "node:worker_threads";
 import type { Logger } from "pino";
 import { addMetricsSource, metricsSnapshot, ThreadMetricsRequests, type MetricsSnapshot } from "./metrics.js";
+import { errorText } from "./errors.js";
 
 /**
  * The one way a stage runs in a worker thread of its own (the log's consumer, the OTLP writer
@@ -29,7 +30,6 @@ interface Typed {
 type MetricsAsk = { readonly type: "metrics"; readonly id: number };
 type MetricsAnswer = { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
  * Lowers the scheduling priority of the calling thread alone by `by` nice levels (Linux: setpriority on its own

@@ -174,6 +174,15 @@ export class HttpApi {
   }
 
   /**
+   * Read-your-writes for a route that is not an operation but reads projects it learns from
+   * the request (`/mcp`): resolves once the writes queued for them are stored, as `mount`
+   * waits before an operation's handler.
+   */
+  queuedWritesStored(projects: readonly string[]): Promise<void> {
+    return this.options.queuedWritesStored?.(projects) ?? Promise.resolve();
+  }
+
+  /**
    * Mounts one operation: auth, body parse, validation of the path parameters, query and
    * body, the scope check (every project the input names must be reachable by the key),
    * then the handler; its result is answered as JSON.
@@ -202,7 +211,7 @@ export class HttpApi {
         } as InputOf<B, Q, P>;
         const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
         for (const projectId of projects) checkReach(principal, projectId, role);
-        if (!op.queued && projects.length > 0) await this.options.queuedWritesStored?.(projects);
+        if (!op.queued && projects.length > 0) await this.queuedWritesStored(projects);
         const retryId = op.retries ? retryIdOf(req) : null;
         const ctx: RequestContext = {
           principal,

@@ -45,10 +45,24 @@ function wantsInputsOrOutput(columns: readonly string[] | null | undefined): boo
   return !columns || columns.length === 0 || columns.includes("inputs") || columns.includes("output");
 }
 
-async function* viewCalls(
+/** What a calls read asks to include beside each call's own fields. */
+export interface CallViewFlags {
+  readonly include_storage_size?: boolean | null;
+  readonly include_total_storage_size?: boolean | null;
+  readonly include_usernames?: boolean | null;
+  readonly include_costs?: boolean | null;
+  readonly include_feedback?: boolean | null;
+}
+
+/**
+ * The calls a spec reads, as API calls (CallSchema): each row's view, GenAI events filling a
+ * span's missing inputs and output, what the flags include, the expanded columns. The one
+ * path from stored rows to the calls clients read (these routes and the MCP tools).
+ */
+export async function* viewCalls(
   deps: CallsQueryDeps,
   spec: CallsQuerySpec,
-  flags: { include_storage_size?: boolean | null; include_total_storage_size?: boolean | null; include_usernames?: boolean | null; include_costs?: boolean | null; include_feedback?: boolean | null },
+  flags: CallViewFlags,
   expandColumns: readonly string[] = [],
 ) {
   const enrichers = (["include_costs", "include_feedback"] as const)

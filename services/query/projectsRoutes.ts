@@ -1,6 +1,7 @@
 import { projectSettingsReadOp, projectSettingsUpdateOp, ProjectsListRes, type ProjectSettingsRes } from "../contract/projects.js";
 import { ANY_KEY, operation } from "../contract/operation.js";
 import type { HttpApi } from "../http/app.js";
+import type { Principal } from "../auth/keys.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { ProjectsRepository } from "../store/projects/projectsRepository.js";
 import type { ProjectRetention } from "../store/projects/retention.js";
@@ -18,6 +19,14 @@ export const projectsListOp = operation({
   scope: ANY_KEY,
 });
 
+/** The projects of every entity the key holds a role in (`/projects`, and the MCP tool list_projects). */
+export async function reachableProjects(projects: ProjectsRepository, principal: Principal): Promise<ProjectsListRes> {
+  const entities = [...principal.roles.keys()];
+  if (entities.length === 0) return { projects: [] };
+  const rows = await projects.list(entities);
+  return { projects: rows.map((p) => ({ entity: p.entity, name: p.name, project_id: `${p.entity}/${p.name}`, description: p.description })) };
+}
+
 export interface ProjectRoutesDeps {
   readonly store: ClickHouseStore;
   readonly retention: ProjectRetention;
@@ -28,12 +37,7 @@ export interface ProjectRoutesDeps {
 export function mountProjectRoutes(api: HttpApi, deps: ProjectRoutesDeps): void {
   const projects = new ProjectsRepository(deps.store);
   const settings = new ProjectSettingsRepository(deps.store);
-  api.mount(projectsListOp, async (_input, ctx) => {
-    const entities = [...ctx.principal.roles.keys()];
-    if (entities.length === 0) return { projects: [] };
-    const rows = await projects.list(entities);
-    return { projects: rows.map((p) => ({ entity: p.entity, name: p.name, project_id: `${p.entity}/${p.name}`, description: p.description })) };
-  });
+  api.mount(projectsListOp, async (_input, ctx) => reachableProjects(projects, ctx.principal));
 
   const answer = async (projectId: string): Promise<ProjectSettingsRes> => {
     const [own, storage] = await Promise.all([settings.find(projectId), projectStorageBytes(deps.store, projectId)]);

@@ -6,7 +6,7 @@ import { batchDuration, batchEvents, timed } from "../metrics.js";
  * The queue between the stages: ingest → worker for call events (topic `traceEventsTopic`),
  * submitters → job runners for jobs (`jobsTopic`). One interface per side, generic over the
  * message type of a topic (queue/topic.ts). Two implementations: the durable local log
- * (durableLog/, one machine) and Kafka (kafkaQueue.ts, scale-out).
+ * (durableLog/, one machine) and Kafka (kafka/, scale-out).
  *
  * `publish` resolves only once the messages are durable: acknowledged by Kafka (acks=all),
  * or synced to the durable log; the worker stores them later. It rejects with
@@ -22,7 +22,7 @@ export interface EventPublisher<T> {
    * worker (readable), or only what it acknowledged for these scopes (the topic's
    * `readScope`: projects); rejects with RetryableError after `timeoutMs`. Only where the
    * worker is known to this process (the durable log); with Kafka, whose consumers may run
-   * anywhere, the group's committed offsets tell instead (kafkaQueue.ts `KafkaStoredOffsets`).
+   * anywhere, the group's committed offsets tell instead (kafka/groupOffsets.ts `KafkaStoredOffsets`).
    */
   stored?(timeoutMs: number, scopes?: readonly string[]): Promise<void>;
   close(): Promise<void>;

@@ -80,6 +80,7 @@ export class ClickHouseStore {
    * replicas of a shard run one).
    */
   readonly alterCluster: string | null;
+  private unavailableAt = 0;
 
   constructor(target: string | InjectedClickHouse, readonly database: string, options: StoreOptions = {}) {
     if (!IDENTIFIER.test(database)) throw new Error(`invalid database name: ${database}`);
@@ -102,6 +103,11 @@ export class ClickHouseStore {
       this.injected = target;
       this.client = target.client();
     }
+  }
+
+  /** When a statement last failed because ClickHouse (or a shard or ZooKeeper behind it) was unavailable; 0: never. */
+  get lastUnavailableAt(): number {
+    return this.unavailableAt;
   }
 
   async ping(): Promise<boolean> {
@@ -249,7 +255,9 @@ export class ClickHouseStore {
     try {
       return await run(`${operation}-${uuid4()}`);
     } catch (err) {
-      throw wrapError(err);
+      const wrapped = wrapError(err);
+      if (wrapped instanceof StoreUnavailableError) this.unavailableAt = Date.now();
+      throw wrapped;
     } finally {
       end();
     }

@@ -87,3 +87,12 @@ export function resolveStatsWindow(req: StatsWindowRequest, nowMicros: number): 
     g = Math.ceil((endMicros - originMicros) / 1e6 / MAX_STATS_BUCKETS);
   }
 }
+
+/**
+ * The whole range as one bucket, for a summary (the MCP tool usage_summary): with one bucket
+ * there is no bucket count to bound, so no limit on the range.
+ */
+export function wholeRangeWindow(startMicros: number, endMicros: number): StatsWindow {
+  const granularitySeconds = Math.max(1, Math.ceil((endMicros - startMicros) / 1e6));
+  return { startMicros, endMicros, granularitySeconds, originMicros: startMicros, bucketCount: 1, timezone: "UTC" };
+}

@@ -1,11 +1,10 @@
 import type { Logger } from "pino";
-import { RetryableError } from "../errors.js";
+import { RetryableError, errorText } from "../errors.js";
 import type { BatchHandler, Deliver, Delivery } from "../queue/queue.js";
 
 /** Backoff between attempts at a store that is unavailable: doubling from 200 ms, at most 5 s. */
 const backoffMs = (attempt: number) => Math.min(200 * 2 ** attempt, 5_000);
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
  * The worker's one delivery loop, the same for the durable log and for Kafka: the consumer

@@ -1,6 +1,6 @@
 import { workerData } from "node:worker_threads";
 import type { Logger } from "pino";
-import { RetryableError } from "../errors.js";
+import { RetryableError, errorText } from "../errors.js";
 import type { BatchHandler } from "../queue/queue.js";
 import type { MetricsSnapshot } from "../metrics.js";
 import { serveThread, SupervisedThread } from "../threads.js";
@@ -27,7 +27,6 @@ type FromWriter = { readonly type: "stored"; readonly id: number; readonly error
 /** Ends in a row with no batch stored between them after which a writer thread stays down. */
 const MAX_RESTARTS = 3;
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class WriterThread<T> {
   private readonly thread: SupervisedThread<ToWriter, FromWriter>;

@@ -12,7 +12,7 @@ import { ensureGone, printLogsIfFailed, expectExactlyOnce, MOCK_BROKER_PACE, FAU
  * ClickHouse stopped during a steady load and started again (a private server per test, on
  * the same ports): Kafka mode keeps acknowledging, the embedded log acknowledges until its
  * bound and then refuses with 429/503 + Retry-After; afterwards every acknowledged call is
- * stored exactly once. The log's lag bound (LOG_MAX_LAG_MS) refuses bulk writes only while
+ * stored exactly once. The log's lag bound (MAX_LAG_MS) refuses bulk writes only while
  * the worker still counts as storing; once it stalls, they are acknowledged again.
  */
 
@@ -124,8 +124,8 @@ describe("faults: ClickHouse down", () => {
       CLICKHOUSE_DATABASE: `faults_${randomBytes(4).toString("hex")}`,
       DATA_DIR: tempDir("faults-svc-"),
       // Any record not stored at once puts the worker past the bound; 5 calls make a bulk write.
-      LOG_MAX_LAG_MS: "1",
-      LOG_LAG_BULK_ITEMS: "4",
+      MAX_LAG_MS: "1",
+      LAG_BULK_ITEMS: "4",
       BATCH_MAX_WAIT_MS: "100",
     };
     const service = await start(env);

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, connect, type Server, type Socket } from "node:net";
@@ -120,19 +121,21 @@ export interface LoadOptions {
   pauseMs?: number;
   /** Bytes of padding in each call's inputs (to fill byte bounds faster). */
   paddingBytes?: number;
+  /** The padding random, different in each call (gzip, as the Kafka publisher compresses, cannot shrink it). */
+  randomPadding?: boolean;
 }
 
 /** The thread of a load's call `c<client>-<request>-<i>`: one of THREADS_PER_CLIENT per client. */
 export const threadOf = (id: string) => `th-${id.split("-")[0]}-${Number(id.split("-")[1]) % THREADS_PER_CLIENT}`;
 
 /** An upsert_batch body's items: each call a turn of its thread, start and end (with usage) together. */
-export function turnsBatch(project: string, ids: readonly string[], padding = ""): unknown[] {
+export function turnsBatch(project: string, ids: readonly string[], padding: string | (() => string) = ""): unknown[] {
   const T = Date.UTC(2026, 10, 20);
   return ids.flatMap((id) => {
     const [c, n, i] = id.slice(1).split("-").map(Number) as [number, number, number];
     const at = T + (c * 1_000_000 + n * 1000 + i) * 10;
     return [
-      { mode: "start", req: { start: { project_id: project, id, op_name: "op", trace_id: id, thread_id: threadOf(id), turn_id: id, started_at: iso(at), attributes: {}, inputs: { i, padding } } } },
+      { mode: "start", req: { start: { project_id: project, id, op_name: "op", trace_id: id, thread_id: threadOf(id), turn_id: id, started_at: iso(at), attributes: {}, inputs: { i, padding: typeof padding === "string" ? padding : padding() } } } },
       { mode: "end", req: { end: { project_id: project, id, ended_at: iso(at + 5), output: { n }, summary: { usage: { m: USAGE } } } } },
     ];
   });
@@ -143,9 +146,9 @@ export function turnsBatch(project: string, ids: readonly string[], padding = ""
  * threads (its start and its end, with usage, in the same request), until stopped.
  */
 export function steadyLoad(url: string, project: string, options: LoadOptions = {}): Load {
-  const { clients = 4, callsPerRequest = 20, pauseMs = 20, paddingBytes = 0 } = options;
+  const { clients = 4, callsPerRequest = 20, pauseMs = 20, paddingBytes = 0, randomPadding = false } = options;
   const api = client(url);
-  const padding = "x".repeat(paddingBytes);
+  const padding = randomPadding ? () => randomBytes(Math.ceil((paddingBytes * 3) / 4)).toString("base64") : "x".repeat(paddingBytes);
   let running = true;
   const load: Load = {
     acked: [],

@@ -3,10 +3,13 @@ import { Kafka, logLevel } from "kafkajs";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { traceEventsTopic, type CallStartEvent, type TraceEvent } from "../../services/queue/events.js";
-import { KafkaEventConsumer, KafkaEventPublisher, KafkaStoredOffsets, type KafkaSettings } from "../../services/queue/kafkaQueue.js";
+import type { KafkaSettings } from "../../services/queue/kafka/client.js";
+import { KafkaEventConsumer } from "../../services/queue/kafka/consumer.js";
+import { KafkaStoredOffsets } from "../../services/queue/kafka/groupOffsets.js";
+import { KafkaEventPublisher } from "../../services/queue/kafka/publisher.js";
 import { deadLetterTopic, type BatchHandler, type Deliver } from "../../services/queue/queue.js";
 import { deliverWith } from "../../services/worker/delivery.js";
-import { RetryableError, StoreUnavailableError } from "../../services/errors.js";
+import { QueueFullError, RetryableError, StoreUnavailableError } from "../../services/errors.js";
 import { storeOn } from "../support/database.js";
 import { sleep, until as pollUntil, type Probe } from "../support/polling.js";
 import { client, iso, startTestService, waitStored } from "../support/service.js";
@@ -30,7 +33,7 @@ const publisherOf = (topic: string, group: string) =>
   new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
 /** A consumer whose `start` takes the store and puts the worker's delivery in front of it, as the service does. */
 function consumerOf(topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000, logger = log) {
-  const consumer = new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs: 100, maxBatchEvents, log: logger });
+  const consumer = new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs: 100, maxBatchEvents, maxBatchBytes: 1 << 24, log: logger });
   return {
     start: (store: BatchHandler<TraceEvent>) => consumer.start(deliverWith(store, logger, topic)),
     /** Without the worker's delivery: what `deliver` throws reaches KafkaJS. */
@@ -133,7 +136,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     expect(quiet).toEqual([]);
   });
 
-  it("starts again when KafkaJS gives up on it (an error it deems unrecoverable out of a batch), and stores every event once", async () => {
+  it("delivers a batch again when its delivery throws (an error past the delivery's own retries), never skipping it, and stores every event once", async () => {
     const topic = `crash-${unique()}`;
     const group = `g-${unique()}`;
     const publisher = publisherOf(topic, group);
@@ -145,7 +148,7 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
     const consumer = consumerOf(topic, settings(group));
     await consumer.startDelivering(async (batch) => {
       calls++;
-      // An error out of a batch that KafkaJS does not retry (it rethrows a TypeError, say, as not retriable).
+      // An error KafkaJS would not retry (a TypeError, say) had it reached it: the consumer retries the batch itself.
       if (calls === 1) throw Object.assign(new StoreUnavailableError("store gone"), { name: "TypeError" });
       for (const e of batch) if (e.kind === "call_start") stored.push(e.id);
       return true;
@@ -237,6 +240,38 @@ describe("read-your-writes with Kafka: the worker group's committed offsets agai
     await worker.shutdown();
     await publisher.close();
     await barrier.close();
+  });
+});
+
+describe("the lag bound with Kafka: the worker group's committed offsets against the topic's end, per partition", () => {
+  it("holds bulk writes while the group's oldest unstored message is older than the bound, then refuses them (429, QueueFullError); admits small ones, and bulk ones again once it caught up", async () => {
+    const topic = `lag-${unique()}`;
+    const group = `g-${unique()}`;
+    const bulk = (tag: string) => [startEvent(`${tag}-1`), startEvent(`${tag}-2`), startEvent(`${tag}-3`)];
+    const publisher = new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 1 << 26 }, { maxLagMs: 300, bulkItems: 2, bulkBytes: 1 << 20, holdMs: 1_000 });
+    let release!: () => void;
+    const stalled = new Promise<void>((r) => (release = r));
+    const stored = new Set<string>();
+    const consumer = consumerOf(topic, settings(group));
+    await consumer.start(async (batch) => {
+      await stalled;
+      for (const e of batch) if (e.kind === "call_start") stored.add(e.id);
+    });
+    await publisher.publish(bulk("first"));
+    let tries = 0;
+    const heldFrom = Date.now();
+    const refusal = await until(async () => publisher.publish(bulk(`try${tries++}`)).then(() => null, (err: unknown) => err));
+    expect(refusal).toBeInstanceOf(QueueFullError);
+    // Held for the hold (1 s here) before the refusal.
+    expect(Date.now() - heldFrom).toBeGreaterThanOrEqual(1_000);
+    expect((refusal as QueueFullError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    await expect(publisher.publish([startEvent("small")])).resolves.toBeUndefined();
+    release();
+    await until(async () => publisher.publish(bulk("after")).then(() => true, () => false));
+    await until(async () => stored.has("after-3"));
+    await consumer.shutdown();
+    await publisher.close();
+    expect(stored.has("small")).toBe(true);
   });
 });
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { QueueFullError, StoreUnavailableError } from "../../services/errors.js";
-import { LagBound, type LagLimits } from "../../services/queue/durableLog/lagBound.js";
+import { LagBound, type LagLimits } from "../../services/queue/lagBound.js";
 import { traceEventsTopic, type CallUpdateEvent, type TraceEvent } from "../../services/queue/events.js";
 import { delivering, temporaryLog } from "../support/delivery.js";
 import { sleep, until as pollUntil } from "../support/polling.js";

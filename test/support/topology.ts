@@ -40,12 +40,16 @@ export interface TopologySettings {
   readonly logDir: string;
   /** Node's arguments that run the service: services/main.ts through tsx unless given (a bench runs the compiled build). */
   readonly serviceArgs?: readonly string[];
+  /** The processes' LOG_LEVEL: TEST_LOG_LEVEL or `warn` unless given (the workers log at info at least). */
+  readonly logLevel?: string;
 }
 
 export interface Topology {
   /** The routing proxy: the service's URL. */
   readonly url: string;
   readonly database: string;
+  /** Its processes (ingest-<i>, worker-<i>, query): what the cluster bench measures. */
+  readonly processes: readonly { readonly name: string; readonly pid: number; readonly url: string }[];
   stop(): Promise<void>;
 }
 
@@ -117,7 +121,7 @@ export async function startTopology(settings: TopologySettings): Promise<Topolog
     KAFKA_BROKERS: settings.kafkaBrokers,
     AUTH_KEYS,
     DATA_DIR: settings.logDir,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+    LOG_LEVEL: settings.logLevel ?? process.env.TEST_LOG_LEVEL ?? "warn",
   };
   // One ingest service in this process first: it migrates the database once, before the
   // processes start together, and tells which operations are ingest's (the queued ones).
@@ -154,12 +158,14 @@ export async function startTopology(settings: TopologySettings): Promise<Topolog
     await stop();
     throw err;
   }
-  return { url: proxy.url, database: settings.database, stop };
+  return { url: proxy.url, database: settings.database, processes: processes.map(({ name, child, url }) => ({ name, pid: child.pid!, url })), stop };
 }
 
 export interface ClusterTopology {
   readonly cluster: ClusterState;
   readonly kafkaBrokers: string;
+  /** The Kafka mock's process. */
+  readonly kafkaPid: number;
   readonly topology: Topology;
   /** Stops the topology, the broker, the supervision and the cluster; the directory stays. */
   stop(): Promise<void>;
@@ -173,7 +179,7 @@ export interface ClusterTopology {
  * database with the processes' logs in `dir`/services. If it fails to start, what it started
  * is stopped and the directory kept for those logs.
  */
-export async function startClusterTopology(dir: string, options: Pick<TopologySettings, "serviceArgs"> = {}): Promise<ClusterTopology> {
+export async function startClusterTopology(dir: string, options: Pick<TopologySettings, "serviceArgs" | "logLevel"> = {}): Promise<ClusterTopology> {
   const cluster = await startCluster(dir);
   const supervisor = superviseCluster(dir, (name, why) => console.error(`[cluster] ${name} started again: ${why}`));
   const kafka = await startMockKafka(KAFKA_BROKERS);
@@ -199,7 +205,7 @@ export async function startClusterTopology(dir: string, options: Pick<TopologySe
       await stopHarness();
       throw err;
     });
-  return { cluster, kafkaBrokers: kafka.brokers, topology, stop: async () => {
+  return { cluster, kafkaBrokers: kafka.brokers, kafkaPid: kafka.pid, topology, stop: async () => {
       await topology.stop();
       await stopHarness();
     },

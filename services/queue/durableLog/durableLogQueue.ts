@@ -2,12 +2,12 @@ import { mkdir, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Gauge } from "prom-client";
 import type { Logger } from "pino";
-import { QueueFullError, RetryableError } from "../../errors.js";
+import { QueueFullError, RetryableError, errorText } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
 import type { Deliver, EventConsumer, EventPublisher, Topic } from "../queue.js";
 import { syncDirectory } from "./files.js";
 import { HeldWrites } from "./heldWrites.js";
-import { LagBound, type LagLimits } from "./lagBound.js";
+import { LagBound, type LagLimits } from "../lagBound.js";
 import { lockDirectory } from "./lock.js";
 import { LogConsumer } from "./logConsumer.js";
 import { LogThread } from "./logThread.js";
@@ -80,7 +80,6 @@ interface Waiting<T> {
   readonly reject: (err: unknown) => void;
 }
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The consumer of a log: told of each synced group of records, and asked to drain at shutdown. */
 export interface LogFollower<T> {

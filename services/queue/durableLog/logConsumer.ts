@@ -7,6 +7,7 @@ import { bytesFieldsOf, toJsonValue, type BytesFields } from "../bytesFields.js"
 import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
 import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
 import type { LogRecord } from "./segmentedLog.js";
+import { errorText } from "../../errors.js";
 
 /** Where a consumer reads the log's records and moves its committed position. */
 export interface LogSource {
@@ -46,7 +47,6 @@ async function settled(deliveries: readonly Promise<boolean>[]): Promise<boolean
   return results.every(Boolean);
 }
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
  * The consuming side of a durable log (DurableLogQueue), in a thread of its own

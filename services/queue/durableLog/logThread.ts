@@ -5,6 +5,7 @@ import type { Deliver, Topic } from "../queue.js";
 import { LogConsumer, type LogConsumerOptions } from "./logConsumer.js";
 import { LogReader } from "./logReader.js";
 import type { LoggedRecord } from "./recentRecords.js";
+import { errorText } from "../../errors.js";
 
 /**
  * The consumer of a durable log in a worker thread of its own, so that the thread that
@@ -52,7 +53,6 @@ export interface StoredReports {
 /** How long past its drain time a thread may take to end before it is terminated. */
 const END_GRACE_MS = 10_000;
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The publisher's side: starts the thread, forwards the synced groups, commits what it stored. */
 export class LogThread<T> {

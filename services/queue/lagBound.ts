@@ -1,4 +1,4 @@
-import { QueueFullError } from "../../errors.js";
+import { QueueFullError } from "../errors.js";
 
 export interface LagLimits {
   /** Longest the oldest record not yet stored may have waited before a bulk write is refused (0: no bound). */
