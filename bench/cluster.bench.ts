@@ -21,7 +21,7 @@
  * The mock broker keeps a few MB per partition and drops the oldest beyond (librdkafka's mock
  * cluster): the ingest processes' lag bound keeps the workers' backlog within it.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { CALLS_MIGRATION } from "../services/store/calls/schema.js";
@@ -29,7 +29,7 @@ import { clusterStatements, localTableName } from "../services/store/clusterSche
 import { startClusterTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
 import { realisticBatchBodies } from "./callBodies.js";
-import { BENCH_AUTH, children, clickhouseClientInsertRate, compiledService, cpuProfileFlags, countCalls, keptAlivePoster, printTable, sendAllRetrying, spawnService } from "./support.js";
+import { BENCH_AUTH, children, clickhouseClientInsertRate, compiledService, cpuProfileFlags, cpuSeconds, countCalls, keptAlivePoster, printTable, sendAllRetrying, spawnService } from "./support.js";
 
 const PARTS = Number(process.env.BENCH_CLUSTER_PARTS ?? 40_000);
 const QUERYABLE_WITHIN_MS = 300_000;
@@ -61,24 +61,17 @@ async function ingest(url: string, authorization: string, bodies: readonly Uint8
   return { acked: parts / ((acked - started) / 1000), queryable: parts / ((queryable - started) / 1000), refused, wallSeconds: (queryable - started) / 1000 };
 }
 
-/** CPU seconds used so far by a process (user + system, all its threads), 0 once gone. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
+/** CPU seconds used so far by a process, 0 once gone. */
+const cpuSecondsOrNone = (pid: number): number => (existsSync(`/proc/${pid}/stat`) ? cpuSeconds(pid) : 0);
 
 /** CPU seconds of named processes between construction and `read`. */
 class ProcessesCpu {
   private readonly start: Map<string, number>;
   constructor(private readonly pids: ReadonlyMap<string, number>) {
-    this.start = new Map([...pids].map(([name, pid]) => [name, cpuSeconds(pid)]));
+    this.start = new Map([...pids].map(([name, pid]) => [name, cpuSecondsOrNone(pid)]));
   }
   read(): Map<string, number> {
-    return new Map([...this.pids].map(([name, pid]) => [name, cpuSeconds(pid) - this.start.get(name)!]));
+    return new Map([...this.pids].map(([name, pid]) => [name, cpuSecondsOrNone(pid) - this.start.get(name)!]));
   }
 }
 

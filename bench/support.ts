@@ -324,7 +324,7 @@ export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, databa
 }
 
 /** CPU seconds used so far by a process (user + system), from /proc. */
-function cpuSeconds(pid: number | "self"): number {
+export function cpuSeconds(pid: number | "self"): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }

@@ -20,6 +20,9 @@ export interface LagLimits {
  */
 export const BULK_HOLD_MS = 5_000;
 
+/** Whether a write is bulk for the lag bound: more items or bytes than the limits say (both queue modes). */
+export const isBulkWrite = (limits: LagLimits, write: LogWrite): boolean => write.items > limits.bulkItems || write.bytes > limits.bulkBytes;
+
 /** A write to the log: its items (Topic.items) and its record's log bytes. */
 export interface LogWrite {
   readonly items: number;
@@ -113,7 +116,7 @@ export class LagBound {
 
   /** Bulk by its size, bound or no bound (held only while the worker lags past a bound); the others are interactive (the consumer may store them ahead of a backlog). */
   isBulk(write: LogWrite): boolean {
-    return write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes;
+    return isBulkWrite(this.limits, write);
   }
 
   /** Null when the oldest unstored record waited no longer than the bound (or the worker is stalled), else the refusal a bulk write gets. */

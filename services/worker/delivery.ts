@@ -1,9 +1,7 @@
 import type { Logger } from "pino";
 import { RetryableError, errorText } from "../errors.js";
-import type { BatchHandler, Deliver, Delivery } from "../queue/queue.js";
+import { retryBackoffMs, type BatchHandler, type Deliver, type Delivery } from "../queue/queue.js";
 
-/** Backoff between attempts at a store that is unavailable: doubling from 200 ms, at most 5 s. */
-const backoffMs = (attempt: number) => Math.min(200 * 2 ** attempt, 5_000);
 
 
 /**
@@ -29,7 +27,7 @@ async function storeAll<T>(store: BatchHandler<T>, messages: readonly T[], deliv
       if (!(err instanceof RetryableError)) return split(store, messages, err, delivery, log, topic);
       if (!delivery.live()) return false;
       log.warn({ err: errorText(err), attempt, topic, events: messages.length }, "store unavailable, retrying batch");
-      await delivery.pause(backoffMs(attempt));
+      await delivery.pause(retryBackoffMs(attempt));
     }
   }
 }

@@ -2,7 +2,7 @@ import { type Admin, type Batch, type Consumer, type EachBatchPayload, type Kafk
 import type { Logger } from "pino";
 import { errorText } from "../../errors.js";
 import { consumerLag, fetchedBatches, skippedMessages } from "../../metrics.js";
-import { deadLetterTopic, messageReader, messageWriter, type Deliver, type Delivery, type EventConsumer, type Topic } from "../queue.js";
+import { deadLetterTopic, messageReader, messageWriter, retryBackoffMs, type Deliver, type Delivery, type EventConsumer, type Topic } from "../queue.js";
 import { kafkaClient, sleep, type KafkaSettings } from "./client.js";
 
 /** Protocol errors that mean this member must rejoin its group (the partition may be another's now). */
@@ -278,7 +278,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
       } catch (err) {
         this.options.log.error({ err: errorText(err), topic: this.topic.name, attempt }, "batch stored but not committed; trying again");
         if (!delivery.live()) return;
-        await sleep(Math.min(200 * 2 ** attempt, 5_000));
+        await sleep(retryBackoffMs(attempt));
       }
     }
   }

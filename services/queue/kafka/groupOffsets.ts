@@ -1,6 +1,6 @@
 import type { Admin } from "kafkajs";
 import { errorText, RetryableError } from "../../errors.js";
-import { BULK_HOLD_MS, LagBound, type LagLimits } from "../lagBound.js";
+import { BULK_HOLD_MS, isBulkWrite, LagBound, type LagLimits } from "../lagBound.js";
 import { kafkaClient, sleep, type KafkaSettings } from "./client.js";
 
 /** A topic's end offsets and a group's committed offsets, by partition, read with one admin client. */
@@ -145,7 +145,7 @@ export class KafkaLagWatch {
 
   /** Bulk by its size: more items or bytes than the limits say. */
   isBulk(write: { items: number; bytes: number }): boolean {
-    return write.items > this.limits.bulkItems || write.bytes > this.limits.bulkBytes;
+    return isBulkWrite(this.limits, write);
   }
 
   /** Resolves once no partition lags past the bound; rejects with the refusal once the hold is over first. */
