@@ -119,10 +119,34 @@ function spawnDetached(command: string, args: readonly string[], logFile: string
   }
 }
 
-async function waitUntil(what: string, ready: () => Promise<boolean>, alive: () => boolean, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+/** A process that exited before it answered; the message ends with its log's last lines. */
+class ExitedWhileStarting extends Error {}
+
+/** The last `lines` lines of a log file (its last 64 KB at most), or "" when there is none. */
+function logTail(file: string, lines = 15): string {
+  try {
+    const fd = openSync(file, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const length = Math.min(size, 64 * 1024);
+      const buffer = Buffer.alloc(length);
+      readSync(fd, buffer, 0, length, size - length);
+      return buffer.toString("utf8").trimEnd().split("\n").slice(-lines).join("\n");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+
+async function waitUntil(what: string, ready: () => Promise<boolean>, alive: () => boolean, logFiles: readonly string[], timeoutMs = READY_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (!alive()) throw new Error(`${what} exited while starting (see its log)`);
+    if (!alive()) {
+      const tails = logFiles.map((f) => [f, logTail(f)] as const).filter(([, tail]) => tail);
+      throw new ExitedWhileStarting(`${what} exited while starting${tails.map(([f, tail]) => `\n--- the end of ${f} ---\n${tail}`).join("") || " (its logs are empty)"}`);
+    }
     if (await ready()) return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -185,7 +209,7 @@ async function startZooKeeperOnce(dir: string): Promise<void> {
     writeState(dir, state);
   }
   const pid = state.zookeeper.pid;
-  await waitUntil("ZooKeeper", () => zookeeperAnswers(state.zookeeper.port), () => isOurs(pid, config));
+  await waitUntil("ZooKeeper", () => zookeeperAnswers(state.zookeeper.port), () => isOurs(pid, config), [join(zkDir, "zookeeper.log")]);
 }
 
 /** The cluster `name` of each shard's replicas (all, or the first `replicas` of each). */
@@ -236,7 +260,26 @@ export async function startNode(dirArg: string, name: string): Promise<void> {
   await oneStartAtATime(join(resolve(dirArg), name), () => startNodeOnce(resolve(dirArg), name));
 }
 
+/**
+ * How many times a node that exits while starting is started: 18.16 was seen to exit right
+ * after its start (once in CI, its log lost), which a second start gets past; a node that
+ * exits every time fails with its log's end.
+ */
+const NODE_STARTS = 3;
+
 async function startNodeOnce(dir: string, name: string): Promise<void> {
+  for (let start = 1; ; start++) {
+    try {
+      return await startNodeProcess(dir, name);
+    } catch (err) {
+      if (!(err instanceof ExitedWhileStarting) || start === NODE_STARTS) throw err;
+      process.stderr.write(`${err.message}\n(starting it again)\n`);
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+}
+
+async function startNodeProcess(dir: string, name: string): Promise<void> {
   const state = readClusterState(dir);
   if (!state) throw new Error(`no cluster in ${dir}: run start first`);
   const node = nodeOf(state, name);
@@ -250,7 +293,8 @@ async function startNodeOnce(dir: string, name: string): Promise<void> {
     writeState(dir, state);
   }
   const pid = node.pid;
-  await waitUntil(`ClickHouse ${node.name}`, () => nodeReady(node), () => isOurs(pid, config));
+  const logs = ["error.log", "stdout.log"].map((file) => join(nodeDir, "log", file));
+  await waitUntil(`ClickHouse ${node.name}`, () => nodeReady(node), () => isOurs(pid, config), logs);
 }
 
 async function stopProcess(pid: number | null, marker: string, signal: NodeJS.Signals): Promise<void> {
