@@ -16,12 +16,13 @@
  * ClickHouse nodes; and `clickhouse-client` inserting the same rows into a copy of the calls
  * tables made the same way (Replicated local tables under a Distributed one).
  *
- *   npx tsx bench/run.ts cluster   (BENCH_CLUSTER_PARTS: parts sent, default 40,000)
+ *   npx tsx bench/run.ts cluster   (BENCH_CLUSTER_PARTS: parts sent, default 40,000;
+ *   CLICKHOUSE_LOG_QUERIES=1: also each node's CPU by kind of query, and its merges)
  *
  * The mock broker keeps a few MB per partition and drops the oldest beyond (librdkafka's mock
  * cluster): the ingest processes' lag bound keeps the workers' backlog within it.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { CALLS_MIGRATION } from "../services/store/calls/schema.js";
@@ -29,7 +30,7 @@ import { clusterStatements, localTableName } from "../services/store/clusterSche
 import { startClusterTopology } from "../test/support/topology.js";
 import { basic, KEY_ADMIN } from "../test/support/keys.js";
 import { realisticBatchBodies } from "./callBodies.js";
-import { BENCH_AUTH, children, clickhouseClientInsertRate, compiledService, cpuProfileFlags, cpuSeconds, countCalls, keptAlivePoster, printTable, sendAllRetrying, spawnService } from "./support.js";
+import { BENCH_AUTH, children, clickhouseClientInsertRate, compiledService, cpuProfileFlags, cpuSeconds, countCalls, keptAlivePoster, printClickHouseWork, printTable, sendAllRetrying, spawnService } from "./support.js";
 
 const PARTS = Number(process.env.BENCH_CLUSTER_PARTS ?? 40_000);
 const QUERYABLE_WITHIN_MS = 300_000;
@@ -73,6 +74,24 @@ class ProcessesCpu {
   read(): Map<string, number> {
     return new Map([...this.pids].map(([name, pid]) => [name, cpuSecondsOrNone(pid) - this.start.get(name)!]));
   }
+}
+
+/** CPU seconds of a process so far by thread name (/proc/<pid>/task/<tid>/comm); threads gone since are not counted. */
+function threadCpu(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+        byName.set(name, (byName.get(name) ?? 0) + cpuSeconds(`${pid}/task/${tid}`));
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // the process ended
+  }
+  return byName;
 }
 
 /** Where the CPU went, per process, with the total. */
@@ -167,18 +186,25 @@ async function scaleOut(bodies: readonly Uint8Array[], calls: number): Promise<I
       const workers = topology.processes.filter((p) => p.name.startsWith("worker"));
       const metricsBefore = await Promise.all(workers.map((w) => scrape(w.url)));
       const eventsBefore = await Promise.all(cluster.nodes.map((n) => nodeEvents(n.url)));
+      const threadsBefore = cluster.nodes.map((n) => threadCpu(n.pid!));
       const cpu = new ProcessesCpu(pids);
       const result = await ingest(topology.url, basic(KEY_ADMIN), bodies, calls);
       const used = cpu.read();
+      const threads = cluster.nodes.map((n, i) => [...threadCpu(n.pid!)].map(([name, s]) => [name, s - (threadsBefore[i]!.get(name) ?? 0)] as const));
       const metrics = workerDeltas(metricsBefore, await Promise.all(workers.map((w) => scrape(w.url))));
       const events = await Promise.all(cluster.nodes.map((n) => nodeEvents(n.url)));
       const parts = calls * 2;
       printCpu("Scale-out", used, result.wallSeconds, parts);
       printWorkerWork(metrics, parts);
+      const threadNames = [...new Set(threads.flatMap((t) => t.map(([name]) => name)))];
+      printTable("Scale-out: each ClickHouse node's CPU µs per part by thread name (clickhouse-serv: its unnamed threads: queries, schedule pool)", cluster.nodes.map((n, i) => ({
+        node: n.name, ...Object.fromEntries(threadNames.map((name) => [name, (((new Map(threads[i]).get(name) ?? 0) * 1e6) / parts).toFixed(1)])),
+      })));
       printTable("Scale-out: each ClickHouse node's own counters over the run (system.events)", cluster.nodes.map((n, i) => {
         const delta = (event: string) => (events[i]!.get(event) ?? 0) - (eventsBefore[i]!.get(event) ?? 0);
         return { node: n.name, queries: delta("Query"), inserts: delta("InsertQuery"), selects: delta("SelectQuery"), "ZooKeeper transactions": delta("ZooKeeperTransactions"), "parts fetched from the other replica": delta("ReplicatedPartFetches") };
       }));
+      for (const n of cluster.nodes) printClickHouseWork(n, topology.database, parts, "part", `ClickHouse ${n.name}`);
       const reference = clickhouseClientInsertRate(cluster.nodes[0]!, topology.database, PROJECT, { ...callsCopyOnCluster(cluster.cluster, topology.database), settings: ["--insert_distributed_sync=1"] });
       console.log(`\nclickhouse-client inserting the same rows (Distributed over Replicated, synchronous): ${reference.toFixed(0)} rows/s`);
       return result;

@@ -305,7 +305,7 @@ export function clickhouseClientInsertRate(
  * of `calls` costs about what an insert of as many rows does). Every query of the server
  * counts (18.16's query_log names no database): run it before the clickhouse-client reference.
  */
-export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, database: string, units: number, unit: string): void {
+export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, database: string, units: number, unit: string, server = "ClickHouse"): void {
   if (!LOG_QUERIES) return;
   const client = (sql: string) => clickhouseClient(ch, sql).stdout;
   client("SYSTEM FLUSH LOGS");
@@ -313,18 +313,18 @@ export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, databa
   const cpu = "ProfileEvents.Values[indexOf(ProfileEvents.Names, 'OSCPUVirtualTimeMicroseconds')]";
   const queries = rows(`SELECT replaceRegexpOne(query_id, '-[0-9a-f]{8}-[0-9a-f-]+$', '') AS kind, count(), sum(${cpu}), sum(written_rows), sum(read_rows)
     FROM system.query_log WHERE type = 2 GROUP BY kind ORDER BY sum(${cpu}) DESC LIMIT 12`);
-  printTable(`ClickHouse: CPU per ${unit} by query (query_log, the biggest 12)`, queries.map(([kind, count, micros, written, read]) => ({
+  printTable(`${server}: CPU per ${unit} by query (query_log, the biggest 12)`, queries.map(([kind, count, micros, written, read]) => ({
     query: kind ?? "", queries: Number(count), [`CPU µs per ${unit}`]: Number(micros) / units, [`rows written per ${unit}`]: Number(written) / units, [`rows read per ${unit}`]: Number(read) / units,
   })));
   const merges = rows(`SELECT table, count(), sum(rows), sum(duration_ms) FROM system.part_log
     WHERE event_type = 'MERGE_PARTS' AND database = '${database}' GROUP BY table ORDER BY sum(rows) DESC`);
-  printTable(`ClickHouse: background merges (part_log)`, merges.map(([table, count, merged, ms]) => ({
+  printTable(`${server}: background merges (part_log)`, merges.map(([table, count, merged, ms]) => ({
     table: table ?? "", merges: Number(count), [`rows merged per ${unit}`]: Number(merged) / units, "wall s": Number(ms) / 1000,
   })));
 }
 
-/** CPU seconds used so far by a process (user + system), from /proc. */
-export function cpuSeconds(pid: number | "self"): number {
+/** CPU seconds used so far by a process (user + system), from /proc; `pid` may name a thread, `<pid>/task/<tid>`. */
+export function cpuSeconds(pid: number | "self" | `${number}/task/${string}`): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }

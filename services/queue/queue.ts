@@ -101,8 +101,7 @@ export const deadLetterTopic = (topic: string): string => `${topic}.dead-letter`
 
 /** The message a queue record holds, or null when it is not JSON or not of the topic's shape. */
 export function messageReader<T>(topic: Topic<T>): (text: string) => T | null {
-  const accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
-  const bytes = bytesFieldsOf(topic.schema);
+  const fromJson = messageFromJson(topic);
   return (text) => {
     let value: unknown;
     try {
@@ -110,6 +109,15 @@ export function messageReader<T>(topic: Topic<T>): (text: string) => T | null {
     } catch {
       return null;
     }
+    return fromJson(value);
+  };
+}
+
+/** The message a parsed JSON value is (its bytes fields restored), or null when it is not of the topic's shape. */
+export function messageFromJson<T>(topic: Topic<T>): (value: unknown) => T | null {
+  const accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
+  const bytes = bytesFieldsOf(topic.schema);
+  return (value) => {
     restoreBytes(value, bytes);
     return accepts(value) ? value : null;
   };

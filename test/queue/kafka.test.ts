@@ -160,14 +160,21 @@ describe("the Kafka queue against a Kafka-protocol broker", () => {
   });
 });
 
-async function readAll(topic: string, count: number): Promise<{ key: string | null; value: string }[]> {
+interface ReadRecord {
+  readonly partition: number;
+  readonly key: string | null;
+  readonly value: string;
+}
+
+/** A topic's records as a plain consumer reads them (in each partition's order), once there are `count`, or once `enough` says so. */
+async function readAll(topic: string, count: number, enough = (seen: readonly ReadRecord[]) => seen.length >= count): Promise<ReadRecord[]> {
   const kafka = new Kafka({ clientId: "reader", brokers: [inject("kafkaBrokers")], logLevel: logLevel.NOTHING });
   const reader = kafka.consumer({ groupId: `r-${unique()}` });
-  const seen: { key: string | null; value: string }[] = [];
+  const seen: ReadRecord[] = [];
   await reader.connect();
   await reader.subscribe({ topic, fromBeginning: true });
-  await reader.run({ eachMessage: async ({ message }) => void seen.push({ key: message.key?.toString() ?? null, value: message.value!.toString() }) });
-  await until(async () => seen.length >= count);
+  await reader.run({ eachMessage: async ({ partition, message }) => void seen.push({ partition, key: message.key?.toString() ?? null, value: message.value!.toString() }) });
+  await until(async () => enough(seen));
   await reader.disconnect();
   return seen;
 }
@@ -205,6 +212,99 @@ describe("messages that are not of the topic's shape", () => {
     const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
     await admin.disconnect();
     expect(committed!.partitions.map((p) => Number(p.offset)).filter((o) => o > 0)).toEqual([3]);
+  });
+});
+
+describe("records packed a partition at a time", () => {
+  it("a publish makes a record per partition (a JSON array, in order); each message lands in the partition its key alone takes", async () => {
+    const topic = `packed-${unique()}`;
+    const publisher = publisherOf(topic, `g-${unique()}`);
+    // The first send knows no partition count yet: a record per message, placed by KafkaJS's partitioner.
+    await publisher.publish([startEvent("alone")]);
+    const events = Array.from({ length: 60 }, (_, i) => startEvent(i === 30 ? "alone" : `p${i}`));
+    await publisher.publish(events);
+    await publisher.close();
+    const eventsIn = (r: ReadRecord) => [JSON.parse(r.value)].flat().length;
+    const all = await readAll(topic, 0, (seen) => seen.reduce((n, r) => n + eventsIn(r), 0) >= 61);
+    const first = all.find((r) => !r.value.startsWith("["));
+    const packed = all.filter((r) => r !== first);
+    expect(JSON.parse(first!.value)).toMatchObject({ id: "alone" });
+    expect(packed.length).toBeGreaterThan(1);
+    expect(packed.length).toBeLessThanOrEqual(4);
+    const partitionOf = new Map<string, number>();
+    const ids: string[] = [];
+    expect(new Set(packed.map((r) => r.partition)).size).toBe(packed.length);
+    for (const record of packed) {
+      const messages = JSON.parse(record.value) as CallStartEvent[];
+      expect(Array.isArray(messages)).toBe(true);
+      for (const m of messages) {
+        partitionOf.set(m.id, record.partition);
+        ids.push(m.id);
+      }
+      // In each record the messages keep the order they were published in.
+      const order = messages.map((m) => events.findIndex((e) => e.id === m.id));
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+    }
+    expect(ids.sort()).toEqual(events.map((e) => e.id).sort());
+    expect(partitionOf.get("alone")).toBe(first!.partition);
+  });
+
+  it("a batch that ends inside a record commits only up to that record: the group's next member stores the rest of it", async () => {
+    const topic = `cut-${unique()}`;
+    const group = `g-${unique()}`;
+    const publisher = publisherOf(topic, group);
+    await publisher.publish([startEvent("first")]);
+    const events = Array.from({ length: 95 }, (_, i) => startEvent(`c${i}`));
+    await publisher.publish(events);
+    await publisher.close();
+
+    const sizes: number[] = [];
+    const storedByA = new Set<string>();
+    const a = consumerOf(topic, settings(group), 10);
+    await a.start(async (batch) => {
+      if (sizes.length >= 5) throw new StoreUnavailableError("stops here");
+      sizes.push(batch.length);
+      for (const e of batch) if (e.kind === "call_start") storedByA.add(e.id);
+    });
+    await until(async () => sizes.length >= 5);
+    await a.shutdown();
+
+    const storedByB = new Set<string>();
+    const b = consumerOf(topic, settings(group), 10);
+    await b.start(async (batch) => {
+      sizes.push(batch.length);
+      for (const e of batch) if (e.kind === "call_start") storedByB.add(e.id);
+    });
+    const everything = ["first", ...events.map((e) => e.id)].sort();
+    await until(async () => new Set([...storedByA, ...storedByB]).size === everything.length);
+    await sleep(500);
+    await b.shutdown();
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(10);
+    expect([...new Set([...storedByA, ...storedByB])].sort()).toEqual(everything);
+    // What A committed (whole records) B did not take again; what A stored of a record it did not finish, B did.
+    expect(storedByB.size).toBeLessThan(everything.length);
+    expect(storedByA.size + storedByB.size).toBeGreaterThanOrEqual(everything.length);
+  });
+
+  it("a packed record's messages not of the topic's shape go to the dead-letter topic one per record, as sent; the others to the handler", async () => {
+    const topic = `packed-malformed-${unique()}`;
+    const kafka = new Kafka({ clientId: "raw", brokers: [inject("kafkaBrokers")], logLevel: logLevel.NOTHING });
+    const raw = kafka.producer();
+    await raw.connect();
+    const wrongShape = JSON.stringify({ ...startEvent("bad-shape"), started_at: "yesterday" });
+    await raw.send({ topic, messages: [{ key: "k", value: `[${JSON.stringify(startEvent("fine-1"))},${wrongShape},${JSON.stringify(startEvent("fine-2"))}]` }] });
+    await raw.disconnect();
+
+    const handled: string[] = [];
+    const consumer = consumerOf(topic, settings(`g-${unique()}`));
+    await consumer.start(async (batch) => {
+      for (const e of batch) if (e.kind === "call_start") handled.push(e.id);
+    });
+    const dead = await readAll(deadLetterTopic(topic), 1);
+    await until(async () => handled.length === 2);
+    await consumer.shutdown();
+    expect(handled).toEqual(["fine-1", "fine-2"]);
+    expect(dead.map((m) => [m.key, m.value])).toEqual([["k", wrongShape]]);
   });
 });
 

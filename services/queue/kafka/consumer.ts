@@ -2,8 +2,9 @@ import { type Admin, type Batch, type Consumer, type EachBatchPayload, type Kafk
 import type { Logger } from "pino";
 import { errorText } from "../../errors.js";
 import { consumerLag, fetchedBatches, skippedMessages } from "../../metrics.js";
-import { deadLetterTopic, messageReader, messageWriter, retryBackoffMs, type Deliver, type Delivery, type EventConsumer, type Topic } from "../queue.js";
+import { deadLetterTopic, messageWriter, retryBackoffMs, type Deliver, type Delivery, type EventConsumer, type Topic } from "../queue.js";
 import { kafkaClient, sleep, type KafkaSettings } from "./client.js";
+import { recordReader, type RecordContents } from "./records.js";
 
 /** Protocol errors that mean this member must rejoin its group (the partition may be another's now). */
 const REJOIN_TYPES = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR_FOR_GROUP"]);
@@ -31,12 +32,43 @@ const ROOM_HEARTBEAT_MS = 1_000;
 /** Batches of the buffer at most, in events and bytes: one stored while the next fills. */
 const BUFFERED_BATCHES = 2;
 
-/** Messages fetched from one partition and not yet stored. */
-interface Fetched {
+/** A record fetched and read, or a slice of one: a batch takes a record's messages in slices when it is bigger than the room left. */
+interface FetchedRecord<T> extends RecordContents<T> {
+  readonly offset: bigint;
+  /** The record's key (a packed record has none): what is malformed goes to the dead-letter topic with it. */
+  readonly key: Buffer | null;
+  /** Its share of the record's bytes. */
+  readonly bytes: number;
+  /** Whether this slice ends the record: only then is the record's offset committed past. */
+  readonly last: boolean;
+}
+
+/** Records fetched from one partition and not yet stored. */
+interface Fetched<T> {
   readonly partition: number;
-  readonly messages: KafkaMessage[];
-  /** The group generation (this consumer's count of joins) the messages were fetched in. */
+  readonly records: FetchedRecord<T>[];
+  /** The group generation (this consumer's count of joins) the records were fetched in. */
   readonly generation: number;
+}
+
+/** What a record held that is not of the topic's shape: where it was, and its text. */
+interface Malformed {
+  readonly at: string;
+  readonly key: Buffer | null;
+  readonly value: string;
+}
+
+/** A record's messages count toward a batch's events, and so do the malformed ones. */
+const eventsOf = (record: RecordContents<unknown>): number => record.messages.length + record.malformed.length;
+
+/** The first `count` events of a record, and the rest of it. */
+function cut<T>(record: FetchedRecord<T>, count: number): [FetchedRecord<T>, FetchedRecord<T>] {
+  const headBytes = Math.round((record.bytes * count) / eventsOf(record));
+  const malformedTaken = Math.max(0, count - record.messages.length);
+  return [
+    { ...record, messages: record.messages.slice(0, count), malformed: record.malformed.slice(0, malformedTaken), bytes: headBytes, last: false },
+    { ...record, messages: record.messages.slice(count), malformed: record.malformed.slice(malformedTaken), bytes: record.bytes - headBytes },
+  ];
 }
 
 export interface ConsumerOptions {
@@ -75,11 +107,11 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private readonly deadLetters: Producer;
   private readonly admin: Admin;
   private readonly groupId: string;
-  private readonly read: (text: string) => T | null;
+  private readonly read: (text: string) => RecordContents<T>;
   private readonly write: (message: T) => string;
   private stopping = false;
   private restartTimer: NodeJS.Timeout | null = null;
-  private buffer: Fetched[] = [];
+  private buffer: Fetched<T>[] = [];
   private bufferedEvents = 0;
   private bufferedBytes = 0;
   private generation = 0;
@@ -97,7 +129,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     settings: KafkaSettings,
     private readonly options: ConsumerOptions,
   ) {
-    this.read = messageReader(topic);
+    this.read = recordReader(topic);
     this.write = messageWriter(topic);
     const kafka = kafkaClient(settings);
     this.consumer = kafka.consumer({
@@ -205,13 +237,22 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     this.checkContinuity(batch);
     const last = batch.messages[batch.messages.length - 1]!;
     this.expected.set(batch.partition, BigInt(last.offset) + 1n);
-    this.buffer.push({ partition: batch.partition, messages: batch.messages, generation });
-    this.bufferedEvents += batch.messages.length;
-    this.bufferedBytes += batch.messages.reduce((n, m) => n + (m.value?.length ?? 0), 0);
+    const records = batch.messages.map((m) => this.readRecord(m));
+    this.buffer.push({ partition: batch.partition, records, generation });
+    for (const record of records) {
+      this.bufferedEvents += eventsOf(record);
+      this.bufferedBytes += record.bytes;
+    }
     consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(BigInt(batch.highWatermark) - BigInt(last.offset) - 1n));
     resolveOffset(last.offset);
     if (this.full(1)) this.batchFull?.();
     this.storing ??= this.storeBuffered(deliver).finally(() => (this.storing = null));
+  }
+
+  private readRecord(m: KafkaMessage): FetchedRecord<T> {
+    // A record without a value (a tombstone: nothing here writes one) is set aside like any record not of the topic's shape.
+    const contents = m.value ? this.read(m.value.toString()) : { messages: [], malformed: [""] };
+    return { ...contents, offset: BigInt(m.offset), key: m.key, bytes: m.value?.length ?? 0, last: true };
   }
 
   /** Whether the buffer holds `batches` full batches (by events or bytes). */
@@ -266,7 +307,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
    * Given up only when the group moved on (its partitions are fetched again from the committed
    * offsets) or the consumer stops.
    */
-  private async storeBatch(taken: readonly Fetched[], generation: number, deliver: Deliver<T>): Promise<void> {
+  private async storeBatch(taken: readonly Fetched<T>[], generation: number, deliver: Deliver<T>): Promise<void> {
     const { valid, malformed } = this.check(taken);
     const delivery = this.delivery(generation);
     for (let attempt = 0; ; attempt++) {
@@ -283,22 +324,30 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     }
   }
 
-  /** The oldest buffered messages, up to a batch: whole fetches, the last one cut where the batch is full. */
-  private take(): Fetched[] {
-    const taken: Fetched[] = [];
+  /**
+   * The oldest buffered records, up to a batch: whole fetches, the last one cut where the
+   * batch is full, and a record cut too when its messages overflow `maxBatchEvents` (a first
+   * record bigger than `maxBatchBytes` still goes, alone).
+   */
+  private take(): Fetched<T>[] {
+    const { maxBatchEvents, maxBatchBytes } = this.options;
+    const taken: Fetched<T>[] = [];
     let events = 0;
     let bytes = 0;
-    while (this.buffer.length > 0 && events < this.options.maxBatchEvents && bytes < this.options.maxBatchBytes) {
+    const room = () => events < maxBatchEvents && (bytes < maxBatchBytes || events === 0);
+    while (this.buffer.length > 0 && room()) {
       const next = this.buffer[0]!;
-      let count = 0;
-      while (count < next.messages.length && events + count < this.options.maxBatchEvents && (bytes < this.options.maxBatchBytes || count === 0)) {
-        bytes += next.messages[count]!.value?.length ?? 0;
-        count++;
+      const records: FetchedRecord<T>[] = [];
+      while (next.records.length > 0 && room()) {
+        let record = next.records[0]!;
+        if (eventsOf(record) > maxBatchEvents - events) [record, next.records[0]] = cut(record, maxBatchEvents - events);
+        else next.records.shift();
+        records.push(record);
+        events += eventsOf(record);
+        bytes += record.bytes;
       }
-      if (count === next.messages.length) this.buffer.shift();
-      else this.buffer[0] = { ...next, messages: next.messages.slice(count) };
-      taken.push({ ...next, messages: next.messages.slice(0, count) });
-      events += count;
+      if (next.records.length === 0) this.buffer.shift();
+      taken.push({ ...next, records });
     }
     this.bufferedEvents -= events;
     this.bufferedBytes -= bytes;
@@ -314,10 +363,13 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     };
   }
 
-  /** One commit for every partition of the batch: each one's offset past its last stored message. */
-  private async commit(taken: readonly Fetched[]): Promise<void> {
+  /** One commit for every partition of the batch: each one's offset past its last record stored whole (before a record cut). */
+  private async commit(taken: readonly Fetched<T>[]): Promise<void> {
     const next = new Map<number, string>();
-    for (const f of taken) next.set(f.partition, (BigInt(f.messages[f.messages.length - 1]!.offset) + 1n).toString());
+    for (const { partition, records } of taken) {
+      const last = records[records.length - 1]!;
+      next.set(partition, (last.last ? last.offset + 1n : last.offset).toString());
+    }
     try {
       await this.consumer.commitOffsets([...next].map(([partition, offset]) => ({ topic: this.topic.name, partition, offset })));
     } catch (err) {
@@ -327,25 +379,21 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     }
   }
 
-  private check(taken: readonly Fetched[]): { valid: T[]; malformed: { partition: number; message: KafkaMessage }[] } {
+  private check(taken: readonly Fetched<T>[]): { valid: T[]; malformed: Malformed[] } {
     const valid: T[] = [];
-    const malformed: { partition: number; message: KafkaMessage }[] = [];
-    for (const { partition, messages } of taken) {
-      for (const m of messages) {
-        const message = m.value ? this.read(m.value.toString()) : null;
-        if (message === null) malformed.push({ partition, message: m });
-        else valid.push(message);
+    const malformed: Malformed[] = [];
+    for (const { partition, records } of taken) {
+      for (const record of records) {
+        for (const message of record.messages) valid.push(message);
+        for (const value of record.malformed) malformed.push({ at: `${partition}:${record.offset}`, key: record.key, value });
       }
     }
     return { valid, malformed };
   }
 
-  private async setAsideMalformed(malformed: readonly { partition: number; message: KafkaMessage }[]) {
-    this.options.log.error(
-      { topic: this.topic.name, at: malformed.map((m) => `${m.partition}:${m.message.offset}`), count: malformed.length },
-      "malformed messages sent to the dead-letter topic",
-    );
-    await this.toDeadLetter(malformed.map(({ message: m }) => ({ key: m.key, value: m.value })));
+  private async setAsideMalformed(malformed: readonly Malformed[]) {
+    this.options.log.error({ topic: this.topic.name, at: [...new Set(malformed.map((m) => m.at))], count: malformed.length }, "malformed messages sent to the dead-letter topic");
+    await this.toDeadLetter(malformed.map(({ key, value }) => ({ key, value })));
   }
 
   private async toDeadLetter(messages: { key: Buffer | string | null; value: Buffer | string | null }[]) {

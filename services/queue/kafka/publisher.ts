@@ -1,11 +1,12 @@
-import { CompressionTypes, Partitioners, type Producer } from "kafkajs";
+import { CompressionTypes, Partitioners, type ICustomPartitioner, type Producer } from "kafkajs";
 import { DEFAULTS } from "../../config.js";
 import { errorText, RetryableError } from "../../errors.js";
 import { PendingBound, type PendingLimits } from "../pendingBound.js";
-import { messageWriter, type EventPublisher, type Topic } from "../queue.js";
+import type { EventPublisher, Topic } from "../queue.js";
 import type { LagLimits } from "../lagBound.js";
 import { kafkaClient, type KafkaSettings } from "./client.js";
 import { KafkaLagWatch } from "./groupOffsets.js";
+import { recordPacker, type PackedRecord } from "./records.js";
 
 interface PendingSend<T> {
   readonly messages: readonly T[];
@@ -31,8 +32,8 @@ const MAX_MESSAGES_PER_SEND = 10_000;
 /**
  * Publishes with acks=all; answers only once the broker has the events. Requests that
  * arrive while a send is in flight go out together in the next send (a group commit),
- * so throughput grows with load instead of paying one round trip per request. Record
- * batches are gzip-compressed: JSON events shrink several times over, so the brokers keep
+ * so throughput grows with load instead of paying one round trip per request. A send packs
+ * its messages into a record per partition (records.ts). Record batches are gzip-compressed: JSON events shrink several times over, so the brokers keep
  * more of a backlog within their retention and the workers fetch fewer bytes. With `lag`, a
  * bulk write is held, then refused, while the worker group lags past the bound (groupOffsets.ts).
  */
@@ -43,16 +44,22 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private inFlight: Promise<void> | null = null;
   private readonly bound: PendingBound;
   private readonly sendTimeoutMs: number;
-  private readonly write: (message: T) => string;
+  private readonly pack: (messages: readonly T[], partitions: number) => PackedRecord[];
   private readonly lag: KafkaLagWatch | null;
+  /**
+   * The topic's partition count as KafkaJS's metadata last gave it to the partitioner, which
+   * packing needs: 0 before the first send (which goes a record per message, making the topic
+   * if it is missing, as any producer's first send does).
+   */
+  private partitions = 0;
 
   constructor(private readonly topic: Topic<T>, settings: KafkaSettings, limits: PendingLimits, lag?: LagLimits) {
     this.bound = new PendingBound(limits, topic.name);
     this.lag = lag ? new KafkaLagWatch(topic.name, settings, lag) : null;
     this.lag?.start();
-    this.write = messageWriter(topic);
+    this.pack = recordPacker(topic);
     this.sendTimeoutMs = settings.sendTimeoutMs ?? DEFAULTS.KAFKA_SEND_TIMEOUT_MS;
-    this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
+    this.producer = kafkaClient(settings).producer({ allowAutoTopicCreation: true, createPartitioner: () => this.partitionerSeeingCount() });
   }
 
   publish(messages: readonly T[], weightBytes = 0): Promise<void> {
@@ -136,12 +143,8 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private async send(batch: PendingSend<T>[]): Promise<void> {
     try {
       await this.connect();
-      await this.producer.send({
-        topic: this.topic.name,
-        acks: -1,
-        compression: CompressionTypes.GZIP,
-        messages: batch.flatMap((p) => p.messages.map((m) => ({ key: this.topic.key(m), value: this.write(m) }))),
-      });
+      const records = this.pack(batch.flatMap((p) => p.messages), this.partitions);
+      await this.producer.send({ topic: this.topic.name, acks: -1, compression: CompressionTypes.GZIP, messages: records });
       for (const p of batch) p.resolve();
     } catch (err) {
       this.connected = null;
@@ -153,6 +156,15 @@ export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private connect(): Promise<void> {
     this.connected ??= this.producer.connect();
     return this.connected;
+  }
+
+  /** KafkaJS's default partitioner (packed records name their partition; it keeps that), noting the topic's partition count. */
+  private partitionerSeeingCount(): ReturnType<ICustomPartitioner> {
+    const partitioner = Partitioners.DefaultPartitioner();
+    return (args) => {
+      this.partitions = args.partitionMetadata.length;
+      return partitioner(args);
+    };
   }
 }
 

@@ -1,0 +1,90 @@
+import { Partitioners, type PartitionMetadata } from "kafkajs";
+import { messageFromJson, messageWriter, type Topic } from "../queue.js";
+
+/**
+ * The records on a topic. A publish packs its messages into one record per partition: a
+ * JSON array of the messages in their order, cut past RECORD_TEXT_BYTES. Each message's
+ * partition is the one KafkaJS's default partitioner gives its key alone, so the messages of
+ * one key (one call's parts) stay in one partition and in order, as when each was a record
+ * of its own; a record holding one message (from before packing, from another producer, or
+ * on the dead-letter topic, where messages go one per record) is read as well.
+ *
+ * Why packed: KafkaJS encodes, and decodes, every record in JavaScript (varints, headers,
+ * offsets as Long, a partitioner call); with a record per call part that was the largest share
+ * of the ingest processes' CPU and a large one of the workers' (the profile in
+ * docs/operations.md, "Running at scale"). The bytes on the wire hardly change: the batch is
+ * compressed either way.
+ */
+
+/** A record's JSON text is cut past this many bytes (a message bigger on its own goes alone). */
+const RECORD_TEXT_BYTES = 512 * 1024;
+
+/** A record to send: packed ones name their partition, a lone message its key (the partitioner places it). */
+export type PackedRecord = { readonly partition: number; readonly value: string } | { readonly key: string; readonly value: string };
+
+/** Packs messages into records for a topic of `partitions` partitions; not known (0), a record per message. */
+export function recordPacker<T>(topic: Topic<T>): (messages: readonly T[], partitions: number) => PackedRecord[] {
+  const write = messageWriter(topic);
+  const partitionOf = Partitioners.DefaultPartitioner();
+  return (messages, partitions) => {
+    if (partitions === 0) return messages.map((message) => ({ key: topic.key(message), value: write(message) }));
+    const partitionMetadata = Array.from({ length: partitions }, (_, partitionId): PartitionMetadata => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [], isr: [] }));
+    const texts = new Map<number, string[]>();
+    for (const message of messages) {
+      const partition = partitionOf({ topic: topic.name, partitionMetadata, message: { key: topic.key(message), value: null } });
+      const list = texts.get(partition);
+      if (list) list.push(write(message));
+      else texts.set(partition, [write(message)]);
+    }
+    const records: PackedRecord[] = [];
+    for (const [partition, list] of texts) {
+      let from = 0;
+      let bytes = 0;
+      list.forEach((text, i) => {
+        if (i > from && bytes + text.length > RECORD_TEXT_BYTES) {
+          records.push({ partition, value: `[${list.slice(from, i).join(",")}]` });
+          from = i;
+          bytes = 0;
+        }
+        bytes += text.length + 1;
+      });
+      records.push({ partition, value: `[${list.slice(from).join(",")}]` });
+    }
+    return records;
+  };
+}
+
+/** What one record holds. */
+export interface RecordContents<T> {
+  /** Its messages of the topic's shape, in order. */
+  readonly messages: T[];
+  /** The JSON texts of what is not of that shape (the whole record's when it is not JSON): for the dead-letter topic. */
+  readonly malformed: string[];
+}
+
+/** Reads a record's value: a JSON array of messages (packed) or one message. */
+export function recordReader<T>(topic: Topic<T>): (text: string) => RecordContents<T> {
+  const fromJson = messageFromJson(topic);
+  return (text) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return { messages: [], malformed: [text] };
+    }
+    if (!Array.isArray(value)) {
+      const message = fromJson(value);
+      return message === null ? { messages: [], malformed: [text] } : { messages: [message], malformed: [] };
+    }
+    const messages: T[] = [];
+    const malformed: string[] = [];
+    // Reading restores bytes fields in place: a refused element is written out as it came.
+    let asSent: unknown[] | null = null;
+    value.forEach((element, i) => {
+      const message = fromJson(element);
+      if (message !== null) messages.push(message);
+      else malformed.push(JSON.stringify((asSent ??= JSON.parse(text) as unknown[])[i]));
+    });
+    return { messages, malformed };
+  };
+}
