@@ -311,7 +311,9 @@ export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, databa
   client("SYSTEM FLUSH LOGS");
   const rows = (sql: string) => client(`${sql} FORMAT TSV`).trim().split("\n").filter(Boolean).map((line) => line.split("\t"));
   const cpu = "ProfileEvents.Values[indexOf(ProfileEvents.Names, 'OSCPUVirtualTimeMicroseconds')]";
-  const queries = rows(`SELECT replaceRegexpOne(query_id, '-[0-9a-f]{8}-[0-9a-f-]+$', '') AS kind, count(), sum(${cpu}), sum(written_rows), sum(read_rows)
+  // A query sent without an id of ours (another node's part of a distributed query, a tool's) is named by its text's start.
+  const kind = `if(match(query_id, '^[0-9a-f]{8}-[0-9a-f]{4}-'), concat(if(is_initial_query, '', 'from another node: '), replaceRegexpAll(substring(query, 1, 90), '[0-9]+', 'N')), replaceRegexpOne(query_id, '-[0-9a-f]{8}-[0-9a-f-]+$', ''))`;
+  const queries = rows(`SELECT ${kind} AS kind, count(), sum(${cpu}), sum(written_rows), sum(read_rows)
     FROM system.query_log WHERE type = 2 GROUP BY kind ORDER BY sum(${cpu}) DESC LIMIT 12`);
   printTable(`${server}: CPU per ${unit} by query (query_log, the biggest 12)`, queries.map(([kind, count, micros, written, read]) => ({
     query: kind ?? "", queries: Number(count), [`CPU µs per ${unit}`]: Number(micros) / units, [`rows written per ${unit}`]: Number(written) / units, [`rows read per ${unit}`]: Number(read) / units,
