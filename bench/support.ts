@@ -3,7 +3,7 @@ import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
+import { freePorts, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
 
 /** Shared pieces of the benchmarks: a service process, timing statistics, printing. */
 export const BENCH_KEY = "bench-key-0123456789abcdef";
@@ -40,8 +40,7 @@ export function compiledService(): string {
 export const cpuProfileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
 
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
-  const port = await freePort();
-  const grpcPort = await freePort();
+  const [port, grpcPort] = (await freePorts(2)) as [number, number];
   const profile = cpuProfileFlags();
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
   const flags = ["--max-semi-space-size=2", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];

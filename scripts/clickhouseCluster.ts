@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join, resolve } from "node:path";
-import { CLICKHOUSE_SERVER_BIN, freePort, pings, SERVER_USERS_XML, serverConfigXml } from "../services/store/localServer.js";
+import { CLICKHOUSE_SERVER_BIN, freePorts, pings, SERVER_USERS_XML, serverConfigXml } from "../services/store/localServer.js";
 
 /**
  * A ClickHouse cluster on this machine, for the suite's cluster stage and for people
@@ -87,14 +87,16 @@ function writeState(dir: string, state: ClusterState): void {
 }
 
 async function newState(options: ClusterOptions): Promise<ClusterState> {
+  const ports = await freePorts(1 + 3 * SHARDS * REPLICAS);
+  const next = () => ports.pop()!;
   const nodes: NodeState[] = [];
   for (let shard = 1; shard <= SHARDS; shard++) {
     for (let replica = 1; replica <= REPLICAS; replica++) {
-      const httpPort = await freePort();
-      nodes.push({ name: `ch${shard}${replica}`, shard, replica, httpPort, tcpPort: await freePort(), interserverPort: await freePort(), url: `http://127.0.0.1:${httpPort}`, pid: null });
+      const httpPort = next();
+      nodes.push({ name: `ch${shard}${replica}`, shard, replica, httpPort, tcpPort: next(), interserverPort: next(), url: `http://127.0.0.1:${httpPort}`, pid: null });
     }
   }
-  return { cluster: CLUSTER_NAME, zookeeperSessionMs: options.zookeeperSessionMs ?? ZOOKEEPER_SESSION_MS, zookeeper: { port: await freePort(), pid: null }, nodes };
+  return { cluster: CLUSTER_NAME, zookeeperSessionMs: options.zookeeperSessionMs ?? ZOOKEEPER_SESSION_MS, zookeeper: { port: next(), pid: null }, nodes };
 }
 
 /** Whether `pid` is a live process started for this directory (not a later process that reused the number). */
@@ -261,9 +263,9 @@ export async function startNode(dirArg: string, name: string): Promise<void> {
 }
 
 /**
- * How many times a node that exits while starting is started: 18.16 was seen to exit right
- * after its start (once in CI, its log lost), which a second start gets past; a node that
- * exits every time fails with its log's end.
+ * How many times a node that exits while starting is started: a crash right after the start
+ * (18.16 and a young ZooKeeper session) is got past by a second start; a node that exits every
+ * time (its port taken) fails with its log's end.
  */
 const NODE_STARTS = 3;
 

@@ -26,16 +26,34 @@ const STOP_GRACE_MS = 10_000;
 
 export const CLICKHOUSE_SERVER_BIN = "/usr/sbin/clickhouse-server";
 
+/**
+ * `count` distinct ports free on loopback now: all are held open together while the kernel
+ * picks them (one at a time, a port just closed can come back, and two servers were given
+ * the same one).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (srv) =>
+          new Promise<number>((resolvePort, reject) => {
+            srv.once("error", reject);
+            srv.listen(0, "127.0.0.1", () => {
+              const address = srv.address();
+              resolvePort(typeof address === "object" && address ? address.port : 0);
+            });
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((srv) => new Promise<void>((done) => (srv.listening ? srv.close(() => done()) : done()))));
+  }
+}
+
 export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolvePort(port));
-    });
-  });
+  const [port] = await freePorts(1);
+  return port!;
 }
 
 /**
@@ -119,8 +137,9 @@ export async function startLocalClickHouse(dataDir: string, ports?: { http?: num
   }
   const dir = resolve(dataDir, "clickhouse");
   for (const sub of ["log", "tmp", "user_files", "format_schemas"]) mkdirSync(join(dir, sub), { recursive: true });
-  const httpPort = ports?.http ?? (await freePort());
-  const tcpPort = ports?.tcp ?? (await freePort());
+  const [freeHttp, freeTcp] = await freePorts(2);
+  const httpPort = ports?.http ?? freeHttp!;
+  const tcpPort = ports?.tcp ?? freeTcp!;
   writeFileSync(join(dir, "config.xml"), serverConfigXml(dir, httpPort, tcpPort));
   writeFileSync(join(dir, "users.xml"), SERVER_USERS_XML);
   // Its own process group: a Ctrl-C in the terminal reaches the service, which drains its

@@ -54,7 +54,4 @@ export function kafkaClient(settings: KafkaSettings): Kafka {
   });
 }
 
-
-
-
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -83,10 +83,12 @@ export interface ConsumerOptions {
  * Consumes a topic for the worker and commits offsets only once the worker's delivery
  * (worker/delivery.ts) stored or set aside every message before them (at-least-once).
  *
- * Fetching and storing overlap: KafkaJS's handler only appends what a fetch brought to a
- * buffer (it waits while the buffer holds two batches), and one loop stores the buffer in
- * batches of up to `maxBatchEvents` events taken across every partition this member holds,
- * then commits each partition's offset in one request. Under load a batch is what arrived
+ * Fetching and storing overlap: KafkaJS's handler only reads what a fetch brought (records of
+ * one or many messages, records.ts) into a buffer (it waits while the buffer holds two
+ * batches), and one loop stores the buffer in batches of up to `maxBatchEvents` events taken
+ * across every partition this member holds, then commits each partition's offset in one
+ * request: past its last record stored whole, or up to a record whose messages the batch
+ * took only the first of (the rest go in the next batch). Under load a batch is what arrived
  * while the previous one was stored: one insert per table for all partitions, where a batch
  * per partition fetch made inserts of a few hundred rows. Messages of one partition stay in
  * order; nothing orders partitions, as nothing does in Kafka.
