@@ -99,20 +99,6 @@ export interface Topic<T> {
 
 export const deadLetterTopic = (topic: string): string => `${topic}.dead-letter`;
 
-/** The message a queue record holds, or null when it is not JSON or not of the topic's shape. */
-export function messageReader<T>(topic: Topic<T>): (text: string) => T | null {
-  const fromJson = messageFromJson(topic);
-  return (text) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return null;
-    }
-    return fromJson(value);
-  };
-}
-
 /** The message a parsed JSON value is (its bytes fields restored), or null when it is not of the topic's shape. */
 export function messageFromJson<T>(topic: Topic<T>): (value: unknown) => T | null {
   const accepts = topic.accepts ?? ((value: unknown): value is T => topic.schema.safeParse(value).success);
@@ -123,7 +109,7 @@ export function messageFromJson<T>(topic: Topic<T>): (value: unknown) => T | nul
   };
 }
 
-/** A message as the JSON text `messageReader` reads back. */
+/** A message as JSON text (bytes fields in base64), as `messageFromJson` reads it back once parsed. */
 export function messageWriter<T>(topic: Topic<T>): (message: T) => string {
   const bytes = bytesFieldsOf(topic.schema);
   return (message) => JSON.stringify(toJsonValue(message, bytes));

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../services/json.js";
 import { recordCodecOf } from "../../services/queue/durableLog/recordCodec.js";
 import type { CallEndEvent, CallStartEvent, OtlpExportEvent, TraceEvent } from "../../services/queue/events.js";
-import { messageReader, messageWriter } from "../../services/queue/queue.js";
+import { messageWriter } from "../../services/queue/queue.js";
+import { recordReader } from "../../services/queue/kafka/records.js";
 import { jobsTopic, type JobMessage } from "../../services/queue/jobs.js";
 import { traceEventsTopic } from "../../services/queue/events.js";
 
@@ -151,9 +152,11 @@ describe("the durable log's record codec", () => {
       const body = Buffer.from([0, 1, 2, 250, 251]);
       const text = messageWriter(topic)(exportOf(body));
       expect(JSON.parse(text)).toMatchObject({ kind: "otlp_export", body: body.toString("base64") });
-      const read = messageReader(topic)(text) as OtlpExportEvent;
-      expect(Buffer.from(read.body).equals(body)).toBe(true);
-      expect(messageReader(topic)(JSON.stringify({ ...exportOf(body), body: 7 }))).toBeNull();
+      const [read] = recordReader(topic)(text).messages as OtlpExportEvent[];
+      expect(Buffer.from(read!.body).equals(body)).toBe(true);
+      const packed = recordReader(topic)(`[${text},${text}]`).messages as OtlpExportEvent[];
+      expect(packed.map((m) => Buffer.from(m.body).equals(body))).toEqual([true, true]);
+      expect(recordReader(topic)(JSON.stringify({ ...exportOf(body), body: 7 })).messages).toEqual([]);
     });
   });
 });
