@@ -28,7 +28,7 @@ export const rowsWritten = new Counter({ name: "clickhouse_rows_written_total", 
 export const fetchedBatches = new Counter({ name: "queue_fetched_batches_total", help: "Kafka: batches of one partition fetched by this consumer, by topic", labelNames: ["topic"] });
 export const skippedMessages = new Counter({
   name: "queue_skipped_messages_total",
-  help: "Kafka: messages this consumer never read because the broker no longer held them (retention shorter than the group's lag): acknowledged writes lost, by topic and partition",
+  help: "Kafka: records (offsets, each one or more packed messages) this consumer never read because the broker no longer held them (retention shorter than the group's lag): acknowledged writes lost, by topic and partition",
   labelNames: ["topic", "partition"],
 });
 export const consumerLag = new Gauge({

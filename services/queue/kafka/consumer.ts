@@ -119,6 +119,14 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private generation = 0;
   /** Per partition, the offset the next fetch should start at (known from a commit or a fetch of this member). */
   private readonly expected = new Map<number, bigint>();
+  /**
+   * Per partition, the group's committed offset as read before this member's first fetch or
+   * as it committed since. KafkaJS answers an out-of-range fetch by committing the "earliest"
+   * sentinel (-2) over the group's offset: a join read after that finds no position, and the
+   * check falls back on this one (which a member that committed since may have passed: the
+   * loss is then told larger than it is, never smaller).
+   */
+  private readonly committedBefore = new Map<number, bigint>();
   private storing: Promise<void> | null = null;
   private roomWaiters: (() => void)[] = [];
   /** When the last batch went to the delivery. */
@@ -174,6 +182,9 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     await this.consumer.connect();
     await this.deadLetters.connect();
     await this.consumer.subscribe({ topics: [this.topic.name], fromBeginning: true });
+    await this.committedOffsets()
+      .then((committed) => committed.forEach((offset, partition) => this.committedBefore.set(partition, offset)))
+      .catch((err: unknown) => this.options.log.warn({ err: errorText(err) }, "committed offsets not read before the start"));
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -207,21 +218,22 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     this.bufferedBytes = 0;
     this.expected.clear();
     this.wakeFetches();
-    this.committedOffsets(partitions)
+    this.committedOffsets()
       .then((committed) => {
         if (generation !== this.generation) return;
-        for (const [partition, offset] of committed) if (!this.expected.has(partition)) this.expected.set(partition, offset);
+        for (const partition of partitions) {
+          const offset = committed.get(partition) ?? this.committedBefore.get(partition);
+          if (offset !== undefined && !this.expected.has(partition)) this.expected.set(partition, offset);
+        }
       })
       .catch((err: unknown) => this.options.log.warn({ err: errorText(err) }, "committed offsets not read after a join: the first fetch of each partition is not checked for skipped offsets"));
   }
 
-  /** The group's committed offsets of these partitions (those it committed). */
-  private async committedOffsets(partitions: readonly number[]): Promise<Map<number, bigint>> {
-    if (partitions.length === 0) return new Map();
+  /** The group's committed offsets, by partition: those that are positions (not none, -1, nor a sentinel KafkaJS committed). */
+  private async committedOffsets(): Promise<Map<number, bigint>> {
     await this.admin.connect();
     const [offsets] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic.name] });
-    const assigned = new Set(partitions);
-    return new Map((offsets?.partitions ?? []).filter((p) => assigned.has(p.partition) && p.offset !== "-1").map((p) => [p.partition, BigInt(p.offset)]));
+    return new Map((offsets?.partitions ?? []).filter((p) => BigInt(p.offset) >= 0n).map((p) => [p.partition, BigInt(p.offset)]));
   }
 
   /** KafkaJS's handler of one partition's fetch: into the buffer once there is room, then on to the next fetch. */
@@ -374,6 +386,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     }
     try {
       await this.consumer.commitOffsets([...next].map(([partition, offset]) => ({ topic: this.topic.name, partition, offset })));
+      for (const [partition, offset] of next) this.committedBefore.set(partition, BigInt(offset));
     } catch (err) {
       if (!mustRejoin(err)) throw err;
       // Stored, not committed: the partitions' next owner stores these messages again.
