@@ -33,9 +33,10 @@ const MAX_MESSAGES_PER_SEND = 10_000;
  * Publishes with acks=all; answers only once the broker has the events. Requests that
  * arrive while a send is in flight go out together in the next send (a group commit),
  * so throughput grows with load instead of paying one round trip per request. A send packs
- * its messages into a record per partition (records.ts). Record batches are gzip-compressed: JSON events shrink several times over, so the brokers keep
- * more of a backlog within their retention and the workers fetch fewer bytes. With `lag`, a
- * bulk write is held, then refused, while the worker group lags past the bound (groupOffsets.ts).
+ * its messages into a record per partition (records.ts). Record batches are gzip-compressed:
+ * JSON events shrink several times over, so the brokers keep more of a backlog within their
+ * retention and the workers fetch fewer bytes. With `lag`, a bulk write is held, then refused,
+ * while the worker group lags past the bound (groupOffsets.ts).
  */
 export class KafkaEventPublisher<T> implements EventPublisher<T> {
   private readonly producer: Producer;
