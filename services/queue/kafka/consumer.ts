@@ -1,9 +1,10 @@
-import { type Admin, type Batch, type Consumer, type EachBatchPayload, type KafkaMessage, type Producer, Partitioners } from "kafkajs";
+import { type Batch, type Consumer, type EachBatchPayload, type KafkaMessage, type Producer, Partitioners } from "kafkajs";
 import type { Logger } from "pino";
 import { errorText } from "../../errors.js";
 import { consumerLag, fetchedBatches, skippedMessages } from "../../metrics.js";
 import { deadLetterTopic, messageWriter, retryBackoffMs, type Deliver, type Delivery, type EventConsumer, type Topic } from "../queue.js";
 import { kafkaClient, sleep, type KafkaSettings } from "./client.js";
+import { GroupOffsets } from "./groupOffsets.js";
 import { recordReader, type RecordContents } from "./records.js";
 
 /** Protocol errors that mean this member must rejoin its group (the partition may be another's now). */
@@ -107,8 +108,7 @@ export interface ConsumerOptions {
 export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private readonly consumer: Consumer;
   private readonly deadLetters: Producer;
-  private readonly admin: Admin;
-  private readonly groupId: string;
+  private readonly offsets: GroupOffsets;
   private readonly read: (text: string) => RecordContents<T>;
   private readonly write: (message: T) => string;
   private stopping = false;
@@ -153,8 +153,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
       allowAutoTopicCreation: true,
     });
     this.deadLetters = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
-    this.admin = kafka.admin();
-    this.groupId = settings.groupId;
+    this.offsets = new GroupOffsets(topic.name, settings);
   }
 
   async start(deliver: Deliver<T>): Promise<void> {
@@ -175,14 +174,14 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     await this.storing;
     await this.consumer.disconnect();
     await this.deadLetters.disconnect();
-    await this.admin.disconnect();
+    await this.offsets.close();
   }
 
   private async run(deliver: Deliver<T>): Promise<void> {
     await this.consumer.connect();
     await this.deadLetters.connect();
     await this.consumer.subscribe({ topics: [this.topic.name], fromBeginning: true });
-    await this.committedOffsets()
+    await this.offsets.positions()
       .then((committed) => committed.forEach((offset, partition) => this.committedBefore.set(partition, offset)))
       .catch((err: unknown) => this.options.log.warn({ err: errorText(err) }, "committed offsets not read before the start"));
     await this.consumer.run({
@@ -218,7 +217,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     this.bufferedBytes = 0;
     this.expected.clear();
     this.wakeFetches();
-    this.committedOffsets()
+    this.offsets.positions()
       .then((committed) => {
         if (generation !== this.generation) return;
         for (const partition of partitions) {
@@ -227,13 +226,6 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
         }
       })
       .catch((err: unknown) => this.options.log.warn({ err: errorText(err) }, "committed offsets not read after a join: the first fetch of each partition is not checked for skipped offsets"));
-  }
-
-  /** The group's committed offsets, by partition: those that are positions (not none, -1, nor a sentinel KafkaJS committed). */
-  private async committedOffsets(): Promise<Map<number, bigint>> {
-    await this.admin.connect();
-    const [offsets] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic.name] });
-    return new Map((offsets?.partitions ?? []).filter((p) => BigInt(p.offset) >= 0n).map((p) => [p.partition, BigInt(p.offset)]));
   }
 
   /** KafkaJS's handler of one partition's fetch: into the buffer once there is room, then on to the next fetch. */

@@ -4,7 +4,7 @@ import { BULK_HOLD_MS, isBulkWrite, LagBound, type LagLimits } from "../lagBound
 import { kafkaClient, sleep, type KafkaSettings } from "./client.js";
 
 /** A topic's end offsets and a group's committed offsets, by partition, read with one admin client. */
-class GroupOffsets {
+export class GroupOffsets {
   private readonly admin: Admin;
   private connected: Promise<void> | null = null;
 
@@ -19,8 +19,17 @@ class GroupOffsets {
 
   /** The group's committed offsets; a partition it never committed counts as 0. */
   async committed(): Promise<Map<number, bigint>> {
+    return new Map((await this.committedAsRead()).map((p) => [p.partition, p.offset === "-1" ? 0n : BigInt(p.offset)]));
+  }
+
+  /** The group's committed offsets that are positions: not none (-1), nor a sentinel KafkaJS committed (consumer.ts). */
+  async positions(): Promise<Map<number, bigint>> {
+    return new Map((await this.committedAsRead()).filter((p) => BigInt(p.offset) >= 0n).map((p) => [p.partition, BigInt(p.offset)]));
+  }
+
+  private async committedAsRead(): Promise<{ partition: number; offset: string }[]> {
     const [topic] = await (await this.connect()).fetchOffsets({ groupId: this.settings.groupId, topics: [this.topic] });
-    return new Map((topic?.partitions ?? []).map((p) => [p.partition, p.offset === "-1" ? 0n : BigInt(p.offset)]));
+    return topic?.partitions ?? [];
   }
 
   async close(): Promise<void> {
