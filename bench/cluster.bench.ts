@@ -156,7 +156,7 @@ function callsCopyOnCluster(cluster: string, database: string): { table: string;
 async function oneBox(bodies: readonly Uint8Array[], calls: number): Promise<Ingested> {
   const dir = mkdtempSync(join(tmpdir(), "bench-one-box-"));
   try {
-    const service = await spawnService({ DATA_DIR: dir, LOG_LEVEL: "info" });
+    const service = await spawnService({ DATA_DIR: dir });
     try {
       const clickhouse = children(service.pid).find((c) => c.comm.startsWith("clickhouse"));
       const cpu = new ProcessesCpu(new Map([["service", service.pid], ["clickhouse-server", clickhouse?.pid ?? 0], ["bench (senders)", process.pid]]));

@@ -133,7 +133,8 @@ async function throughputSection(env: Record<string, string>): Promise<void> {
 
 async function latencySection(env: Record<string, string>): Promise<void> {
   const service = await spawnService(env);
-  await load(service, "bench/warm", 1);
+  // Warmed at the steady rate: a closed-loop burst would leave a backlog storing into the measured seconds.
+  await load(service, "bench/warm", 2, STEADY_RATE);
   const steady = await load(service, "bench/steady", STEADY_SECONDS, STEADY_RATE);
   await service.stop();
   printTable(`Single /call/start at a steady ${STEADY_RATE} requests/s for ${STEADY_SECONDS} s (autocannon, open loop)`, [{

@@ -32,15 +32,19 @@ export function compiledService(): string {
   return "build/services/main.js";
 }
 
-/**
- * The service as its own process, with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>:
- * it writes a V8 CPU profile there when it stops.
- */
 /** BENCH_CPU_PROF=<dir>: node's flags that write a V8 CPU profile there when the process stops. */
 export const cpuProfileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
 
+/**
+ * The service as its own process, as `make start` runs it (its defaults, `LOG_LEVEL` too),
+ * with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>: it writes a V8 CPU profile there
+ * when it stops.
+ */
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const [port, grpcPort] = (await freePorts(2)) as [number, number];
+  // Its log at the shipped level, into a file as a log collector would take it (not /dev/null).
+  const logDir = mkdtempSync(join(tmpdir(), "bench-service-log-"));
+  const logFile = openSync(join(logDir, "stdout.log"), "w");
   const profile = cpuProfileFlags();
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
   const flags = ["--max-semi-space-size=2", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
@@ -52,15 +56,15 @@ export async function spawnService(env: Record<string, string>): Promise<Service
       PORT: String(port),
       OTLP_GRPC_PORT: String(grpcPort),
       HOST: "127.0.0.1",
-      LOG_LEVEL: "warn",
       AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]),
       // As `make start` and the image run it.
       MALLOC_ARENA_MAX: "2",
       PROCESSES: String(BENCH_PROCESSES),
       ...env,
     },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", logFile, "inherit"],
   });
+  closeSync(logFile);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -78,7 +82,10 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     pid: child.pid!,
     stop: () =>
       new Promise<void>((done) => {
-        child.once("exit", () => done());
+        child.once("exit", () => {
+          rmSync(logDir, { recursive: true, force: true });
+          done();
+        });
         child.kill("SIGTERM");
       }),
   };

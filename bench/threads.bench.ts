@@ -133,7 +133,7 @@ async function main(): Promise<void> {
       "seed calls s": seedSeconds, "aggregate s": aggregateSeconds,
     }]);
 
-    const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: DATABASE, DATA_DIR: dir, LOG_LEVEL: "warn" });
+    const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: DATABASE, DATA_DIR: dir });
     const reads = new ThreadsReadRepository(store, new ProjectRetention(new ProjectSettingsRepository(store), null));
     const cases: { name: string; sortBy: ThreadSortBy[]; rawOrder: string }[] = [
       { name: "last_updated desc", sortBy: [{ field: "last_updated", direction: "desc" }], rawOrder: "last_updated DESC, thread_id DESC" },

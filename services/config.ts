@@ -142,7 +142,7 @@ export const EnvVariables = z.object({
   INFERENCE_CATALOG_REFRESH_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.INFERENCE_CATALOG_REFRESH_MS).describe("How often those catalogs are fetched."),
   RETENTION_DAYS: z.coerce.number().int().min(1).optional().describe("Days a project's calls are kept (by `started_at`) when the project sets no `retention_days` of its own (`PUT /projects/{entity}/{project}/settings`); unset = keep everything. Older calls leave every read within a minute and are deleted by the worker's retention job (docs/operations.md, \"Retention and disk\")."),
   RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.RETENTION_INTERVAL_MS).describe("How often the worker's retention job deletes the calls past their project's retention (it also runs at start and soon after a project's settings change in the same process)."),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("pino log level (JSON lines on stdout); at `info` one line per request, `warn` drops those."),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("pino log level (JSON lines on stdout, buffered: written out within 100 ms, never waited on by a request); at `info` one line per request, `warn` drops those."),
 });
 const EnvSchema = EnvVariables.transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
 

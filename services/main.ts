@@ -1,8 +1,8 @@
 import cluster from "node:cluster";
 import { setFlagsFromString } from "node:v8";
-import pino from "pino";
 import { reportReady, startCluster } from "./cluster.js";
 import { loadConfig } from "./config.js";
+import { stdoutLogger } from "./stdoutLog.js";
 import { startService } from "./service.js";
 
 /**
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // Read by V8 at each full collection, in every thread's heap (worker threads included).
   if (config.HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.HEAP_GROWING_PERCENT}`);
-  const log = pino({ level: config.LOG_LEVEL });
+  const log = stdoutLogger(config.LOG_LEVEL);
   const starting = config.PROCESSES > 1 && cluster.isPrimary ? startCluster(config, log) : startService(config, log);
   // Signals are handled from the first moment: a stop asked for while the service (or a
   // cluster's later processes) is still starting waits for the start, then drains.

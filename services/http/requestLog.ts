@@ -60,7 +60,12 @@ export function requestLog(log: Logger) {
       httpRequests.inc({ route, method: req.method, status: String(status) });
       httpDuration.observe({ route, method: req.method }, seconds);
       if ((status >= 400 && status < 500 && status !== CLIENT_CLOSED) || status === 503) httpRejects.inc({ route, status: String(status) });
-      if (log.isLevelEnabled("info")) requestLogger(res, log).info({ method: req.method, route, path: req.path, status, ms: Math.round(seconds * 1e4) / 10 }, "request");
+      if (!log.isLevelEnabled("info")) return;
+      // The request's child logger only where the request already made one: a child per line costs more than the line.
+      const line = { method: req.method, route, path: req.path, status, ms: Math.round(seconds * 1e4) / 10 };
+      const child = requests.get(res)?.child;
+      if (child) child.info(line, "request");
+      else log.info({ request_id: requestId, ...line }, "request");
     });
     next();
   };
