@@ -15,6 +15,13 @@ const NOT_ON_CHDB = [
   "test/faults/**",
   // The web UI in a browser: a client of the HTTP API, whose SQL the other files prove on 26.7.
   "test/ui/**",
+  // The Kafka queue against the broker (records, offsets, the consumer group): the worker's SQL behind it runs on 26.7 in the calls suites.
+  "test/queue/kafka.test.ts",
+  // Transports and processes whose storage is the same as a file's that runs here: OTLP over gRPC (OTLP/HTTP's
+  // SQL), a worker's metrics port, the relay to an external trainer (the training jobs' SQL).
+  "test/otlp/grpcExporters.test.ts",
+  "test/observability/workerMetrics.test.ts",
+  "test/training/externalTrainer.test.ts",
   // Worker threads alone, without SQL.
   "test/worker/writerThreads.test.ts",
   // The language model alone (services/lm): no SQL in these files, and their training is the slowest CPU work of the suite.

@@ -21,7 +21,8 @@ import { ensureGone, expectExactlyOnce, spawnService, steadyLoad, storedCalls, w
 
 /** Long enough for the outage to span many of the worker's batches. */
 const REPLICA_DOWN_MS = 8_000;
-const ZOOKEEPER_DOWN_MS = 30_000;
+/** Past the nodes' ZooKeeper session (10 s here), so that their sessions expire too. */
+const ZOOKEEPER_DOWN_MS = 15_000;
 const SHARD_DOWN_MS = 8_000;
 const LOAD = { clients: 2, callsPerRequest: 20, pauseMs: 100 };
 

@@ -4,7 +4,9 @@ import { readFileSync } from "node:fs";
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { expect, type TestContext } from "vitest";
 import { freePort } from "../../services/store/localServer.js";
+import { isoToMicros } from "../../services/times.js";
 import { sleep, until } from "../support/polling.js";
+import type { ThreadSchema } from "../../services/contract/threads.js";
 import { AUTH_KEYS, client, iso } from "../support/service.js";
 
 /**
@@ -134,9 +136,11 @@ export function turnsBatch(project: string, ids: readonly string[], padding: str
   return ids.flatMap((id) => {
     const [c, n, i] = id.slice(1).split("-").map(Number) as [number, number, number];
     const at = T + (c * 1_000_000 + n * 1000 + i) * 10;
+    // Durations of 1 to 13 ms, so that a thread's percentiles and last turn depend on which turns it counted.
+    const ms = 1 + ((n * 7 + i) % 13);
     return [
       { mode: "start", req: { start: { project_id: project, id, op_name: "op", trace_id: id, thread_id: threadOf(id), turn_id: id, started_at: iso(at), attributes: {}, inputs: { i, padding: typeof padding === "string" ? padding : padding() } } } },
-      { mode: "end", req: { end: { project_id: project, id, ended_at: iso(at + 5), output: { n }, summary: { usage: { m: USAGE } } } } },
+      { mode: "end", req: { end: { project_id: project, id, ended_at: iso(at + ms), output: { n }, summary: { usage: { m: USAGE } } } } },
     ];
   });
 }
@@ -193,12 +197,49 @@ export async function waitFor(what: string, done: () => Promise<boolean>, timeou
 
 interface StoredCall {
   id: string;
+  started_at: string;
   ended_at: string | null;
 }
 
 export async function storedCalls(url: string, project: string): Promise<StoredCall[]> {
-  return client(url).lines<StoredCall>("/calls/stream_query", { project_id: project, columns: ["id", "ended_at"] });
+  return client(url).lines<StoredCall>("/calls/stream_query", { project_id: project, columns: ["id", "started_at", "ended_at"] });
 }
+
+/** What /threads/stream_query answers for a thread, figures over its turns. */
+type ThreadFigures = Pick<ThreadSchema, "thread_id" | "turn_count" | "first_turn_id" | "last_turn_id" | "p50_turn_duration_ms" | "p99_turn_duration_ms">;
+
+/**
+ * Each thread's figures as its stored turns say (every call of a load is a turn of
+ * `threadOf`), by the definitions of the threads' figures (docs/resources.md): first turn the earliest started,
+ * last turn the latest ended (the latest started while none ended), percentiles over the
+ * ended turns' durations in ms, the element at floor(q × n) of them sorted.
+ */
+function threadFiguresOf(calls: readonly StoredCall[], threadOf: (id: string) => string): ThreadFigures[] {
+  type Turn = { id: string; start: number; end: number | null };
+  const byThread = new Map<string, Turn[]>();
+  for (const c of calls) {
+    const turns = byThread.get(threadOf(c.id)) ?? [];
+    turns.push({ id: c.id, start: isoToMicros(c.started_at)!, end: c.ended_at === null ? null : isoToMicros(c.ended_at)! });
+    byThread.set(threadOf(c.id), turns);
+  }
+  // Ties go to the smallest id for the first turn, the largest for the last.
+  const latestBy = (turns: Turn[], time: (t: Turn) => number) => turns.reduce((a, b) => (time(b) > time(a) || (time(b) === time(a) && b.id > a.id) ? b : a));
+  const earliest = (turns: Turn[]) => turns.reduce((a, b) => (b.start < a.start || (b.start === a.start && b.id < a.id) ? b : a));
+  return [...byThread].map(([thread_id, turns]) => {
+    const ended = turns.filter((t) => t.end !== null);
+    const durations = ended.map((t) => (t.end! - t.start) / 1000).sort((a, b) => a - b);
+    const at = (q: number) => (durations.length === 0 ? null : durations[Math.floor(q * durations.length)]!);
+    return {
+      thread_id,
+      turn_count: turns.length,
+      first_turn_id: earliest(turns).id,
+      last_turn_id: ended.length > 0 ? latestBy(ended, (t) => t.end!).id : latestBy(turns, (t) => t.start).id,
+      p50_turn_duration_ms: at(0.5),
+      p99_turn_duration_ms: at(0.99),
+    };
+  }).sort((a, b) => a.thread_id.localeCompare(b.thread_id));
+}
+
 
 export async function storedCount(url: string, project: string): Promise<number> {
   return (await storedCalls(url, project)).length;
@@ -206,8 +247,9 @@ export async function storedCount(url: string, project: string): Promise<number>
 
 /**
  * Waits until every acknowledged call is stored and finished, then checks: each call once,
- * none that was never sent; each thread's turn count is the number of its stored turns;
- * the usage summed over all calls counts each stored call once.
+ * none that was never sent; each thread's figures (turn count, first and last turn, p50 and
+ * p99 of the turns' durations) are what its stored turns say; the usage summed over all calls
+ * counts each stored call once.
  */
 export async function expectExactlyOnce(url: string, project: string, load: Load): Promise<void> {
   expect(load.acked.length).toBeGreaterThan(0);
@@ -230,19 +272,20 @@ export async function expectExactlyOnce(url: string, project: string, load: Load
   const sent = new Set([...load.acked, ...load.uncertain]);
   expect(ids.filter((id) => !sent.has(id))).toEqual([]);
 
-  const expectedTurns = new Map<string, number>();
-  for (const id of ids) expectedTurns.set(load.threadOf(id), (expectedTurns.get(load.threadOf(id)) ?? 0) + 1);
-  const turnCounts = async () => {
-    const threads = await client(url).lines<{ thread_id: string; turn_count: number }>("/threads/stream_query", { project_id: project });
-    return new Map(threads.map((t) => [t.thread_id, t.turn_count]));
+  const expectedThreads = threadFiguresOf(calls, load.threadOf);
+  const threadFigures = async () => {
+    const threads = await client(url).lines<ThreadSchema>("/threads/stream_query", { project_id: project });
+    return threads
+      .map(({ thread_id, turn_count, first_turn_id, last_turn_id, p50_turn_duration_ms, p99_turn_duration_ms }) => ({ thread_id, turn_count, first_turn_id, last_turn_id, p50_turn_duration_ms, p99_turn_duration_ms }))
+      .sort((a, b) => a.thread_id.localeCompare(b.thread_id));
   };
   // The thread aggregates are written in the same batches as the calls: equal once the calls are.
-  let turns = new Map<string, number>();
+  let threads: ThreadFigures[] = [];
   await waitFor("the thread aggregates", async () => {
-    turns = await turnCounts();
-    return [...expectedTurns].every(([thread, n]) => turns.get(thread) === n);
+    threads = await threadFigures();
+    return JSON.stringify(threads) === JSON.stringify(expectedThreads);
   }, 30_000).catch(() => undefined);
-  expect(Object.fromEntries([...turns].sort())).toEqual(Object.fromEntries([...expectedTurns].sort()));
+  expect(threads).toEqual(expectedThreads);
 
   const usage = await client(url).json<{ call_usage: Record<string, Record<string, typeof USAGE>> }>("/trace/usage", {
     project_id: project,
