@@ -21,14 +21,6 @@ export function batchBody(project: string, request: number): string {
 }
 
 /**
- * `count` upsert_batch bodies of `project`, encoded before the clock starts: the load
- * generator's share of the cores then goes to sending, not to building bodies.
- */
-export function encodedBatchBodies(project: string, count: number): Uint8Array<ArrayBuffer>[] {
-  return Array.from({ length: count }, (_, n) => new Uint8Array(Buffer.from(batchBody(project, n))));
-}
-
-/**
  * Bodies as SDKs send them, for `calls` parts in all: `upsert_batch` requests of
  * PARTS_PER_REQUEST parts, calls in traces of one to four (a root and its children), call ids
  * UUIDv7 (as the Weave SDKs make them) in half the traces and random UUIDs in the other half,

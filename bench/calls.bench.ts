@@ -1,7 +1,9 @@
 /**
  * Calls pipeline benchmarks (issue: calls pipeline). Prints:
- * - ingest throughput: upsert_batch of 500 parts, 8 concurrent clients, acknowledged and
- *   queryable, with the ratio to clickhouse-client inserting the same rows from a file;
+ * - ingest throughput: upsert_batch of 500 parts as SDKs send them (bench/callBodies.ts,
+ *   realisticBatchBodies), 8 concurrent clients, acknowledged and queryable, with the ratios
+ *   to clickhouse-client inserting the same rows from a file and to the raw reference
+ *   (standardInsertRate, support.ts);
  * - single /call/start at 500 requests/s: p50/p99 acknowledgement latency, embedded (the
  *   durable log) and Kafka;
  * - reads over 1,000,000 calls in one project, with the ratio to the bare SQL;
@@ -10,8 +12,8 @@
 import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
-import { encodedBatchBodies, iso, PARTS_PER_REQUEST, T0 } from "./callBodies.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { iso, PARTS_PER_REQUEST, realisticBatchBodies, T0 } from "./callBodies.js";
 
 const CLIENTS = 8;
 const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
@@ -23,7 +25,8 @@ const post = (url: string, path: string, body: string | Uint8Array<ArrayBuffer>)
   fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: BENCH_AUTH }, body });
 
 async function ingest(service: ServiceProcess, project: string) {
-  const bodies = encodedBatchBodies(project, INGEST_REQUESTS);
+  // As SDKs send them (UUIDv7 and random ids, traces of one to four calls, some ended a request later).
+  const bodies = realisticBatchBodies(project, INGEST_REQUESTS * PARTS_PER_REQUEST);
   const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, childPids("clickhouse")[0] ?? null);
   const send = keptAlivePoster(service.url, CLIENTS);
@@ -120,6 +123,7 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
   const ingestResult = await ingest(embedded, "bench/ingest");
   await embedded.stop();
   const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, "bench/ingest");
+  const standardRowsPerSecond = standardInsertRate(ch);
   const ourCallsPerSecond = ingestResult.parts / 2 / ingestResult.queryableSeconds;
   printTable(`Ingest: upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients (embedded mode, the durable log, PROCESSES=${BENCH_PROCESSES})`, [{
     parts: ingestResult.parts,
@@ -127,6 +131,8 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
     "queryable parts/s": ingestResult.parts / ingestResult.queryableSeconds,
     "clickhouse-client rows/s": clientRowsPerSecond,
     "ratio (our calls/s ÷ client rows/s)": (ourCallsPerSecond / clientRowsPerSecond).toFixed(3),
+    "raw reference rows/s": standardRowsPerSecond,
+    "queryable parts/s ÷ raw reference": (ingestResult.parts / ingestResult.queryableSeconds / standardRowsPerSecond).toFixed(3),
     "peak RSS MB (all processes)": ingestResult.peakRss,
   }]);
   printCpuTable(ingestResult.cpu, ingestResult.queryableSeconds, ingestResult.parts, "part");

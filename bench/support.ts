@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { Agent, request, type IncomingHttpHeaders } from "node:http";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePorts, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
@@ -273,6 +274,50 @@ export interface InsertCopy {
   readonly create: readonly string[];
   /** clickhouse-client settings of the insert, e.g. `--insert_distributed_sync=1`. */
   readonly settings?: readonly string[];
+}
+
+const STANDARD_ROWS = 200_000;
+
+/**
+ * The raw reference ingest rates are set against: `clickhouse-client` inserting 200,000
+ * small call-part rows (12 columns, about 360 bytes of JSONEachRow each:
+ * random UUIDs, a trace of one to four calls, an op name, two timestamps, short inputs and
+ * output) in one statement into a scratch MergeTree table of the same server. It measures
+ * the machine and the server of the run, whatever our schema, so that a rate divided by it
+ * compares across machines and days. Returns rows per second.
+ */
+export function standardInsertRate(ch: Pick<LocalClickHouse, "tcpPort">): number {
+  const dir = mkdtempSync(join(tmpdir(), "bench-standard-"));
+  const file = join(dir, "rows.json");
+  const database = "bench_reference";
+  const client = (sql: string, run: Omit<ClientRun, "database"> = {}) => clickhouseClient(ch, sql, run);
+  try {
+    const lines: string[] = [];
+    let trace = randomUUID();
+    for (let i = 0; i < STANDARD_ROWS; i++) {
+      if (i % (1 + (i % 4)) === 0) trace = randomUUID();
+      const at = Date.UTC(2026, 10, 28) * 1000 + i * 137;
+      lines.push(JSON.stringify({
+        project_id: "bench/ref", id: randomUUID(), trace_id: trace, parent_id: "", op_name: "weave:///bench/ref/op/f:v1",
+        started_at: at, ended_at: at + 1_500_000, status: "ok",
+        inputs: JSON.stringify({ q: `${i}` }), output: JSON.stringify({ a: `${i}` }),
+        attributes: JSON.stringify({ env: "prod" }), wb_user_id: "bench",
+      }));
+    }
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    client(`CREATE DATABASE IF NOT EXISTS ${database}`);
+    client(`DROP TABLE IF EXISTS ${database}.call_parts`);
+    client(`CREATE TABLE ${database}.call_parts (project_id String, id String, trace_id String, parent_id String, op_name String,
+      started_at UInt64, ended_at UInt64, status String, inputs String, output String, attributes String, wb_user_id String)
+      ENGINE = MergeTree ORDER BY (project_id, id)`);
+    const t = performance.now();
+    client(`INSERT INTO ${database}.call_parts FORMAT JSONEachRow`, { inputFile: file });
+    const rate = STANDARD_ROWS / ((performance.now() - t) / 1000);
+    client(`DROP DATABASE ${database}`);
+    return rate;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
