@@ -1,5 +1,8 @@
 import pino, { type Logger } from "pino";
 
+/** Longest a line waits in the buffer. */
+const FLUSH_MS = 100;
+
 /**
  * The process's log: pino's JSON lines on stdout, buffered and written asynchronously: out
  * once 8 KB are queued, or at the latest `FLUSH_MS` after a line (so a lone line at low
@@ -9,8 +12,6 @@ import pino, { type Logger } from "pino";
  * written out synchronously when the process exits; a SIGKILL loses at most the last
  * `FLUSH_MS` of lines.
  */
-const FLUSH_MS = 100;
-
 export function stdoutLogger(level: string): Logger {
   const stdout = pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: FLUSH_MS });
   process.once("exit", () => {
