@@ -13,7 +13,6 @@
  */
 import { createServer } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import pino from "pino";
 import { loadConfig } from "../services/config.js";
 import { startService } from "../services/service.js";
 import { BASE_MODEL_SPECS } from "../services/lm/baseModels.js";
@@ -21,7 +20,7 @@ import { countingQuestions, oneDigitPrompt } from "../services/lm/corpus.js";
 import { PROOF_DEFAULTS, runHeldOutProof } from "../services/lm/heldOutProof.js";
 import { loadModel, RL_DEFAULTS, trainRl, trainSft, type RlGroup, type TrainingProgress } from "../services/lm/index.js";
 import { decodeWeights } from "../services/lm/weightsFormat.js";
-import { BENCH_AUTH, BENCH_KEY, startBenchClickHouse } from "./support.js";
+import { BENCH_AUTH, BENCH_KEY, inProcessServiceLog, startBenchClickHouse } from "./support.js";
 import { benchBaseModel, createModel, jobEnded, rlJob, SAMPLING, sampleTrajectories, trainingApi, user, type Sampled } from "./trainingApi.js";
 
 const SECTIONS = new Set((process.env.BENCH_LM_SECTIONS ?? "library,service,proof").split(","));
@@ -106,9 +105,9 @@ async function serviceFigures(sampled: Sampled[][]): Promise<string[]> {
   const service = await startService(
     loadConfig({
       PORT: "0", HOST: "127.0.0.1", CLICKHOUSE_URL: bench.ch.url, CLICKHOUSE_DATABASE: "bench_lm", DATA_DIR: bench.dir,
-      AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]), LOG_LEVEL: "silent",
+      AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]),
     }),
-    pino({ level: "silent" }),
+    inProcessServiceLog(),
   );
   try {
     const url = service.url!;

@@ -4,6 +4,8 @@ import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
+import pino, { type Logger } from "pino";
+import { loadConfig } from "../services/config.js";
 import { freePorts, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
 
 /** Shared pieces of the benchmarks: a service process, timing statistics, printing. */
@@ -31,6 +33,15 @@ export function compiledService(): string {
     compiled = true;
   }
   return "build/services/main.js";
+}
+
+/**
+ * For a service a bench runs in its own process (startService): pino at the shipped default
+ * level, buffered like the process log, into a file (the bench's stdout is its report).
+ */
+export function inProcessServiceLog(): Logger {
+  const dir = mkdtempSync(join(tmpdir(), "bench-service-log-"));
+  return pino({ level: loadConfig({}).LOG_LEVEL }, pino.destination({ dest: join(dir, "service.log"), sync: false, minLength: 8192 }));
 }
 
 /** BENCH_CPU_PROF=<dir>: node's flags that write a V8 CPU profile there when the process stops. */
@@ -276,6 +287,17 @@ export interface InsertCopy {
   readonly settings?: readonly string[];
 }
 
+type Client = (sql: string, run?: Omit<ClientRun, "database">) => unknown;
+
+/** Makes `copy` afresh and times `clickhouse-client` inserting `file` into it in one statement: seconds. */
+function timedInsert(client: Client, copy: InsertCopy, file: string, format: string): number {
+  client(`DROP TABLE IF EXISTS ${copy.table}`);
+  for (const statement of copy.create) client(statement);
+  const t = performance.now();
+  client(`INSERT INTO ${copy.table} FORMAT ${format}`, { flags: copy.settings, inputFile: file });
+  return (performance.now() - t) / 1000;
+}
+
 const STANDARD_ROWS = 200_000;
 
 /**
@@ -306,15 +328,14 @@ export function standardInsertRate(ch: Pick<LocalClickHouse, "tcpPort">): number
     }
     writeFileSync(file, `${lines.join("\n")}\n`);
     client(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    client(`DROP TABLE IF EXISTS ${database}.call_parts`);
-    client(`CREATE TABLE ${database}.call_parts (project_id String, id String, trace_id String, parent_id String, op_name String,
-      started_at UInt64, ended_at UInt64, status String, inputs String, output String, attributes String, wb_user_id String)
-      ENGINE = MergeTree ORDER BY (project_id, id)`);
-    const t = performance.now();
-    client(`INSERT INTO ${database}.call_parts FORMAT JSONEachRow`, { inputFile: file });
-    const rate = STANDARD_ROWS / ((performance.now() - t) / 1000);
+    const seconds = timedInsert(client, {
+      table: `${database}.call_parts`,
+      create: [`CREATE TABLE ${database}.call_parts (project_id String, id String, trace_id String, parent_id String, op_name String,
+        started_at UInt64, ended_at UInt64, status String, inputs String, output String, attributes String, wb_user_id String)
+        ENGINE = MergeTree ORDER BY (project_id, id)`],
+    }, file, "JSONEachRow");
     client(`DROP DATABASE ${database}`);
-    return rate;
+    return STANDARD_ROWS / seconds;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -338,11 +359,7 @@ export function clickhouseClientInsertRate(
     // Straight to a file: the dump can exceed what one string or buffer holds.
     client(`SELECT * FROM calls WHERE project_id = '${project}' FORMAT RowBinary`, { outputFile: file });
     const rows = Number(client(`SELECT count() FROM calls WHERE project_id = '${project}'`).trim());
-    client(`DROP TABLE IF EXISTS ${copy.table}`);
-    for (const statement of copy.create) client(statement);
-    const t = performance.now();
-    client(`INSERT INTO ${copy.table} FORMAT RowBinary`, { flags: copy.settings, inputFile: file });
-    return rows / ((performance.now() - t) / 1000);
+    return rows / timedInsert(client, copy, file, "RowBinary");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

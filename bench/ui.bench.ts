@@ -15,7 +15,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import pino from "pino";
 import type { Page } from "playwright-core";
 import { loadConfig } from "../services/config.js";
 import { UI_BUILD_DIR } from "../services/query/uiRoutes.js";
@@ -25,7 +24,7 @@ import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { buildUi, launchChromium } from "../test/ui/browser.js";
-import { BENCH_KEY, clickhouseClient, printTable, startBenchClickHouse, stats } from "./support.js";
+import { BENCH_KEY, clickhouseClient, inProcessServiceLog, printTable, startBenchClickHouse, stats } from "./support.js";
 
 const CALLS = Number(process.env.BENCH_UI_CALLS ?? 1_000_000);
 const TRACE_CALLS = 10_000;
@@ -121,8 +120,8 @@ async function main(): Promise<void> {
     const seedSeconds = (performance.now() - t0) / 1000;
 
     service = await startService(
-      loadConfig({ PORT: "0", HOST: "127.0.0.1", CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: DATABASE, DATA_DIR: dir, AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]), LOG_LEVEL: "silent" }),
-      pino({ level: "silent" }),
+      loadConfig({ PORT: "0", HOST: "127.0.0.1", CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: DATABASE, DATA_DIR: dir, AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]) }),
+      inProcessServiceLog(),
     );
     const url = service.url!;
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

@@ -8,13 +8,12 @@
  * Starts its own ClickHouse in a temporary directory and the service in this process;
  * stops both and removes the directory at the end.
  */
-import pino from "pino";
 import { loadConfig } from "../services/config.js";
 import { startService, type RunningService } from "../services/service.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
-import { BENCH_AUTH, BENCH_KEY, clickhouseClient, printTable, startBenchClickHouse, stats, timeIt } from "./support.js";
+import { BENCH_AUTH, BENCH_KEY, clickhouseClient, inProcessServiceLog, printTable, startBenchClickHouse, stats, timeIt } from "./support.js";
 import { MIGRATIONS } from "../services/roles.js";
 
 const BACKGROUND = Number(process.env.BENCH_BACKGROUND_CALLS ?? 100_000);
@@ -74,9 +73,8 @@ async function main(): Promise<void> {
         CLICKHOUSE_DATABASE: DATABASE,
         DATA_DIR: dir,
         AUTH_KEYS: JSON.stringify([{ key: BENCH_KEY, username: "bench", entities: ["*"] }]),
-        LOG_LEVEL: "silent",
       }),
-      pino({ level: "silent" }),
+      inProcessServiceLog(),
     );
     const url = service.url!;
     const post = async (path: string, body: unknown) => {
