@@ -54,7 +54,13 @@ export interface StoreOptions {
  * without waiting for replication; the other replica takes over when the first is down.
  * A read that cannot reach some shard fails (retryable: 503) instead of answering from the
  * others, which would be a partial answer (pinned: a server profile may skip such shards).
+ * `prefer_localhost_replica` is on only where the node talked to is that first replica
+ * (`localReplicaSettings`): its own shard is then read in-process, not through a connection
+ * to itself, and the same replica answers.
  */
+const NO_SETTINGS: Promise<ClickHouseSettings> = Promise.resolve({});
+const FIRST_REPLICA_RETRY_MS = 30_000;
+
 const CLUSTER_SETTINGS: ClickHouseSettings = {
   insert_distributed_sync: 1,
   distributed_product_mode: "local",
@@ -72,6 +78,8 @@ export class ClickHouseStore {
   private readonly client: ClickHouseClient;
   private readonly injected: InjectedClickHouse | null;
   private writeSettingsOnce: Promise<ClickHouseSettings> | null = null;
+  private readSettingsOnce: Promise<ClickHouseSettings> | null = null;
+  private readSettingsRetryAt = 0;
   /** The ClickHouse cluster the schema is spread over (CLICKHOUSE_CLUSTER), null on a single node. */
   readonly cluster: string | null;
   /**
@@ -117,7 +125,7 @@ export class ClickHouseStore {
 
   async rows<T>(operation: string, query: BuiltQuery): Promise<T[]> {
     return this.timed(operation, async (query_id) => {
-      const rs = await this.client.query({ query: this.statement(query), format: "JSONEachRow", query_id });
+      const rs = await this.client.query({ query: this.statement(query), format: "JSONEachRow", query_id, clickhouse_settings: await this.readSettings() });
       return rs.json<T>();
     });
   }
@@ -130,6 +138,7 @@ export class ClickHouseStore {
         query: this.statement(query),
         format: "JSONEachRow",
         query_id: `${operation}-${uuid4()}`,
+        clickhouse_settings: await this.readSettings(),
       });
       for await (const batch of rs.stream<T>()) {
         for (const row of batch) yield row.json<T>();
@@ -150,7 +159,7 @@ export class ClickHouseStore {
     const end = queryDuration.startTimer({ operation });
     let stream: Readable | null = null;
     try {
-      const result = await this.client.exec({ query: `${this.statement(query)} FORMAT RowBinary`, query_id: `${operation}-${uuid4()}` });
+      const result = await this.client.exec({ query: `${this.statement(query)} FORMAT RowBinary`, query_id: `${operation}-${uuid4()}`, clickhouse_settings: await this.readSettings() });
       stream = result.stream;
       yield* readStringColumn(stream, maxValueBytes);
     } catch (err) {
@@ -164,7 +173,7 @@ export class ClickHouseStore {
   /** DDL and writes done inside ClickHouse (`INSERT ... SELECT`, `INSERT ... VALUES`). */
   async command(operation: string, query: BuiltQuery): Promise<void> {
     await this.timed(operation, async (query_id) =>
-      this.client.command({ query: this.statement(query), query_id, clickhouse_settings: await this.writeSettings() }),
+      this.client.command({ query: this.statement(query), query_id, clickhouse_settings: await this.writingSettings() }),
     );
   }
 
@@ -175,7 +184,7 @@ export class ClickHouseStore {
     const target = this.injected?.ignoresDatabaseOption ? `${this.database}.${table}` : table;
     await this.timedInsert(table, rows.length, () =>
       this.timed(operation, async (query_id) =>
-        this.client.insert({ table: target, values: rows as T[], format: "JSONEachRow", query_id, clickhouse_settings: await this.writeSettings() }),
+        this.client.insert({ table: target, values: rows as T[], format: "JSONEachRow", query_id, clickhouse_settings: await this.writingSettings() }),
       ),
     );
   }
@@ -192,7 +201,7 @@ export class ClickHouseStore {
     await this.timedInsert(table, rowCount, async () => {
       if (binaryRowsDir) return this.insertRowBinaryFile(operation, into, rows, binaryRowsDir);
       await this.timed(operation, async (query_id) => {
-        const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from([rows]), query_id, clickhouse_settings: await this.writeSettings() });
+        const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from([rows]), query_id, clickhouse_settings: await this.writingSettings() });
         result.stream.resume();
         await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
       });
@@ -248,6 +257,50 @@ export class ClickHouseStore {
         throw err;
       });
     return this.writeSettingsOnce;
+  }
+
+  /** Settings of a statement that writes: where reads go (`readSettings`), and `writeSettings`. */
+  private async writingSettings(): Promise<ClickHouseSettings> {
+    return { ...(await this.readSettings()), ...(await this.writeSettings()) };
+  }
+
+  /**
+   * Settings of every statement: on a cluster, whether to read this node's own shard in-process
+   * (CLUSTER_SETTINGS). Until the first replica answers whether it is this node, reads are
+   * pinned as if it were not, and it is asked again FIRST_REPLICA_RETRY_MS later.
+   */
+  private readSettings(): Promise<ClickHouseSettings> {
+    if (this.cluster === null) return NO_SETTINGS;
+    if (this.readSettingsOnce === null || (this.readSettingsRetryAt > 0 && Date.now() >= this.readSettingsRetryAt)) {
+      this.readSettingsRetryAt = 0;
+      this.readSettingsOnce = this.isFirstReplica(this.cluster)
+        .catch(() => {
+          this.readSettingsRetryAt = Date.now() + FIRST_REPLICA_RETRY_MS;
+          return false;
+        })
+        .then((first) => ({ prefer_localhost_replica: first ? 1 : 0 }));
+    }
+    return this.readSettingsOnce;
+  }
+
+  /**
+   * Whether the node talked to is the first replica of its shard in `cluster`, the one every
+   * process's reads and writes go to: its `replica` macro (which the Replicated tables'
+   * paths need anyway, store/clusterSchema.ts) is the one the first replica answers.
+   * 18.16 marks every replica of a shard with a local one as local, later servers only that
+   * one: both find the first replica of this node's shard.
+   */
+  private async isFirstReplica(cluster: string): Promise<boolean> {
+    const first = await this.client
+      .query({ query: `SELECT host_address, port FROM system.clusters WHERE cluster = ${quoteString(cluster)} AND is_local = 1 AND replica_num = 1 LIMIT 1`, format: "JSONEachRow" })
+      .then((rs) => rs.json<{ host_address: string; port: number }>());
+    if (first.length === 0) return false;
+    const address = first[0]!.host_address.includes(":") ? `[${first[0]!.host_address}]` : first[0]!.host_address;
+    const replica = (from: string) => `(SELECT substitution FROM ${from} WHERE macro = 'replica')`;
+    const same = await this.client
+      .query({ query: `SELECT ${replica("system.macros")} = ${replica(`remote(${quoteString(`${address}:${first[0]!.port}`)}, system.macros)`)} AS same`, format: "JSONEachRow" })
+      .then((rs) => rs.json<{ same: number }>());
+    return Number(same[0]?.same) === 1;
   }
 
   private async timed<R>(operation: string, run: (queryId: string) => Promise<R>): Promise<R> {

@@ -123,3 +123,31 @@ describe("the service's rows on the cluster", () => {
     }
   });
 });
+
+describe("reads on the cluster", () => {
+  it("see the writes before them through either replica of a shard, while the second replica has fetched nothing", async () => {
+    const setup = await freshClusterDatabase();
+    const { database } = setup;
+    const second = nodes.filter((n) => nodes.find((m) => m.shard === n.shard) !== n);
+    const through = (node: (typeof nodes)[number]) => new ClickHouseStore(node.url, database, suiteStoreOptions());
+    const stores = nodes.map(through);
+    try {
+      await setup.command("t", { sql: `CREATE TABLE ${database}.seen_local ON CLUSTER ${cluster} (project_id String, n UInt32) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/${database}/seen_local', '{replica}') ORDER BY (project_id, n)`, params: {} });
+      await setup.command("t", { sql: `CREATE TABLE ${database}.seen ON CLUSTER ${cluster} AS ${database}.seen_local ENGINE = Distributed(${cluster}, ${database}, seen_local, cityHash64(project_id))`, params: {} });
+      for (const node of second) await onNode(node.url, database).command("t", { sql: "SYSTEM STOP FETCHES seen_local", params: {} });
+      const projects = Array.from({ length: 6 }, (_, i) => `acme/seen-${i}`);
+      await stores[0]!.insert("t", "seen", projects.flatMap((project_id) => [1, 2, 3].map((n) => ({ project_id, n }))));
+      for (const [i, store] of stores.entries()) {
+        const rows = await store.rows<{ project_id: string; c: string }>("t", { sql: "SELECT project_id, count() AS c FROM seen GROUP BY project_id ORDER BY project_id", params: {} });
+        expect(rows.map((r) => [r.project_id, Number(r.c)]), nodes[i]!.name).toEqual(projects.map((p) => [p, 3]));
+      }
+      for (const node of second) {
+        const local = await onNode(node.url, database).rows<{ c: string }>("t", { sql: "SELECT count() AS c FROM seen_local", params: {} });
+        expect(Number(local[0]!.c), `${node.name} fetched nothing`).toBe(0);
+      }
+    } finally {
+      for (const node of second) await onNode(node.url, database).command("t", { sql: "SYSTEM START FETCHES seen_local", params: {} });
+      await Promise.all([setup, ...stores].map((s) => s.close()));
+    }
+  });
+});
