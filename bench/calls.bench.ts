@@ -12,7 +12,7 @@
 import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
 import { iso, PARTS_PER_REQUEST, realisticBatchBodies, T0 } from "./callBodies.js";
 
 const CLIENTS = 8;
@@ -136,6 +136,7 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
     "peak RSS MB (all processes)": ingestResult.peakRss,
   }]);
   printCpuTable(ingestResult.cpu, ingestResult.queryableSeconds, ingestResult.parts, "part");
+  printClickHouseWork(ch, database, ingestResult.parts, "part");
 }
 
 async function latencySection(env: Record<string, string>, brokers: string): Promise<void> {
