@@ -16,11 +16,22 @@
  *
  * An import may only point down (to a layer to its left), and no files may import each
  * other in a circle.
+ *
+ * The layers of ui/src, checked in the same run:
+ *
+ *   ground (api, format, hooks, types, project, router, traceTotals) ← components ← access
+ *     ← pages ← App ← main
+ *
+ * A page is reached only through App's table of pages; the ground knows no React component
+ * of ours (router's `Link` is its own).
  */
 const WIRING = "^services/(main|service|cluster|roles)\\.ts$";
 const GROUND = "^services/[^/]+\\.ts$";
 const layer = (name) => `^services/${name}/`;
 const SERVICES = "ingest|query|training|inference|mcp";
+const UI = "^ui/src/";
+const UI_GROUND = `${UI}(api|format|hooks|types|project|router|traceTotals)\\.tsx?$`;
+const UI_ABOVE_GROUND = `${UI}(components/|pages/|access|App|main)`;
 
 /** `from` may not import anything in `to` (besides type-only imports, which are still imports: no exception). */
 const forbid = (name, from, to) => ({ name, severity: "error", from: { path: from, pathNot: WIRING }, to: { path: to } });
@@ -39,11 +50,17 @@ module.exports = {
     forbid("worker-below-services", layer("worker"), `${WIRING}|${layer(`(http|${SERVICES})`)}`),
     forbid("services-below-wiring", layer(`(${SERVICES})`), WIRING),
     forbid("services-below-mcp", layer("(ingest|query|training|inference)"), layer("mcp")),
+    { name: "ui-no-circular", severity: "error", comment: "UI files that import each other in a circle", from: { path: UI }, to: { circular: true } },
+    { name: "ui-ground-imports-no-component", severity: "error", from: { path: UI_GROUND }, to: { path: UI_ABOVE_GROUND } },
+    { name: "ui-components-below-pages", severity: "error", from: { path: `${UI}components/` }, to: { path: `${UI}(pages/|access|App|main)` } },
+    { name: "ui-access-below-pages", severity: "error", from: { path: `${UI}access` }, to: { path: `${UI}(pages/|App|main)` } },
+    { name: "ui-pages-below-app", severity: "error", from: { path: `${UI}pages/` }, to: { path: `${UI}(App|main)` } },
+    { name: "ui-app-below-main", severity: "error", from: { path: `${UI}App` }, to: { path: `${UI}main` } },
   ],
   options: {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+    enhancedResolveOptions: { extensions: [".ts", ".tsx", ".js"] },
   },
 };

@@ -29,15 +29,15 @@ VITEST := node_modules/vitest/vitest.mjs
 test: install
 	npx tsc --noEmit -p .
 	npx tsc --noEmit -p ui
-	npx depcruise services --config .dependency-cruiser.cjs
+	npx depcruise services ui/src --config .dependency-cruiser.cjs
 	$(NODE_24) $(VITEST) run --project clickhouse-18.16
 	node $(VITEST) run --project chdb-26.7
 	node $(VITEST) run --project cluster-18.16 --no-file-parallelism
 	$(NODE_24) $(VITEST) run --project faults-18.16 --no-file-parallelism
 
-## Imports only point down the layers, and never in a circle (.dependency-cruiser.cjs).
+## Imports only point down the layers, and never in a circle, in services/ and ui/src (.dependency-cruiser.cjs).
 layers: install
-	npx depcruise services --config .dependency-cruiser.cjs
+	npx depcruise services ui/src --config .dependency-cruiser.cjs
 
 typecheck: install
 	npx tsc --noEmit -p .

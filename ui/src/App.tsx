@@ -14,16 +14,9 @@ import { ThreadPage, ThreadsPage } from "./pages/Threads";
 import { TracePage } from "./pages/Trace";
 import { TracesPage } from "./pages/Traces";
 import { UsagePage } from "./pages/Usage";
+import { projectRefOf, type ProjectRef } from "./project";
 import { Link, match, navigate, seg, useLocation } from "./router";
 import type { Project } from "./types";
-
-export interface ProjectRef {
-  readonly entity: string;
-  readonly project: string;
-  readonly projectId: string;
-  /** `/ui/{entity}/{project}` */
-  readonly base: string;
-}
 
 type Page = (p: ProjectRef, params: Record<string, string>, search: URLSearchParams) => ReactNode;
 
@@ -84,8 +77,7 @@ function Shell({ path, search, onLogout }: { path: string; search: URLSearchPara
   const parts = path.split("/").filter(Boolean);
   // `/{entity}/settings` is the entity's page (a project named "settings" keeps its pages below it: `/{entity}/settings/traces`…).
   const entityPage = parts.length === 2 && parts[1] === "settings" ? decodeURIComponent(parts[0]!) : null;
-  const project: ProjectRef | null =
-    parts.length >= 2 && entityPage === null ? { entity: decodeURIComponent(parts[0]!), project: decodeURIComponent(parts[1]!), projectId: `${decodeURIComponent(parts[0]!)}/${decodeURIComponent(parts[1]!)}`, base: `/${parts[0]}/${parts[1]}` } : null;
+  const project: ProjectRef | null = parts.length >= 2 && entityPage === null ? projectRefOf(parts[0]!, parts[1]!) : null;
   const rest = `/${parts.slice(2).join("/")}`;
   let content: ReactNode = null;
   if (entityPage !== null) content = <EntitySettingsPage entity={entityPage} />;

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { errorMessage, postJson } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { formatTime } from "../format";
 import { useLoad } from "../hooks";
 import type { Call, Feedback } from "../types";

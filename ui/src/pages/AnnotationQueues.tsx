@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { errorMessage, getJson, postJson, postLines } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { ErrorBox, Loading, Section } from "../components/common";
 import { FeedbackPanel, type ScoreField } from "../components/Feedback";
 import { JsonView, parseRef } from "../components/JsonView";

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { postJson, postLines } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { ErrorBox, Loading, StatusBadge } from "../components/common";
 import { JsonView, parseRef } from "../components/JsonView";
 import { formatDuration, formatTime, latencyMs, statusOf } from "../format";

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { postJson } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { ErrorBox, Loading, Section } from "../components/common";
 import { JsonView, parseRef } from "../components/JsonView";
 import { formatTime } from "../format";

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { AdminsOnly } from "../access";
 import { getJson, putJson } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { ErrorBox, Loading, Section } from "../components/common";
 import { formatBytes, formatNumber } from "../format";
 import { useAction, useLoad } from "../hooks";

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { postLines } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { chatOfInputs, chatOfOutput, Conversation } from "../components/Chat";
 import { ErrorBox, Loading, StatusBadge } from "../components/common";
 import { JsonView } from "../components/JsonView";

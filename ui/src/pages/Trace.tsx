@@ -1,7 +1,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { postJson, postLines } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { chatOfInputs, chatOfOutput, Conversation } from "../components/Chat";
 import { ErrorBox, Loading, Section, StatusBadge } from "../components/common";
 import { FeedbackPanel } from "../components/Feedback";

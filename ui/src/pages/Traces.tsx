@@ -1,7 +1,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
 import { errorMessage, isAbort, postLines } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { ErrorBox, StatusBadge } from "../components/common";
 import { formatCost, formatDuration, formatNumber, formatTime, latencyMs, opName, statusOf } from "../format";
 import { navigate, seg } from "../router";

@@ -1,6 +1,6 @@
 import { useMemo, useState } from "react";
 import { postJson } from "../api";
-import type { ProjectRef } from "../App";
+import type { ProjectRef } from "../project";
 import { PALETTE, TimeChart, type Series } from "../components/Chart";
 import { ErrorBox, Loading, Section } from "../components/common";
 import { formatCost, formatNumber } from "../format";
