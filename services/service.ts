@@ -20,7 +20,7 @@ import type { KafkaSettings } from "./queue/kafka/client.js";
 import { KafkaEventConsumer, type ConsumerOptions } from "./queue/kafka/consumer.js";
 import { KafkaStoredOffsets } from "./queue/kafka/groupOffsets.js";
 import { KafkaEventPublisher } from "./queue/kafka/publisher.js";
-import { measuredBatches, type EventConsumer, type EventPublisher, type Topic } from "./queue/queue.js";
+import { measuredBatches, type EventConsumer, type EventPublisher, type ReadYourWrites, type Topic } from "./queue/queue.js";
 import { deliverWith } from "./worker/delivery.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
@@ -132,9 +132,9 @@ const SHUTDOWN_GRACE_MS = 15_000;
 const READ_YOUR_WRITES_WAIT_MS = 5_000;
 
 /** An operation on projects first waits for their queued writes (http/app.ts `queuedWritesStored`). */
-function readYourWrites(stored: (timeoutMs: number, scopes: readonly string[]) => Promise<void>, log: Logger) {
+function readYourWrites(waits: ReadYourWrites, log: Logger) {
   return (projects: readonly string[]) =>
-    stored(READ_YOUR_WRITES_WAIT_MS, projects).catch((err: unknown) => {
+    waits.stored(READ_YOUR_WRITES_WAIT_MS, projects).catch((err: unknown) => {
       log.warn({ err: err instanceof Error ? err.message : String(err), projects }, "queued writes not stored in time: answering from what is stored");
     });
 }
@@ -183,7 +183,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
 
   // The log's consumer runs in a thread of its own, with a store client of its own: an injected
   // ClickHouse (a test engine in this process) cannot be reached from there, so it is consumed here.
-  const consumesInThread = embedded !== null && !deps.clickhouse;
+  const consumesInLogThread = embedded !== null && !deps.clickhouse;
   const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config, log), limits, lagLimits(config))) : null;
   const jobs = new JobsRepository(store);
   const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config, log), limits) : embeddedJobs;
@@ -210,7 +210,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), consumerOptions(config, log));
-    if (!consumesInThread) await consumer.start(deliverWith(measuredBatches(eventsTopic.name, callBatchHandler(parts)), log, eventsTopic.name));
+    if (!consumesInLogThread) await consumer.start(deliverWith(measuredBatches(eventsTopic.name, callBatchHandler(parts)), log, eventsTopic.name));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
   if (roles.has("worker")) {
@@ -225,9 +225,9 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
 
   let server: Server | null = null;
   let url: string | null = null;
-  // With Kafka any process can tell: the worker group's committed offsets against the topic's end.
+  // Read-your-writes (queue/queue.ts `ReadYourWrites`): with Kafka any process can tell; the log, where it is written.
   const kafkaStored = useKafka ? new KafkaStoredOffsets(eventsTopic.name, kafkaSettings(config, log)) : null;
-  const queueStored = kafkaStored ? (timeoutMs: number) => kafkaStored.stored(timeoutMs) : publisher?.stored?.bind(publisher);
+  const storedWaits: ReadYourWrites | null = kafkaStored ?? (publishesCalls ? embedded : null);
   let api: HttpApi | null = null;
   const servesApi = roles.has("ingest") || roles.has("query") || roles.has("inference");
   // The keys made over the API, read before the first request and kept in step with the other processes.
@@ -242,10 +242,10 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
       maxBodyBytes: config.MAX_BODY_BYTES,
       maxJsonDepth: config.JSON_MAX_DEPTH,
       recordedAnswers: new RetriesRepository(store),
-      ...(queueStored ? { queuedWritesStored: readYourWrites(queueStored, log) } : {}),
+      ...(storedWaits ? { queuedWritesStored: readYourWrites(storedWaits, log) } : {}),
     });
     api = http;
-    mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)), ...(queueStored ? { queueStored } : {}) }, config.TRUSTED_PROXIES);
+    mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)), ...(storedWaits ? { queueStored: (timeoutMs: number) => storedWaits.stored(timeoutMs) } : {}) }, config.TRUSTED_PROXIES);
     if (servesApi) mountRoutes(api, roles, parts);
     mountDocs(api);
     api.installErrorHandler();
@@ -262,7 +262,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     log.info({ port: grpc.port }, "serving OTLP/gRPC");
   }
   // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
-  if (roles.has("worker") && consumesInThread) embedded.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
+  if (roles.has("worker") && consumesInLogThread) embedded.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
 
   return {
     url,

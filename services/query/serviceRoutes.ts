@@ -39,7 +39,7 @@ export const queueStoredOp = operation({
 export interface HealthProbe {
   clickhouse(): Promise<boolean>;
   queue(): Promise<boolean>;
-  /** EventPublisher.stored of the durable log, or KafkaStoredOffsets.stored; absent where it cannot know. */
+  /** `ReadYourWrites.stored` of the queue (queue/queue.ts); absent where it cannot know. */
   queueStored?: (timeoutMs: number) => Promise<void>;
 }
 

@@ -17,15 +17,27 @@ import { batchDuration, batchEvents, timed } from "../metrics.js";
 export interface EventPublisher<T> {
   publish(messages: readonly T[], weightBytes?: number): Promise<void>;
   healthy(): Promise<boolean>;
-  /**
-   * Resolves once everything this publisher acknowledged before the call is stored by the
-   * worker (readable), or only what it acknowledged for these scopes (the topic's
-   * `readScope`: projects); rejects with RetryableError after `timeoutMs`. Only where the
-   * worker is known to this process (the durable log); with Kafka, whose consumers may run
-   * anywhere, the group's committed offsets tell instead (kafka/groupOffsets.ts `KafkaStoredOffsets`).
-   */
-  stored?(timeoutMs: number, scopes?: readonly string[]): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Read-your-writes: `stored` resolves once the messages acknowledged before the call are
+ * stored by the worker (readable), or only those of these scopes (the topic's `readScope`:
+ * projects); it rejects with RetryableError after `timeoutMs`. Both modes implement it, and
+ * differ in what they see:
+ * - the durable log (`DurableLogQueue`) waits for what this process acknowledged, per project;
+ * - Kafka (`KafkaStoredOffsets`, kafka/groupOffsets.ts) waits for what any process
+ *   acknowledged (the topic's end offsets against the worker group's committed ones), for
+ *   the whole topic whatever the scopes (a partition holds many projects).
+ *
+ * The modes' other differences: both bound the workers' lag, holding bulk writes then
+ * refusing them with 429 (lagBound.ts; the log per lane with durableLog/heldWrites.ts, Kafka
+ * per partition with kafka/groupOffsets.ts `KafkaLagWatch`); only the log stores single
+ * writes through an express lane beside the batches (durableLog/expressLane.ts), as only
+ * there is the worker in the same process.
+ */
+export interface ReadYourWrites {
+  stored(timeoutMs: number, scopes?: readonly string[]): Promise<void>;
 }
 
 /** Backoff between attempts at a batch the store or the queue did not take: doubling from 200 ms, at most 5 s. */
@@ -86,7 +98,7 @@ export interface Topic<T> {
    */
   readonly accepts?: (value: unknown) => value is T;
   /**
-   * What a reader waits on (a project): `EventPublisher.stored` for some scopes waits only
+   * What a reader waits on (a project): `ReadYourWrites.stored` for some scopes waits only
    * for the messages of those scopes (and what precedes them in the queue).
    */
   readonly readScope?: (message: T) => string;

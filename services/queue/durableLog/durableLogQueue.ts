@@ -4,7 +4,7 @@ import { Gauge } from "prom-client";
 import type { Logger } from "pino";
 import { QueueFullError, RetryableError, errorText } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
-import type { Deliver, EventConsumer, EventPublisher, Topic } from "../queue.js";
+import type { Deliver, EventConsumer, EventPublisher, ReadYourWrites, Topic } from "../queue.js";
 import { syncDirectory } from "./files.js";
 import { HeldWrites } from "./heldWrites.js";
 import { LagBound, type LagLimits } from "../lagBound.js";
@@ -90,7 +90,7 @@ export interface LogFollower<T> {
   drain(ms: number): Promise<unknown>;
 }
 
-export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
+export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T>, ReadYourWrites {
   private readonly bound: PendingBound;
   private readonly lag: LagBound | null;
   private waiting: Waiting<T>[] = [];
@@ -215,7 +215,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T> {
     return this.storedWaits.wait(timeoutMs, this.durableEnd, scopes, (position) => this.follower?.hurry(position));
   }
 
-  /** Consumes in this thread. */
+  /** Consumes in the calling thread (`startThread`: in a worker thread of its own). */
   async start(deliver: Deliver<T>): Promise<void> {
     if (this.follower) throw new Error("already started");
     const consumer = new LogConsumer(

@@ -10,7 +10,7 @@ interface Waiter {
 }
 
 /**
- * Read-your-writes on a durable log (`EventPublisher.stored`): which records a reader of some
+ * Read-your-writes on a durable log (`ReadYourWrites.stored`, queue.ts): which records a reader of some
  * scopes (projects) waits for, and when they are stored. Records are stored in order, except
  * interactive ones (small writes), which the consumer may store ahead of a backlog
  * (logConsumer.ts, express): a reader waits for the position in order of its scopes' other

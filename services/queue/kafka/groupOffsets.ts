@@ -1,6 +1,7 @@
 import type { Admin } from "kafkajs";
 import { errorText, RetryableError } from "../../errors.js";
 import { BULK_HOLD_MS, isBulkWrite, LagBound, type LagLimits } from "../lagBound.js";
+import type { ReadYourWrites } from "../queue.js";
 import { kafkaClient, sleep, type KafkaSettings } from "./client.js";
 
 /** A topic's end offsets and a group's committed offsets, by partition, read with one admin client. */
@@ -64,7 +65,7 @@ interface OffsetsWaiter {
  * poll of the broker serves every concurrent waiter. Scopes are not told apart: a
  * partition holds many projects, so a wait for some covers the whole topic.
  */
-export class KafkaStoredOffsets {
+export class KafkaStoredOffsets implements ReadYourWrites {
   private readonly offsets: GroupOffsets;
   private waiters: OffsetsWaiter[] = [];
   private polling: Promise<void> | null = null;
@@ -74,7 +75,7 @@ export class KafkaStoredOffsets {
     this.offsets = new GroupOffsets(topic, settings);
   }
 
-  stored(timeoutMs: number): Promise<void> {
+  stored(timeoutMs: number, _scopes?: readonly string[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
