@@ -134,10 +134,10 @@ export class AlertsRepository {
   async latestTransitions(projectId: string | null): Promise<Map<string, AlertTransition>> {
     const pb = new ParamBuilder();
     const where = projectId === null ? "1" : `project_id = ${pb.str(projectId)}`;
-    const sql = `SELECT alert_id, max(seq) AS seq, argMax(value, seq) AS value, argMax(at, seq) AS at
+    const sql = `SELECT alert_id, max(seq) AS last_seq, argMax(value, seq) AS last_value, argMax(at, seq) AS last_at
 FROM alert_transitions FINAL WHERE ${where} GROUP BY project_id, alert_id`;
-    const rows = await this.store.rows<{ alert_id: string; seq: number | string; value: number | string | null; at: number | string }>("alerts_latest_transitions", { sql, params: pb.params });
-    return new Map(rows.map((r) => [r.alert_id, { seq: Number(r.seq), state: stateOfSeq(Number(r.seq)), value: numberOrNull(r.value), at: Number(r.at) }]));
+    const rows = await this.store.rows<{ alert_id: string; last_seq: number | string; last_value: number | string | null; last_at: number | string }>("alerts_latest_transitions", { sql, params: pb.params });
+    return new Map(rows.map((r) => [r.alert_id, { seq: Number(r.last_seq), state: stateOfSeq(Number(r.last_seq)), value: numberOrNull(r.last_value), at: Number(r.last_at) }]));
   }
 
   /** The project's state changes, latest first, at most `limit` per rule. */
@@ -158,10 +158,10 @@ ORDER BY alert_id, seq DESC LIMIT ${pb.count(limit)} BY alert_id`;
   /** Each rule's last evaluation, by rule id. */
   async lastEvaluations(projectId: string): Promise<Map<string, AlertEvaluation>> {
     const pb = new ParamBuilder();
-    const sql = `SELECT alert_id, argMax(value, evaluated_at) AS value, max(evaluated_at) AS evaluated_at
+    const sql = `SELECT alert_id, argMax(value, evaluated_at) AS last_value, max(evaluated_at) AS last_at
 FROM alert_evaluations WHERE project_id = ${pb.str(projectId)} GROUP BY alert_id`;
-    const rows = await this.store.rows<{ alert_id: string; value: number | string | null; evaluated_at: number | string }>("alerts_last_evaluations", { sql, params: pb.params });
-    return new Map(rows.map((r) => [r.alert_id, { value: numberOrNull(r.value), evaluatedAt: Number(r.evaluated_at) }]));
+    const rows = await this.store.rows<{ alert_id: string; last_value: number | string | null; last_at: number | string }>("alerts_last_evaluations", { sql, params: pb.params });
+    return new Map(rows.map((r) => [r.alert_id, { value: numberOrNull(r.last_value), evaluatedAt: Number(r.last_at) }]));
   }
 
   async recordEvaluations(evaluations: readonly { rule: AlertRuleRecord; value: number | null; at: number }[]): Promise<void> {
