@@ -155,6 +155,15 @@ ORDER BY alert_id, seq DESC LIMIT ${pb.count(limit)} BY alert_id`;
     return out;
   }
 
+  /** The rule's `seq`-th state change as stored (the one seen first, when several workers wrote it), or null. */
+  async transition(projectId: string, alertId: string, seq: number): Promise<AlertTransition | null> {
+    const pb = new ParamBuilder();
+    const sql = `SELECT seq, value, at FROM alert_transitions FINAL
+WHERE project_id = ${pb.str(projectId)} AND alert_id = ${pb.str(alertId)} AND seq = ${pb.int(seq)}`;
+    const [row] = await this.store.rows<{ seq: number | string; value: number | string | null; at: number | string }>("alerts_transition", { sql, params: pb.params });
+    return row ? { seq: Number(row.seq), state: stateOfSeq(Number(row.seq)), value: numberOrNull(row.value), at: Number(row.at) } : null;
+  }
+
   /** Each rule's last evaluation, by rule id. */
   async lastEvaluations(projectId: string): Promise<Map<string, AlertEvaluation>> {
     const pb = new ParamBuilder();
@@ -175,7 +184,7 @@ FROM alert_evaluations WHERE project_id = ${pb.str(projectId)} GROUP BY alert_id
   /** Writes the rule's `seq`-th state change; writing the same `seq` again (another worker) leaves one. */
   async recordTransition(rule: AlertRuleRecord, transition: AlertTransition): Promise<void> {
     await this.store.insert("alerts_record_transition", "alert_transitions", [
-      { project_id: rule.projectId, alert_id: rule.id, seq: transition.seq, state: transition.state, value: transition.value, at: transition.at },
+      { project_id: rule.projectId, alert_id: rule.id, seq: transition.seq, state: transition.state, value: transition.value, at: transition.at, rank: Number.MAX_SAFE_INTEGER - transition.at },
     ]);
   }
 }

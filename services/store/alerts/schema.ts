@@ -10,8 +10,9 @@ import type { Migration } from "../migrations.js";
  * `alert_transitions`: the rule's state changes, one row per change, numbered from 1 by
  * `seq`. States alternate from `ok` (no change yet), so an odd `seq` is a change into
  * `firing` and an even one back to `ok`: two workers that see the same crossing write the
- * same (project_id, alert_id, seq) and FINAL keeps one row. The rule's state is the one of
- * its highest `seq`; the webhook delivery of a change is one job whose id derives from it.
+ * same (project_id, alert_id, seq) and FINAL keeps one row: the one seen first (`rank` =
+ * 2^53 − 1 − `at`, the highest rank wins), which the webhook delivery posts too. The rule's
+ * state is the one of its highest `seq`; the delivery of a change is one job whose id derives from it.
  *
  * `alert_evaluations`: the last evaluation of each rule (value, NULL when there was no data,
  * and when), ReplacingMergeTree by `evaluated_at`.
@@ -43,8 +44,9 @@ export const ALERTS_MIGRATION: Migration = {
       seq UInt64,
       state String,
       value Nullable(Float64),
-      at Int64
-    ) ENGINE = ReplacingMergeTree()
+      at Int64,
+      rank UInt64
+    ) ENGINE = ReplacingMergeTree(rank)
     ORDER BY (project_id, alert_id, seq)`,
     `CREATE TABLE IF NOT EXISTS alert_evaluations (
       project_id String,

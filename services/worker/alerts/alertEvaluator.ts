@@ -109,7 +109,7 @@ export class AlertEvaluator {
   }
 
   private deliveryJob(rule: AlertRuleRecord, transition: AlertTransition): JobMessage {
-    const input: AlertWebhookInput = { project_id: rule.projectId, alert_id: rule.id, body: webhookBody(rule, transition) };
+    const input: AlertWebhookInput = { project_id: rule.projectId, alert_id: rule.id, seq: transition.seq, body: webhookBody(rule, transition) };
     return { id: deliveryJobId(rule, transition.seq), type: ALERT_WEBHOOK_JOB, serial_key: `alert:${rule.id}`, input: { ...input }, submitted_at: transition.at };
   }
 }

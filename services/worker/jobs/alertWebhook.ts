@@ -2,6 +2,7 @@ import { errorText, RetryableError } from "../../errors.js";
 import type { JsonObject, JsonValue } from "../../json.js";
 import type { AlertsRepository } from "../../store/alerts/alertsRepository.js";
 import type { WebhookTargets } from "../alerts/webhookTarget.js";
+import { microsToIso } from "../../times.js";
 import type { JobContext, JobHandler } from "./handler.js";
 
 /** The job type of an alert's webhook delivery: one job per state change (worker/alerts/alertEvaluator.ts). */
@@ -14,15 +15,17 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
 export interface AlertWebhookInput {
   readonly project_id: string;
   readonly alert_id: string;
+  /** Which change of the rule (store/alerts/schema.ts). */
+  readonly seq: number;
   readonly body: JsonObject;
 }
 
 const inputOf = (input: JsonObject): AlertWebhookInput => {
-  const { project_id, alert_id, body } = input;
-  if (typeof project_id !== "string" || typeof alert_id !== "string" || typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new Error("an alert webhook job needs project_id, alert_id and body");
+  const { project_id, alert_id, seq, body } = input;
+  if (typeof project_id !== "string" || typeof alert_id !== "string" || typeof seq !== "number" || typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new Error("an alert webhook job needs project_id, alert_id, seq and body");
   }
-  return { project_id, alert_id, body };
+  return { project_id, alert_id, seq, body };
 };
 
 /**
@@ -48,12 +51,15 @@ export function alertWebhookJobs(deps: { alerts: AlertsRepository; targets: Webh
       throw new RetryableError(`webhook host did not resolve: ${errorText(err)}`);
     }
     if (refusal !== null) throw new Error(`webhook refused: ${refusal}`);
+    // The change as stored, when several workers saw it: the value and time its history shows.
+    const stored = await deps.alerts.transition(input.project_id, input.alert_id, input.seq);
+    const body = stored ? { ...input.body, value: stored.value, at: microsToIso(stored.at) } : input.body;
     let status: number;
     try {
       const res = await fetch(rule.webhookUrl, {
         method: "POST",
         headers: { "content-type": "application/json", "x-alert-delivery-id": ctx.jobId },
-        body: JSON.stringify(input.body),
+        body: JSON.stringify(body),
         redirect: "manual",
         signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(WEBHOOK_TIMEOUT_MS)]),
       });
