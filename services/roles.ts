@@ -71,6 +71,14 @@ import { mountEvaluationRoutes } from "./query/evaluationsRoutes.js";
 import { localChatCompleter } from "./inference/evalCompleter.js";
 import { UpstreamChatCompleter, type ChatCompleter } from "./worker/jobs/chatCompleter.js";
 import { evaluationJobs } from "./worker/jobs/evaluationJobs.js";
+import { mountAlertRoutes } from "./query/alertsRoutes.js";
+import { ALERTS_MIGRATION } from "./store/alerts/schema.js";
+import { AlertsRepository } from "./store/alerts/alertsRepository.js";
+import { AlertMetrics } from "./store/alerts/alertMetrics.js";
+import { JobsRepository } from "./store/jobs/jobsRepository.js";
+import { AlertEvaluator } from "./worker/alerts/alertEvaluator.js";
+import { WebhookTargets } from "./worker/alerts/webhookTarget.js";
+import { alertWebhookJobs } from "./worker/jobs/alertWebhook.js";
 
 /**
  * The one table the service is built from. A resource names its tables (migrations), the
@@ -112,6 +120,14 @@ export interface Resource {
   readonly routes?: Partial<Record<HttpRole, (api: HttpApi, parts: ServiceParts) => void>>;
   /** Job types this resource runs on the job runner (worker role), by type. */
   readonly jobHandlers?: (parts: ServiceParts) => Readonly<Record<string, JobHandler>>;
+  /** Periodic work of the worker role (one per machine's processes: PROCESS_INDEX 0), started after the job runner and stopped before it. */
+  readonly workerTasks?: (parts: ServiceParts) => readonly WorkerTask[];
+}
+
+/** A periodic task of the worker role: `start` returns at once; `stop` resolves once the run under way ended. */
+export interface WorkerTask {
+  start(): void;
+  stop(): Promise<void>;
 }
 
 /** Images uploaded through /image/create are also saved as objects, so that their refs resolve. */
@@ -250,6 +266,20 @@ export const RESOURCES: readonly Resource[] = [
     jobHandlers: (parts) =>
       evaluationJobs({ store: parts.store, retention: parts.retention, writeCalls: callBatchHandler(parts), completer: evalCompleter(parts), maxAttempts: parts.config.JOBS_MAX_ATTEMPTS }),
   },
+  // Alert rules (query role) evaluated by the worker, every ALERTS_EVAL_INTERVAL_MS; each state change posted to the
+  // rule's webhook by a job on the job runner (one job per change, whichever workers saw it).
+  {
+    name: "alerts",
+    migrations: [ALERTS_MIGRATION],
+    routes: { query: (api, { store, config }) => mountAlertRoutes(api, { store, targets: new WebhookTargets(config.ALERTS_ALLOWED_HOSTS) }) },
+    jobHandlers: ({ store, config }) => alertWebhookJobs({ alerts: new AlertsRepository(store), targets: new WebhookTargets(config.ALERTS_ALLOWED_HOSTS) }),
+    workerTasks: ({ store, retention, config, log }) => [
+      new AlertEvaluator(
+        { alerts: new AlertsRepository(store), metrics: new AlertMetrics(store, retention), jobs: new JobsRepository(store) },
+        { intervalMs: config.ALERTS_EVAL_INTERVAL_MS, log },
+      ),
+    ],
+  },
   // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
   { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },
   // The MCP server at /mcp (services/mcp/): read-only tools for agents and IDEs over what the resources above store.
@@ -269,6 +299,11 @@ export function mountRoutes(api: HttpApi, roles: ReadonlySet<RoleName>, parts: S
     const unqueued = role === "ingest" ? api.operations.slice(before).filter((op) => !op.queued) : [];
     if (unqueued.length > 0) throw new Error(`ingest operations must be queued: ${unqueued.map((op) => op.id).join(", ")}`);
   }
+}
+
+/** Every resource's periodic worker tasks (not started). */
+export function workerTasks(parts: ServiceParts): WorkerTask[] {
+  return RESOURCES.flatMap((resource) => resource.workerTasks?.(parts) ?? []);
 }
 
 /** Every resource's job handlers, by job type (a type registered twice is a wiring mistake). */

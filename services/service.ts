@@ -29,7 +29,7 @@ import { RetriesRepository } from "./store/retries/retriesRepository.js";
 import { JobsRepository } from "./store/jobs/jobsRepository.js";
 import { JobRunner } from "./worker/jobs/runner.js";
 import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
-import { jobHandlers, MIGRATIONS, mountRoutes, type ServiceParts } from "./roles.js";
+import { jobHandlers, MIGRATIONS, mountRoutes, workerTasks, type ServiceParts, type WorkerTask } from "./roles.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { LogWorkerData } from "./worker/logWorker.js";
 import { RetentionJob } from "./worker/retentionJob.js";
@@ -213,6 +213,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     if (!consumesInLogThread) await consumer.start(deliverWith(measuredBatches(eventsTopic.name, callBatchHandler(parts)), log, eventsTopic.name));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
+  const tasks: WorkerTask[] = [];
   if (roles.has("worker")) {
     const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
     for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
@@ -221,6 +222,9 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     jobRunner.start();
     runner = jobRunner;
     retentionJob?.start();
+    // One set per machine's processes, as the retention job; several machines' workers agree through the store (roles.ts).
+    if (config.PROCESS_INDEX === 0) tasks.push(...workerTasks(parts));
+    for (const task of tasks) task.start();
   }
 
   let server: Server | null = null;
@@ -280,6 +284,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
       }
       await grpcStopped;
       await keySync?.stop();
+      await Promise.all(tasks.map((task) => task.stop()));
       if (runner) await runner.stop();
       await retentionJob?.stop();
       // No request and no job asks for a model any more.
