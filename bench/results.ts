@@ -1,14 +1,16 @@
 /**
- * The record `make bench` keeps: each run appends a section to docs/benchmarks.md with the
- * date, the commit, the machine and what every script printed, so figures live there and in
- * git history, never in comments or the README.
+ * The record `make bench` keeps: each run appends a section to bench/out/results.md (ignored by
+ * git, so a run leaves the checkout clean) with the date, the commit, the machine and what every
+ * script printed. Figures worth keeping are copied from there into docs/benchmarks.md by hand,
+ * with their date and command; never into comments or the README.
  */
 import { execFileSync } from "node:child_process";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, mkdirSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const BENCH_RESULTS = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url));
+export const BENCH_RESULTS = fileURLToPath(new URL("./out/results.md", import.meta.url));
 
 export interface Machine {
   readonly cores: number;
@@ -73,6 +75,8 @@ export function formatRun(run: BenchRun): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** Appends the run to the record at `path`, making its folder if need be. */
 export function appendRun(run: BenchRun, path: string = BENCH_RESULTS): void {
+  mkdirSync(dirname(path), { recursive: true });
   appendFileSync(path, formatRun(run));
 }

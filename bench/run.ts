@@ -1,11 +1,12 @@
 /**
  * `make bench`: runs every benchmark script in turn (`npx tsx bench/run.ts <part of a name>` runs
  * the matching ones). Each prints its own figures; what it printed is also appended, with the
- * date, the commit and the machine, to docs/benchmarks.md (bench/results.ts).
+ * date, the commit and the machine, to bench/out/results.md, ignored by git (bench/results.ts).
  * BENCH_RECORD=0 only prints.
  */
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
+import { relative } from "node:path";
 import { appendRun, BENCH_RESULTS, currentCommit, thisMachine, type ScriptOutput } from "./results.js";
 
 /** Runs a script with its output shown as it comes and kept for the record. */
@@ -31,8 +32,10 @@ for (const script of scripts) {
   console.log(`\n# bench/${script}`);
   outputs.push(await runScript(script));
 }
-if (process.env.BENCH_RECORD !== "0" && outputs.length > 0) {
+if (outputs.length === 0) console.log(`\nno bench/*.bench.ts matches ${JSON.stringify(only)}: nothing run`);
+else if (process.env.BENCH_RECORD === "0") console.log("\nnot recorded (BENCH_RECORD=0)");
+else {
   appendRun({ startedAt, commit, command: only ? `npx tsx bench/run.ts ${only}` : "make bench", machine, scripts: outputs });
-  console.log(`\nrecorded in ${BENCH_RESULTS}`);
+  console.log(`\nrecorded in ${relative(process.cwd(), BENCH_RESULTS)} (ignored by git; curated figures go to docs/benchmarks.md)`);
 }
 process.exit(outputs.some((o) => o.status !== 0) ? 1 : 0);

@@ -1,7 +1,10 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { formatRun } from "../../bench/results.js";
+import { appendRun, BENCH_RESULTS, formatRun } from "../../bench/results.js";
 
-describe("the record make bench appends to docs/benchmarks.md", () => {
+describe("the record make bench appends to bench/out/results.md, not to docs/benchmarks.md", () => {
   const run = {
     startedAt: new Date("2026-11-27T10:05:31Z"),
     commit: "abc1234",
@@ -35,5 +38,22 @@ describe("the record make bench appends to docs/benchmarks.md", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("is kept in bench/out/, which git ignores, so a run leaves the checkout as it was", () => {
+    expect(relative(process.cwd(), BENCH_RESULTS)).toBe(join("bench", "out", "results.md"));
+    expect(readFileSync(".gitignore", "utf8").split("\n")).toContain("bench/out/");
+  });
+
+  it("makes its folder, then appends each run after the last", () => {
+    const dir = mkdtempSync(join(tmpdir(), "bench-record-"));
+    try {
+      const path = join(dir, "out", "results.md");
+      appendRun(run, path);
+      appendRun({ ...run, commit: "def5678" }, path);
+      expect(readFileSync(path, "utf8")).toBe(formatRun(run) + formatRun({ ...run, commit: "def5678" }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { freePort, startLocalClickHouse } from "../../services/store/localServer.js";
+import { until, untilRead } from "../support/polling.js";
 import { AUTH_KEYS, basic, client, iso, KEY_ACME } from "../support/service.js";
 import { gzip, postOtlp, protobufBody } from "../otlp/httpSupport.js";
 
@@ -19,17 +20,16 @@ async function spawnService(env: Record<string, string>, port: number, asTermina
     stdio: ["ignore", "ignore", "inherit"],
     detached: asTerminal,
   });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
+  const healthy = async () => {
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return child;
+      return (await fetch(`http://127.0.0.1:${port}/health`)).ok;
     } catch {
-      // not up yet
+      return false; // not up yet
     }
-    if (Date.now() > deadline) throw new Error("service did not start");
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  };
+  await until(healthy, { timeoutMs: 60_000, everyMs: 100, what: "the service to start" });
+  return child;
 }
 
 function childrenOf(pid: number): number[] {
@@ -48,9 +48,7 @@ function alive(pid: number): boolean {
 
 /** Cluster processes must exit by themselves once their primary is gone (they drain first). */
 async function waitUntilGone(pids: readonly number[]): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  expect(pids.filter(alive)).toEqual([]);
+  expect(await untilRead(() => pids.filter(alive), (left) => left.length === 0, { timeoutMs: 30_000, everyMs: 100 })).toEqual([]);
 }
 
 /** Sends batches of starts from several clients until stopped; returns the acknowledged ids. */
@@ -110,14 +108,8 @@ async function allIds(url: string, project: string): Promise<string[]> {
 
 /** Waits until every acknowledged call is stored, then checks each is stored once. */
 async function expectEachOnce(url: string, project: string, acknowledged: readonly string[]): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  let ids: string[] = [];
   const acked = new Set(acknowledged);
-  while (Date.now() < deadline) {
-    ids = await allIds(url, project);
-    if ([...acked].every((id) => ids.includes(id))) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const ids = await untilRead(() => allIds(url, project), (read) => [...acked].every((id) => read.includes(id)), { timeoutMs: 90_000, everyMs: 250 });
   const seen = new Set(ids);
   expect(ids.length).toBe(seen.size);
   expect([...acked].filter((id) => !seen.has(id))).toEqual([]);
@@ -236,12 +228,7 @@ describe("durability", () => {
       }
       // Acknowledged once in each process's log: stored a moment later.
       const read = () => client(url).lines<{ id: string; ended_at: string | null }>("/calls/stream_query", { project_id: P, columns: ["id", "ended_at"] });
-      const deadline = Date.now() + 30_000;
-      let calls = await read();
-      while ((calls.length < rounds * 10 || calls.some((c) => c.ended_at === null)) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-        calls = await read();
-      }
+      const calls = await untilRead(read, (got) => got.length >= rounds * 10 && got.every((c) => c.ended_at !== null), { timeoutMs: 30_000, everyMs: 100 });
       expect(calls).toHaveLength(rounds * 10);
       expect(calls.filter((c) => c.ended_at === null).map((c) => c.id)).toEqual([]);
     } finally {

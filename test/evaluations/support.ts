@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from "vitest";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { storeOn } from "../support/database.js";
+import { until } from "../support/polling.js";
 import { serviceForFile, type Client } from "../support/service.js";
 
 /** The built-in base model: the evaluated model and the judge. Greedy and a few tokens, so runs stay short. */
@@ -88,13 +89,12 @@ export const statusOf = async (api: Client, project: string, callId: string): Pr
 
 /** Polls the status until it is no longer running. */
 export async function settled(api: Client, project: string, callId: string, timeoutMs = 120_000): Promise<Status> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await statusOf(api, project, callId);
-    if (status.code !== "running") return status;
-    if (Date.now() > deadline) throw new Error(`evaluation ${callId} still running: ${JSON.stringify(status)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  let last: Status | null = null;
+  const notRunning = async () => {
+    last = await statusOf(api, project, callId);
+    return last.code === "running" ? null : last;
+  };
+  return until(notRunning, { timeoutMs, everyMs: 200, what: () => `evaluation ${callId} to settle; still running: ${JSON.stringify(last)}` });
 }
 
 export interface StoredCall {

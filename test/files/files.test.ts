@@ -6,6 +6,7 @@ import { CHUNK_BYTES } from "../../services/store/files/fileRows.js";
 import { basic, KEY_ACME, KEY_OTHER, serviceForFile } from "../support/service.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { storeOn } from "../support/database.js";
+import { untilRead } from "../support/polling.js";
 import { generatedContent, postForm, readContent, storedFor, streamUpload, uploadFile } from "./support.js";
 
 const service = serviceForFile();
@@ -25,15 +26,8 @@ async function chunkRows(project: string): Promise<number> {
   }
 }
 
-/** Polls `read` until `done` holds (at most ~20 s), answering the last value read. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < 200 && !done(value); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = await read();
-  }
-  return value;
-}
+/** Polls `read` until `done` holds (at most 20 s), answering the last value read. */
+const eventually = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => untilRead(read, done, { timeoutMs: 20_000, everyMs: 100 });
 
 const stats = (project: string) => api.json<{ total_size_bytes: number }>("/files/query_stats", { project_id: project });
 const stored = (project: string) => storedFor(service.database, project);

@@ -3,6 +3,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CATALOG_NAMES } from "../../services/contract/inference.js";
 import { Catalogs, shippedCatalog } from "../../services/inference/catalogs.js";
+import { until, untilRead } from "../support/polling.js";
 import { client, KEY_OTHER, startTestService } from "../support/service.js";
 
 /** The inference information endpoints: shipped catalogs, served to any key, refreshed from upstream URLs. */
@@ -94,12 +95,7 @@ describe("refresh from upstream URLs", () => {
     try {
       const api = client(service.url);
       // The first refresh starts with the service; poll until it has landed.
-      let body: unknown = null;
-      for (let attempt = 0; attempt < 100; attempt++) {
-        body = await (await api.get(PATHS.hardware)).json();
-        if ((body as { as_of: string }).as_of === ours.as_of) break;
-        await new Promise((done) => setTimeout(done, 50));
-      }
+      const body = await untilRead(async () => (await (await api.get(PATHS.hardware)).json()) as { as_of: string }, (read) => read.as_of === ours.as_of, { timeoutMs: 5_000, everyMs: 50 });
       expect(body).toEqual(ours);
     } finally {
       await service.stop();
@@ -118,7 +114,7 @@ describe("refresh from upstream URLs", () => {
     const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/hardware`;
     const service = await startTestService({ INFERENCE_CATALOG_URLS: JSON.stringify({ hardware: url }), INFERENCE_CATALOG_REFRESH_MS: "1000" });
     try {
-      while (fetches < 2) await new Promise((done) => setTimeout(done, 50));
+      await until(() => fetches >= 2, { everyMs: 50, what: "the catalog's second fetch" });
     } finally {
       await service.stop();
     }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, client, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService } from "../support/service.js";
 import { START } from "../http/operationRequests.js";
+import { until } from "../support/polling.js";
 
 /**
  * Keys made over the API (docs/keys.md): made by an entity's admin, usable at once, listed
@@ -46,11 +47,7 @@ describe("API keys over the API", () => {
   };
   /** Polls `url` with `key` until `/auth/me` answers `expected`, failing past the bound. */
   const untilMeAnswers = async (url: string, key: string, expected: number): Promise<void> => {
-    const started = Date.now();
-    while ((await status(url, key, "GET", "/auth/me")) !== expected) {
-      if (Date.now() - started > PROPAGATION_BOUND_MS) throw new Error(`${url} did not answer ${expected} within ${PROPAGATION_BOUND_MS} ms`);
-      await new Promise((done) => setTimeout(done, 100));
-    }
+    await until(async () => (await status(url, key, "GET", "/auth/me")) === expected, { timeoutMs: PROPAGATION_BOUND_MS, everyMs: 100, what: `${url} to answer ${expected} to /auth/me` });
   };
 
   it("makes a key that works at once with its role, lists it without the secret, and refuses it once revoked", async () => {

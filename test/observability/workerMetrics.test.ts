@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
+import { untilRead } from "../support/polling.js";
 import { client, iso, startTestService } from "../support/service.js";
 
 /**
@@ -36,14 +37,9 @@ describe("a worker-only process on Kafka", () => {
       const api = client(ingest.url);
       for (let i = 0; i < 3; i++) expect((await api.post("/call/start", { start: start("acme/w", `c${i}`) })).status).toBe(200);
       const topic = { topic: kafka.KAFKA_TOPIC };
-      const deadline = Date.now() + 60_000;
-      let text = before;
       // Both workers (two groups) store each call: 6 rows between them (counted once each insert is answered).
       const rows = (t: string) => sampleOf(t, "clickhouse_rows_written_total", { table: "calls" }) - sampleOf(before, "clickhouse_rows_written_total", { table: "calls" });
-      while (rows(text) < 6 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-        text = await (await fetch(`${worker.url}/metrics`)).text();
-      }
+      const text = await untilRead(async () => (await fetch(`${worker.url}/metrics`)).text(), (t) => rows(t) >= 6, { timeoutMs: 60_000, everyMs: 100 });
       expect(sampleOf(text, "worker_batch_events_sum", topic) - sampleOf(before, "worker_batch_events_sum", topic)).toBe(6);
       expect(sampleOf(text, "clickhouse_rows_written_total", { table: "calls" }) - sampleOf(before, "clickhouse_rows_written_total", { table: "calls" })).toBe(6);
       expect(text).toMatch(new RegExp(`^queue_consumer_lag_messages\\{topic="${kafka.KAFKA_TOPIC}",partition="\\d+"[^}]*\\} 0$`, "m"));

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { expect } from "vitest";
+import { untilRead } from "../support/polling.js";
 import { basic, KEY_ACME, type Client } from "../support/service.js";
 import { startFakeOpenAi, type FakeOpenAi } from "./fakeOpenAi.js";
 import { OTLP_PATH } from "./httpSupport.js";
@@ -38,12 +39,11 @@ export async function runClient(node: string, name: string, env: Record<string, 
 
 /** The project's calls, oldest first, once at least `count` are readable (or after 20 s). */
 export async function storedCalls<C>(api: Client, project: string, count: number): Promise<C[]> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const calls = await api.lines<C>("/calls/stream_query", { project_id: project, sort_by: [{ field: "started_at", direction: "asc" }] });
-    if (calls.length >= count || Date.now() > deadline) return calls;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return untilRead(
+    () => api.lines<C>("/calls/stream_query", { project_id: project, sort_by: [{ field: "started_at", direction: "asc" }] }),
+    (calls) => calls.length >= count,
+    { timeoutMs: 20_000, everyMs: 100 },
+  );
 }
 
 /** A call as the client tests read it back. */

@@ -14,6 +14,7 @@ import { CompressionAlgorithm } from "@opentelemetry/otlp-exporter-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { untilRead } from "../support/polling.js";
 import { basic, iso, KEY_ACME, serviceForFile } from "../support/service.js";
 import { OTLP_PATH, RecordingExporter } from "./httpSupport.js";
 
@@ -101,8 +102,7 @@ beforeAll(async () => {
   expect(exporter.results.map((r) => r.code)).toEqual([VERCEL_7, VERCEL_6, UNNAMED].flatMap(walk).map(() => 0));
   // Readable once every span is stored (the answer may come before storage with the durable log).
   const all = [VERCEL_7, VERCEL_6, UNNAMED].flatMap(walk).length;
-  const deadline = Date.now() + 20_000;
-  while ((await api.lines("/calls/stream_query", { project_id: P })).length < all && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  await untilRead(() => api.lines("/calls/stream_query", { project_id: P }), (calls) => calls.length >= all, { timeoutMs: 20_000, everyMs: 100 });
 });
 
 /** What each call and its descendants spent, as both usage endpoints must answer it. */

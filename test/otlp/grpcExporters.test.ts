@@ -8,6 +8,7 @@
  * message that is not OTLP), nothing stored from them.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { untilRead } from "../support/polling.js";
 import { basic, KEY_ACME, KEY_OTHER, serviceForFile, startTestService, waitStored } from "../support/service.js";
 import { NODE_24, runClient, storedCalls, type ClientCall } from "./clientSupport.js";
 import { errorDetails, exportClient, grpcHeaders } from "./grpcSupport.js";
@@ -37,12 +38,7 @@ const runAgent = (env: Record<string, string>) => runClient(NODE_24, "otel-grpc.
 
 /** The call once `want` holds for it (its log records may be stored after its span). */
 async function readEventually(project: string, id: string, want: (c: Call | null) => boolean): Promise<Call | null> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const call = (await api.json<{ call: Call | null }>("/call/read", { project_id: project, id })).call;
-    if (want(call) || Date.now() > deadline) return call;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return untilRead(async () => (await api.json<{ call: Call | null }>("/call/read", { project_id: project, id })).call, want, { timeoutMs: 20_000, everyMs: 100 });
 }
 
 describe.each(["gzip", "none"] as const)("exporter-trace-otlp-grpc and exporter-logs-otlp-grpc, compression %s", (compression) => {

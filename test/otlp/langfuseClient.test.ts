@@ -9,6 +9,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { untilRead } from "../support/polling.js";
 import { KEY_ACME, KEY_OTHER, serviceForFile } from "../support/service.js";
 import { decodeProtobufStatus, JSON_TYPE, postOtlp, protobufBody } from "./httpSupport.js";
 
@@ -31,12 +32,7 @@ async function runClient(env: Record<string, string>): Promise<{ ids: { traceId:
 
 /** The trace's calls, once all `count` are readable (the answer may precede storage with the durable log). */
 async function traceCalls(project: string, traceId: string, count: number): Promise<Call[]> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const calls = await api.lines<Call>("/calls/stream_query", { project_id: project, filter: { trace_ids: [traceId] } });
-    if (calls.length >= count || Date.now() > deadline) return calls;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return untilRead(() => api.lines<Call>("/calls/stream_query", { project_id: project, filter: { trace_ids: [traceId] } }), (calls) => calls.length >= count, { timeoutMs: 20_000, everyMs: 100 });
 }
 
 const basicOf = (user: string, secret: string) => `Basic ${Buffer.from(`${user}:${secret}`).toString("base64")}`;

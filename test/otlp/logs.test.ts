@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ExportLogsServiceRequest, ExportLogsServiceResponse } from "../../services/otlp/protobuf.js";
+import { untilRead } from "../support/polling.js";
 import { KEY_OTHER, serviceForFile } from "../support/service.js";
 import { decodeProtobufStatus, gzip, JSON_TYPE, jsonBody, postOtlp } from "./httpSupport.js";
 
@@ -97,12 +98,7 @@ async function postLogs(body: Buffer | string, options: { json?: boolean; gzip?:
 
 /** The call once it reads with `want` (the answer may come before storage with the durable log). */
 async function readEventually(id: string, want: (c: Call | null) => boolean): Promise<Call | null> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const call = (await api.json<{ call: Call | null }>("/call/read", { project_id: P, id })).call;
-    if (want(call) || Date.now() > deadline) return call;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return untilRead(async () => (await api.json<{ call: Call | null }>("/call/read", { project_id: P, id })).call, want, { timeoutMs: 20_000, everyMs: 100 });
 }
 
 const filled = (c: Call | null) => c !== null && JSON.stringify(c.output) !== "null" && JSON.stringify(c.inputs) !== "{}";
@@ -125,9 +121,11 @@ describe("/otel/v1/logs", () => {
     expect((await postLogs(logsJson(records))).status).toBe(200);
     // Redelivered or sent again: each record is kept once.
     expect((await postLogs(logsJson(records))).status).toBe(200);
-    const deadline = Date.now() + 20_000;
-    let got: { records: Record<string, unknown>[] } = { records: [] };
-    while (got.records.length < 5 && Date.now() < deadline) got = await api.json("/call/log_records", { project_id: P, call_id: spanId });
+    const got = await untilRead(
+      () => api.json<{ records: Record<string, unknown>[] }>("/call/log_records", { project_id: P, call_id: spanId }),
+      (read) => read.records.length >= 5,
+      { timeoutMs: 20_000, everyMs: 100 },
+    );
     const at = (micros: number) => `2026-01-01T00:00:00.${String(micros).padStart(6, "0")}Z`;
     const common = { trace_id: traceId, severity_number: 0, severity_text: "", scope_name: "genai-events" };
     expect(got.records).toEqual([

@@ -8,6 +8,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
+import { untilRead } from "../support/polling.js";
 import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
 
 const CLIENT = fileURLToPath(new URL("../clients/otel-logs.mjs", import.meta.url));
@@ -34,12 +35,11 @@ beforeAll(async () => {
     timeout: 60_000,
   });
   ids = JSON.parse(stdout.trim().split("\n").at(-1)!);
-  const deadline = Date.now() + 20_000;
-  do {
-    call = (await api.json<{ call: Call | null }>("/call/read", { project_id: P, id: ids.spanId })).call;
-    if (call !== null && call.output !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
-  } while (Date.now() < deadline);
+  call = await untilRead(
+    async () => (await api.json<{ call: Call | null }>("/call/read", { project_id: P, id: ids.spanId })).call,
+    (read) => read !== null && read.output !== null,
+    { timeoutMs: 20_000, everyMs: 100 },
+  );
 });
 
 describe("OpenTelemetry Node SDK logs: GenAI events of a span", () => {

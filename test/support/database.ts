@@ -4,6 +4,7 @@ import { StoreQueryError } from "../../services/errors.js";
 import { ClickHouseStore, type InjectedClickHouse, type StoreOptions } from "../../services/store/clickhouse.js";
 import { ensureDatabase, migrate } from "../../services/store/migrations.js";
 import { MIGRATIONS } from "../../services/roles.js";
+import { until } from "./polling.js";
 
 /**
  * The ClickHouse of this run: the real server's URL, or chdb in this process in the
@@ -50,17 +51,15 @@ const REPLICATED_WITHIN_MS = 60_000;
  * read from system.replicas.
  */
 async function replicated(node: ClickHouseStore, local: string): Promise<void> {
-  const deadline = Date.now() + REPLICATED_WITHIN_MS;
-  for (;;) {
+  const caughtUp = async () => {
     const [replica] = await node.rows<{ behind: number }>("test_replica_behind", {
       // An empty log has log_pointer = log_max_index = 0: nothing to pull.
       sql: `SELECT queue_size > 0 OR (log_pointer <= log_max_index AND log_pointer + log_max_index > 0) AS behind FROM system.replicas WHERE database = currentDatabase() AND table = '${local}'`,
       params: {},
     });
-    if (replica && Number(replica.behind) === 0) return;
-    if (Date.now() > deadline) throw new Error(`${node.url}: ${local} not replicated within ${REPLICATED_WITHIN_MS} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return replica !== undefined && Number(replica.behind) === 0;
+  };
+  await until(caughtUp, { timeoutMs: REPLICATED_WITHIN_MS, everyMs: 100, what: `${node.url}: ${local} to be replicated` });
 }
 
 const OPTIMIZE_TRIES = 10;

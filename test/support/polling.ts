@@ -1,8 +1,11 @@
-/** How long to poll and how often; `what` names the awaited condition in the error of `until`. */
+/**
+ * How long to poll and how often. `what` names the awaited condition in the error of `until`:
+ * a text, or a function read once the time is up (to name what was last seen).
+ */
 export interface PollOptions {
   readonly timeoutMs?: number;
   readonly everyMs?: number;
-  readonly what?: string;
+  readonly what?: string | (() => string);
 }
 
 type Falsy = null | undefined | false;
@@ -27,6 +30,7 @@ export async function untilRead<T>(read: () => Promise<T> | T, done: (value: T) 
 /** Probes until the probe answers a truthy value, and answers that; throws, naming `what`, once the time is up. */
 export async function until<T>(probe: Probe<T>, options: PollOptions = {}): Promise<T> {
   const value = await untilRead(probe, Boolean, options);
-  if (!value) throw new Error(`timed out waiting for ${options.what ?? "the condition"} (${options.timeoutMs ?? TIMEOUT_MS} ms)`);
-  return value;
+  if (value) return value;
+  const what = typeof options.what === "function" ? options.what() : options.what;
+  throw new Error(`timed out waiting for ${what ?? "the condition"} (${options.timeoutMs ?? TIMEOUT_MS} ms)`);
 }

@@ -1,3 +1,4 @@
+import { until } from "../support/polling.js";
 import { KEY_ACME } from "../support/service.js";
 
 /** The training API's client: Bearer auth, as ART sends it; answers status and parsed body. */
@@ -45,16 +46,17 @@ interface EventsPage {
  */
 export async function eventsUntilEnd(api: TrainingClient, jobId: string, timeoutMs = 240_000): Promise<TrainingEvent[]> {
   const seen: TrainingEvent[] = [];
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const after = seen.length > 0 ? `?after=${seen[seen.length - 1]!.id}` : "";
-    const page = await api.ok<EventsPage>("GET", `/v1/preview/training-jobs/${jobId}/events${after}`);
-    seen.push(...page.data);
-    if (seen.some((e) => e.type === "training_ended" || e.type === "training_failed")) return seen;
-    if (page.has_more) continue;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} did not end in time; events: ${JSON.stringify(seen.map((e) => e.type))}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  /** Reads the pages after the last event seen; answers every event once the job ended. */
+  const readNew = async (): Promise<TrainingEvent[] | null> => {
+    for (;;) {
+      const after = seen.length > 0 ? `?after=${seen[seen.length - 1]!.id}` : "";
+      const page = await api.ok<EventsPage>("GET", `/v1/preview/training-jobs/${jobId}/events${after}`);
+      seen.push(...page.data);
+      if (seen.some((e) => e.type === "training_ended" || e.type === "training_failed")) return seen;
+      if (!page.has_more) return null;
+    }
+  };
+  return until(readNew, { timeoutMs, everyMs: 200, what: () => `job ${jobId} to end; events: ${JSON.stringify(seen.map((e) => e.type))}` });
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { RetryableError } from "../../services/errors.js";
 import { metricsSnapshot, metricsText, type MetricsSnapshot } from "../../services/metrics.js";
 import { startWriterThreads, withWriterThreads } from "../../services/worker/writerThreads.js";
+import { untilRead } from "../support/polling.js";
 import type { Scripted } from "./support/scriptedWriter.js";
 
 const ENTRY = new URL("./support/scriptedWriter.ts", import.meta.url);
@@ -17,9 +18,7 @@ const thread = writers.threads[0]!;
 afterAll(() => writers.close());
 
 async function untilIdle(): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!thread.idle && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  expect(thread.idle).toBe(true);
+  expect(await untilRead(() => thread.idle, Boolean, { timeoutMs: 20_000, everyMs: 20 })).toBe(true);
 }
 
 describe("writer threads", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULTS, loadConfig } from "../services/config.js";
+import { ConfigError, DEFAULTS, loadConfig } from "../../services/config.js";
 
 describe("configuration", () => {
   it("fills every default from named constants", () => {

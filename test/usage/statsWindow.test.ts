@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ValidationError } from "../services/errors.js";
-import { defaultGranularity, resolveStatsWindow, zoneOffsetSeconds } from "../services/store/statsWindow.js";
+import { ValidationError } from "../../services/errors.js";
+import { defaultGranularity, resolveStatsWindow, zoneOffsetSeconds } from "../../services/store/statsWindow.js";
 
 /** One test per rule of the stats window. */
 

@@ -2,7 +2,7 @@ import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { canReach, KeyRing, localKeys, roleIn, secretDigest } from "../services/auth/keys.js";
+import { canReach, KeyRing, localKeys, roleIn, secretDigest } from "../../services/auth/keys.js";
 
 describe("keys", () => {
   it("generates a local key once, private to the owner, and reuses it", () => {

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClickHouseStore } from "../services/store/clickhouse.js";
-import { RowBinaryWriter } from "../services/store/rowBinary.js";
-import { ParamBuilder, quoteString, renderSql, SqlParamError } from "../services/store/sql.js";
-import { freshStore } from "./support/database.js";
+import type { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { RowBinaryWriter } from "../../services/store/rowBinary.js";
+import { ParamBuilder, quoteString, renderSql, SqlParamError } from "../../services/store/sql.js";
+import { freshStore } from "../support/database.js";
 
 let store: ClickHouseStore;
 beforeAll(async () => {

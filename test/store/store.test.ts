@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreQueryError, StoreUnavailableError } from "../services/errors.js";
-import { ClickHouseStore } from "../services/store/clickhouse.js";
-import { freePort } from "../services/store/localServer.js";
-import { RowBinaryWriter } from "../services/store/rowBinary.js";
-import { ParamBuilder } from "../services/store/sql.js";
-import { freshStore } from "./support/database.js";
+import { StoreQueryError, StoreUnavailableError } from "../../services/errors.js";
+import { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { freePort } from "../../services/store/localServer.js";
+import { RowBinaryWriter } from "../../services/store/rowBinary.js";
+import { ParamBuilder } from "../../services/store/sql.js";
+import { freshStore } from "../support/database.js";
 
 let first: ClickHouseStore;
 let second: ClickHouseStore;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { client, serviceForFile } from "./support/service.js";
+import { client, serviceForFile } from "../support/service.js";
 
 const service = serviceForFile({ TRUSTED_PROXIES: "127.0.0.1" });
 
