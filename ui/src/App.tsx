@@ -3,6 +3,7 @@ import { MeProvider, useIsAdmin } from "./access";
 import { apiKey, getJson, onUnauthorized } from "./api";
 import { ErrorBox } from "./components/common";
 import { useLoad } from "./hooks";
+import { AlertsPage } from "./pages/Alerts";
 import { AnnotationQueuePage, AnnotationQueuesPage } from "./pages/AnnotationQueues";
 import { EntitySettingsPage } from "./pages/ApiKeys";
 import { EvaluationComparePage, EvaluationsPage } from "./pages/Evaluations";
@@ -35,7 +36,8 @@ const PROJECT_PAGES: [string, string | null, Page][] = [
   ["/objects/:objectId", null, (p, { objectId }, search) => <ObjectPage project={p} objectId={objectId!} version={search.get("version")} />],
   ["/tables/:digest", null, (p, { digest }) => <TablePage project={p} digest={digest!} />],
   ["/usage", "Usage", (p) => <UsagePage project={p} />],
-  // Linked for admins of the entity only (SettingsLink); the page itself tells others it is for admins.
+  // Linked for admins of the entity only (AdminLink); the pages themselves tell others they are for admins.
+  ["/alerts", null, (p) => <AlertsPage project={p} />],
   ["/settings", null, (p) => <ProjectSettingsPage project={p} />],
 ];
 
@@ -107,7 +109,8 @@ function Shell({ path, search, onLogout }: { path: string; search: URLSearchPara
                 {label}
               </Link>
             ))}
-            <SettingsLink project={project} active={rest.startsWith("/settings")} />
+            <AdminLink project={project} path="/alerts" label="Alerts" active={rest.startsWith("/alerts")} />
+            <AdminLink project={project} path="/settings" label="Settings" active={rest.startsWith("/settings")} />
           </nav>
         )}
         <button className="logout" onClick={onLogout}>
@@ -119,11 +122,12 @@ function Shell({ path, search, onLogout }: { path: string; search: URLSearchPara
   );
 }
 
-function SettingsLink({ project, active }: { project: ProjectRef; active: boolean }) {
+/** A link to a project page for admins of its entity only. */
+function AdminLink({ project, path, label, active }: { project: ProjectRef; path: string; label: string; active: boolean }) {
   if (!useIsAdmin(project.entity)) return null;
   return (
-    <Link to={`${project.base}/settings`} className={active ? "active" : ""}>
-      Settings
+    <Link to={`${project.base}${path}`} className={active ? "active" : ""}>
+      {label}
     </Link>
   );
 }

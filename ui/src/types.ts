@@ -4,6 +4,7 @@
  * may stand; here that is `Json`.
  */
 import type { KeyCreateRes, KeyRole, KeySummary, MeRes } from "../../services/contract/adminKeys.js";
+import type { AlertCreateReq, AlertRule as ContractAlertRule } from "../../services/contract/alerts.js";
 import type { AnnotationQueueItemSchema, AnnotationQueueSchema, AnnotationState as ContractAnnotationState } from "../../services/contract/annotationQueues.js";
 import type { CallSchema } from "../../services/contract/calls.js";
 import type { CallLogRecordsRes } from "../../services/contract/otelLogs.js";
@@ -72,3 +73,8 @@ export type ApiKey = z.infer<typeof KeySummary>;
 export type NewApiKey = z.infer<typeof KeyCreateRes>;
 /** `GET`/`PUT /projects/{entity}/{project}/settings`: retention and the disk the project's data uses. */
 export type ProjectSettings = z.infer<typeof ProjectSettingsRes>;
+
+/** An alert rule as `/alerts/query` lists it: its definition, state, last value and recent changes. */
+export type AlertRule = z.infer<typeof ContractAlertRule>;
+/** The body of `/alerts/create`. */
+export type NewAlertRule = z.infer<typeof AlertCreateReq>;
