@@ -38,6 +38,7 @@ import { otlpLimits } from "./ingest/otlp/export.js";
 import { RetentionExpiry } from "./store/projects/expiry.js";
 import { ProjectRetention } from "./store/projects/retention.js";
 import { ProjectSettingsRepository } from "./store/projects/settingsRepository.js";
+import { errorText } from "./errors.js";
 
 export interface RunningService {
   readonly url: string | null;
@@ -135,7 +136,7 @@ const READ_YOUR_WRITES_WAIT_MS = 5_000;
 function readYourWrites(stored: (timeoutMs: number, scopes: readonly string[]) => Promise<void>, log: Logger) {
   return (projects: readonly string[]) =>
     stored(READ_YOUR_WRITES_WAIT_MS, projects).catch((err: unknown) => {
-      log.warn({ err: err instanceof Error ? err.message : String(err), projects }, "queued writes not stored in time: answering from what is stored");
+      log.warn({ err: errorText(err), projects }, "queued writes not stored in time: answering from what is stored");
     });
 }
 /** The log consumer thread's module, beside this one (run through tsx as this one is). */

@@ -1,5 +1,5 @@
 import { EVALUATE_MODEL_JOB, EvaluateModelJobInput, SCORE_CALLS_JOB, ScoreCallsJobInput } from "../../contract/evaluations.js";
-import { RetryableError } from "../../errors.js";
+import { RetryableError, errorText } from "../../errors.js";
 import { derivedUuidv7 } from "../../ids.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
 import type { CallCompleteEvent, CallStartEvent, TraceEvent } from "../../queue/events.js";
@@ -146,7 +146,7 @@ class EvaluationJobs {
       return await this.runEvaluation(input, root, rootStart, ctx);
     } catch (err) {
       if (!ctx.signal.aborted && this.isFinal(err, ctx)) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorText(err);
         await this.deps.writeCalls([rootStart, {
           kind: "call_end", project_id: root.projectId, id: root.id, ended_at: Math.max(this.clock.nowMicros(), input.started_at), exception: message, output: null,
           summary: {}, wb_run_step_end: null, trace_id: root.traceId, started_at: input.started_at,
