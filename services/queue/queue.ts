@@ -28,9 +28,6 @@ export interface EventPublisher<T> {
   close(): Promise<void>;
 }
 
-/** Backoff between attempts at a batch the store or the queue did not take: doubling from 200 ms, at most 5 s. */
-export const retryBackoffMs = (attempt: number): number => Math.min(200 * 2 ** attempt, 5_000);
-
 /** Stores one batch; it must throw unless every message of the batch is stored. */
 export type BatchHandler<T> = (messages: readonly T[]) => Promise<void>;
 

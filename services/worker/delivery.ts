@@ -1,8 +1,7 @@
 import type { Logger } from "pino";
 import { RetryableError, errorText } from "../errors.js";
-import { retryBackoffMs, type BatchHandler, type Deliver, type Delivery } from "../queue/queue.js";
-
-
+import { retryBackoffMs } from "../queue/backoff.js";
+import type { BatchHandler, Deliver, Delivery } from "../queue/queue.js";
 
 /**
  * The worker's one delivery loop, the same for the durable log and for Kafka: the consumer
