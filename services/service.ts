@@ -20,8 +20,8 @@ import type { KafkaSettings } from "./queue/kafka/client.js";
 import { KafkaEventConsumer, type ConsumerOptions } from "./queue/kafka/consumer.js";
 import { KafkaStoredOffsets } from "./queue/kafka/groupOffsets.js";
 import { KafkaEventPublisher } from "./queue/kafka/publisher.js";
-import { measuredBatches, type EventConsumer, type EventPublisher, type Topic } from "./queue/queue.js";
-import { deliverWith } from "./worker/delivery.js";
+import type { EventConsumer, EventPublisher, Topic } from "./queue/queue.js";
+import { measuredDelivery } from "./worker/delivery.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
 import { ensureDatabase, migrate } from "./store/migrations.js";
@@ -211,14 +211,14 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), consumerOptions(config, log));
-    if (!consumesInThread) await consumer.start(deliverWith(measuredBatches(eventsTopic.name, callBatchHandler(parts)), log, eventsTopic.name));
+    if (!consumesInThread) await consumer.start(measuredDelivery(eventsTopic.name, callBatchHandler(parts), log));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
   if (roles.has("worker")) {
     const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
     for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
     jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config, log), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, consumerOptions(config, log));
-    await jobConsumer.start(deliverWith(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())), log, jobsTopicOf.name));
+    await jobConsumer.start(measuredDelivery(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake()), log));
     jobRunner.start();
     runner = jobRunner;
     retentionJob?.start();
