@@ -1,11 +1,11 @@
 import pino from "pino";
 import type { Config } from "../config.js";
-import { traceEventsTopic, type TraceEvent } from "../queue/events.js";
+import { isOtlpExport, traceEventsTopic, type TraceEvent } from "../queue/events.js";
 import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
 import { moduleBeside } from "../threads.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { setUpMetrics } from "../metrics.js";
-import { callBatchHandler, isOtlpExport } from "./callWorker.js";
+import { callBatchHandler } from "./callWorker.js";
 import { measuredDelivery } from "./delivery.js";
 import { startWriterThreads, withWriterThreads } from "./writerThreads.js";
 
