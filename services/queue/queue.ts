@@ -5,7 +5,7 @@ import { batchDuration, batchEvents, timed } from "../metrics.js";
 /**
  * The queue between the stages: ingest → worker for call events (topic `traceEventsTopic`),
  * submitters → job runners for jobs (`jobsTopic`). One interface per side, generic over the
- * message type of a topic (queue/topic.ts). Two implementations: the durable local log
+ * message type of a topic (`Topic`, below). Two implementations: the durable local log
  * (durableLog/, one machine) and Kafka (kafka/, scale-out).
  *
  * `publish` resolves only once the messages are durable: acknowledged by Kafka (acks=all),
