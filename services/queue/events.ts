@@ -203,7 +203,8 @@ function isOptional(v: unknown, check: (v: unknown) => boolean): boolean {
 }
 
 // Written out, not derived from contract/callFields.ts: a loop over the table's checks costs
-// ~6× as much per event (keyed reads, calls through closures), and this is the hot path.
+// several times as much per event (keyed reads, calls through closures; docs/benchmarks.md, "Figures that were kept in comments"),
+// and this is the hot path.
 // test/queue/traceEventSchema.test.ts checks it against the derived schema.
 function isCallStart(e: Fields): boolean {
   return (
