@@ -89,7 +89,7 @@ export interface Topic<T> {
   readonly readScope?: (message: T) => string;
   /**
    * How many stored items (calls, spans, log records) a message brings; 1 when absent. The
-   * durable log's lag bound tells bulk writes by it (durableLog/lagBound.ts).
+   * durable log's lag bound tells bulk writes by it (queue/lagBound.ts).
    */
   readonly items?: (message: T) => number;
 }

@@ -10,7 +10,7 @@ export interface ThreadsQuerySpec {
   readonly sortBy?: readonly ThreadSortBy[] | null;
   readonly limit?: number | null;
   readonly offset?: number | null;
-  /** The project's retention cutoff (projects/retention.ts): threads last updated before it are left out. */
+  /** The project's retention cutoff (store/projects/retention.ts): threads last updated before it are left out. */
   readonly retainedFrom?: number | null;
 }
 
