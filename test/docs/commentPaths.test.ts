@@ -73,6 +73,8 @@ export function missingCommentPaths(files: readonly string[], read = (file: stri
   const missing: string[] = [];
   for (const file of files) {
     const text = read(file);
+    // Only a file that names a missing path somewhere (comment, string or code) is parsed for its comments.
+    if (![...text.matchAll(PATH)].some(([path]) => !BESIDE.test(path) && !exists(path, file))) continue;
     const comments = file.endsWith(".sh") ? shellComments(text) : scriptComments(text, file);
     for (const comment of comments) {
       for (const [path] of comment.text.matchAll(PATH)) {
