@@ -3,6 +3,7 @@ import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, re
 import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { CLICKHOUSE_SERVER_BIN, freePorts, pings, SERVER_USERS_XML, serverConfigXml } from "../services/store/localServer.js";
+import { errorText } from "../services/errors.js";
 
 /**
  * A ClickHouse cluster on this machine, for the suite's cluster stage and for people
@@ -441,7 +442,7 @@ export function superviseCluster(dirArg: string, onRestart: (name: string, why: 
   // The error logs' lines from before the supervision are not its business.
   for (const node of readClusterState(dir)?.nodes ?? []) if (existsSync(errorLog(dir, node))) errorsReadUpTo.set(node.name, statSync(errorLog(dir, node)).size);
   const timer = setInterval(() => {
-    check = check.then(restartWhereNeeded).catch((err: unknown) => onRestart("(a restart)", `failed: ${err instanceof Error ? err.message : String(err)}`));
+    check = check.then(restartWhereNeeded).catch((err: unknown) => onRestart("(a restart)", `failed: ${errorText(err)}`));
   }, SUPERVISE_PERIOD_MS);
   return {
     async stop() {

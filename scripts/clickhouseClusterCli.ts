@@ -1,4 +1,5 @@
 import { clusterStatus, readClusterState, startCluster, startNode, startZooKeeper, stopCluster, stopNode, stopZooKeeper } from "./clickhouseCluster.js";
+import { errorText } from "../services/errors.js";
 
 /** The command line of scripts/clickhouse-cluster.sh (usage below). */
 const USAGE = `usage: scripts/clickhouse-cluster.sh <command> <dir> [node]
@@ -46,6 +47,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : String(err));
+  console.error(errorText(err));
   process.exit(1);
 });

@@ -4,6 +4,7 @@ import { reportReady, startCluster } from "./cluster.js";
 import { loadConfig } from "./config.js";
 import { stdoutLogger } from "./stdoutLog.js";
 import { startService } from "./service.js";
+import { errorText } from "./errors.js";
 
 /**
  * Entry point: reads the configuration, starts the roles (or, with PROCESSES > 1, the
@@ -48,6 +49,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`${errorText(err)}\n`);
   process.exit(1);
 });

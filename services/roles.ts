@@ -80,16 +80,7 @@ import { AlertEvaluator } from "./worker/alerts/alertEvaluator.js";
 import { WebhookTargets } from "./worker/alerts/webhookTarget.js";
 import { alertWebhookJobs } from "./worker/jobs/alertWebhook.js";
 
-/**
- * The one table the service is built from. A resource names its tables (migrations), the
- * routes it mounts in each HTTP role and what it adds to the worker. To add a resource:
- * its schema under store/<resource>/schema.ts, its queries and repository beside it, its
- * routes under query/ (or ingest/ for high-volume writes through the queue), and one row
- * here (what it adds to the worker's call batches: a row in worker/callWorker.ts). Roles: `ingest`
- * (validated writes → queue), `query` (reads and low-volume writes straight to ClickHouse),
- * `worker` (queue → ClickHouse, and the job runner), `inference` (chat completions on the
- * built-in models, CPU-bound: run it in processes of its own when it is used much).
- */
+/** The roles that mount HTTP routes: every role but the worker. */
 export type HttpRole = Exclude<RoleName, "worker">;
 
 /** What a resource's parts are made from; each part takes only what it needs. */
@@ -174,6 +165,16 @@ const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
   return parts.publisher;
 };
 
+/**
+ * The one table the service is built from. A resource names its tables (migrations), the
+ * routes it mounts in each HTTP role and what it adds to the worker. To add a resource:
+ * its schema under store/<resource>/schema.ts, its queries and repository beside it, its
+ * routes under query/ (or ingest/ for high-volume writes through the queue), and one row
+ * here (what it adds to the worker's call batches: a row in worker/callWorker.ts). Roles: `ingest`
+ * (validated writes → queue), `query` (reads and low-volume writes straight to ClickHouse),
+ * `worker` (queue → ClickHouse, and the job runner), `inference` (chat completions on the
+ * built-in models, CPU-bound: run it in processes of its own when it is used much).
+ */
 export const RESOURCES: readonly Resource[] = [
   {
     name: "calls",

@@ -20,8 +20,8 @@ import type { KafkaSettings } from "./queue/kafka/client.js";
 import { KafkaEventConsumer, type ConsumerOptions } from "./queue/kafka/consumer.js";
 import { KafkaStoredOffsets } from "./queue/kafka/groupOffsets.js";
 import { KafkaEventPublisher } from "./queue/kafka/publisher.js";
-import { measuredBatches, type EventConsumer, type EventPublisher, type ReadYourWrites, type Topic } from "./queue/queue.js";
-import { deliverWith } from "./worker/delivery.js";
+import type { EventConsumer, EventPublisher, ReadYourWrites, Topic } from "./queue/queue.js";
+import { measuredDelivery } from "./worker/delivery.js";
 import { ClickHouseStore, type InjectedClickHouse } from "./store/clickhouse.js";
 import { startLocalClickHouse, type LocalClickHouse } from "./store/localServer.js";
 import { ensureDatabase, migrate } from "./store/migrations.js";
@@ -38,6 +38,7 @@ import { otlpLimits } from "./ingest/otlp/export.js";
 import { RetentionExpiry } from "./store/projects/expiry.js";
 import { ProjectRetention } from "./store/projects/retention.js";
 import { ProjectSettingsRepository } from "./store/projects/settingsRepository.js";
+import { errorText } from "./errors.js";
 
 export interface RunningService {
   readonly url: string | null;
@@ -135,7 +136,7 @@ const READ_YOUR_WRITES_WAIT_MS = 5_000;
 function readYourWrites(waits: ReadYourWrites, log: Logger) {
   return (projects: readonly string[]) =>
     waits.stored(READ_YOUR_WRITES_WAIT_MS, projects).catch((err: unknown) => {
-      log.warn({ err: err instanceof Error ? err.message : String(err), projects }, "queued writes not stored in time: answering from what is stored");
+      log.warn({ err: errorText(err), projects }, "queued writes not stored in time: answering from what is stored");
     });
 }
 /** The log consumer thread's module, beside this one (run through tsx as this one is). */
@@ -210,7 +211,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   let consumer: EventConsumer<TraceEvent> | null = null;
   if (roles.has("worker")) {
     consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), consumerOptions(config, log));
-    if (!consumesInLogThread) await consumer.start(deliverWith(measuredBatches(eventsTopic.name, callBatchHandler(parts)), log, eventsTopic.name));
+    if (!consumesInLogThread) await consumer.start(measuredDelivery(eventsTopic.name, callBatchHandler(parts), log));
   }
   let jobConsumer: EventConsumer<JobMessage> | null = null;
   const tasks: WorkerTask[] = [];
@@ -218,7 +219,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
     for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
     jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config, log), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, consumerOptions(config, log));
-    await jobConsumer.start(deliverWith(measuredBatches(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake())), log, jobsTopicOf.name));
+    await jobConsumer.start(measuredDelivery(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake()), log));
     jobRunner.start();
     runner = jobRunner;
     retentionJob?.start();

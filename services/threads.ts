@@ -61,7 +61,7 @@ export interface SupervisedThreadOptions<Out> {
   readonly onMessage: (message: Out) => void;
   /** The thread ended without being asked to (before it is started again). */
   readonly onEnded?: (code: number) => void;
-  /** Ends in a row, with no `progressed()` between them, after which it stays down (default: never). */
+  /** Restarts in a row, with no `progressed()` between them: the end after the last of them leaves it down (default: never). */
   readonly maxRestarts?: number;
   /**
    * Whether `/metrics` asks the thread for its values (default true). A thread that keeps none

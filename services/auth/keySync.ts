@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { KeyRing, StoredKey } from "./keys.js";
+import { errorText } from "../errors.js";
 
 /** Where the keys made over the API live (store/keys/keysRepository.ts). */
 export interface KeySource {
@@ -56,7 +57,7 @@ export class KeySync {
   private async reloadLogged(): Promise<void> {
     if (this.reloading) return;
     this.reloading = this.reload()
-      .catch((err: unknown) => this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "could not reload the API keys: keeping the last ones read"))
+      .catch((err: unknown) => this.log.warn({ err: errorText(err) }, "could not reload the API keys: keeping the last ones read"))
       .finally(() => {
         this.reloading = null;
       });
@@ -66,6 +67,6 @@ export class KeySync {
   private async flushLogged(): Promise<void> {
     const uses = this.ring.takeUses();
     if (uses.size === 0) return;
-    await this.source.recordUses(uses).catch((err: unknown) => this.log.warn({ err: err instanceof Error ? err.message : String(err), keys: uses.size }, "could not record when API keys were last used"));
+    await this.source.recordUses(uses).catch((err: unknown) => this.log.warn({ err: errorText(err), keys: uses.size }, "could not record when API keys were last used"));
   }
 }

@@ -46,13 +46,14 @@ const storedEntry = (key: StoredKey): Entry => ({
   principal: { username: key.name, roles: new Map([[key.entity, key.role]]), keyId: key.id },
 });
 
+/** Secrets a ring remembers having looked up (KeyRing `found`) before it forgets them all. */
+const MAX_FOUND = 1_000;
+
 /**
  * The keys a process accepts: the configured ones (AUTH_KEYS or the local key) and those made
  * over the API, which auth/keySync.ts reloads from ClickHouse and the process that makes or
  * revokes one changes at once. Remembers when each stored key was last used, for keySync to write.
  */
-const MAX_FOUND = 1_000;
-
 export class KeyRing {
   private readonly configured: readonly Entry[];
   private stored: readonly Entry[] = [];

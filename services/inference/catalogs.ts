@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { Catalog, CATALOG_NAMES, CATALOG_OPERATIONS, type CatalogName } from "../contract/inference.js";
 import type { HttpApi } from "../http/app.js";
 import { isJsonObject } from "../json.js";
+import { errorText } from "../errors.js";
 
 /**
  * The inference information catalogs: JSON files shipped beside this module (written by us;
@@ -78,7 +79,7 @@ export class Catalogs {
       this.current.set(name, catalog);
       return true;
     } catch (err) {
-      this.log.warn({ catalog: name, url, reason: err instanceof Error ? err.message : String(err) }, "could not refresh an inference catalog; keeping the one it had");
+      this.log.warn({ catalog: name, url, reason: errorText(err) }, "could not refresh an inference catalog; keeping the one it had");
       return false;
     }
   }

@@ -1,6 +1,6 @@
 import type { Response } from "express";
 import type { ChatCompletion, ChatCompletionChunk } from "../contract/chat.js";
-import { RetryableError } from "../errors.js";
+import { RetryableError, errorText } from "../errors.js";
 import { isJsonObject } from "../json.js";
 
 /**
@@ -55,7 +55,7 @@ export class Upstream {
     try {
       return await fetch(`${this.settings.url.replace(/\/+$/, "")}/chat/completions`, { method: "POST", headers, body: JSON.stringify(body), signal });
     } catch (err) {
-      throw new RetryableError(`the inference upstream could not be reached: ${err instanceof Error ? err.message : String(err)}`, 2);
+      throw new RetryableError(`the inference upstream could not be reached: ${errorText(err)}`, 2);
     }
   }
 }

@@ -250,7 +250,7 @@ function isPlainObject(value: unknown): value is Record<string, Json> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The value at dotted keys (array elements by index, as calls/flatten.ts names them); undefined when absent. */
+/** The value at dotted keys (array elements by index, as store/calls/flatten.ts names them); undefined when absent. */
 function valueAt(value: Json, keys: readonly string[]): Json {
   let at = value;
   for (const key of keys) {
@@ -268,7 +268,7 @@ function setAt(target: Record<string, Json>, keys: readonly string[], value: Jso
   else if (isPlainObject(parent)) parent[last] = value;
 }
 
-/** A value as a leaf text, encoded as calls/flatten.ts encodes call leaves (a non-empty container: its JSON text). */
+/** A value as a leaf text, encoded as store/calls/flatten.ts encodes call leaves (a non-empty container: its JSON text). */
 function leafText(value: Json): string | undefined {
   switch (typeof value) {
     case "undefined":

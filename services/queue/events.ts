@@ -96,10 +96,15 @@ export type CallPartEvent = CallStartEvent | CallCompleteEvent | CallEndEvent | 
 export type CallEvent = CallPartEvent | CallsDeleteEvent;
 export type TraceEvent = CallEvent | OtlpExportEvent | OtlpLogRecordsEvent;
 
+/** An OTLP export, by its kind (isTraceEvent checks the shape of a value read back). */
+export const isOtlpExport = (event: TraceEvent): event is OtlpExportEvent => event.kind === "otlp_export";
+/** OTLP log records, by their kind. */
+export const isOtlpLogRecords = (event: TraceEvent): event is OtlpLogRecordsEvent => event.kind === "otlp_log_records";
+
 /** The calls, spans or log records an event brings (an OTLP export: its accepted spans). */
 function eventItems(event: TraceEvent): number {
-  if (event.kind === "otlp_export") return event.spans;
-  if (event.kind === "otlp_log_records") return event.records.length;
+  if (isOtlpExport(event)) return event.spans;
+  if (isOtlpLogRecords(event)) return event.records.length;
   return 1;
 }
 
@@ -198,7 +203,8 @@ function isOptional(v: unknown, check: (v: unknown) => boolean): boolean {
 }
 
 // Written out, not derived from contract/callFields.ts: a loop over the table's checks costs
-// ~6× as much per event (keyed reads, calls through closures), and this is the hot path.
+// several times as much per event (keyed reads, calls through closures; docs/benchmarks.md, "Figures that were kept in comments"),
+// and this is the hot path.
 // test/queue/traceEventSchema.test.ts checks it against the derived schema.
 function isCallStart(e: Fields): boolean {
   return (
@@ -228,7 +234,7 @@ function isCallsDelete(e: Fields): boolean {
   return isString(e.project_id) && Array.isArray(e.ids) && e.ids.every(isString) && isInteger(e.deleted_at) && isString(e.wb_user_id);
 }
 
-function isOtlpExport(e: Fields): boolean {
+function isOtlpExportShape(e: Fields): boolean {
   return (
     isString(e.project_id) && isString(e.id) && isString(e.wb_user_id) && (e.format === "protobuf" || e.format === "json") &&
     e.body instanceof Uint8Array && isInteger(e.max_span_bytes) && isInteger(e.spans)
@@ -243,7 +249,7 @@ function isLogRecord(r: unknown): boolean {
   );
 }
 
-function isOtlpLogRecords(e: Fields): boolean {
+function isOtlpLogRecordsShape(e: Fields): boolean {
   return isString(e.project_id) && isString(e.id) && Array.isArray(e.records) && e.records.every(isLogRecord);
 }
 
@@ -262,9 +268,9 @@ export function isTraceEvent(value: unknown): value is TraceEvent {
     case "calls_delete":
       return isCallsDelete(value);
     case "otlp_export":
-      return isOtlpExport(value);
+      return isOtlpExportShape(value);
     case "otlp_log_records":
-      return isOtlpLogRecords(value);
+      return isOtlpLogRecordsShape(value);
     default:
       return false;
   }

@@ -40,8 +40,9 @@ const MARK_GRAIN_MS = 50;
 /**
  * The `Retry-After` of a refused bulk write: the shortest there is. The write waited the hold
  * already, and the backlog that made the worker lag lasts longer than the bound; a client told
- * to wait for the lag to clear comes back after the worker drained it and idles (the bench saw
- * the whole machine idle seconds after one slow batch). A client back in a second is held again.
+ * to wait for the lag to clear comes back after the worker drained it and idles (the OTLP bench,
+ * `npx tsx bench/run.ts otlp`, showed the whole machine idle after one slow batch). A client
+ * back in a second is held again.
  */
 const RETRY_AFTER_SECONDS = 1;
 

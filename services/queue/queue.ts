@@ -5,7 +5,7 @@ import { batchDuration, batchEvents, timed } from "../metrics.js";
 /**
  * The queue between the stages: ingest → worker for call events (topic `traceEventsTopic`),
  * submitters → job runners for jobs (`jobsTopic`). One interface per side, generic over the
- * message type of a topic (queue/topic.ts). Two implementations: the durable local log
+ * message type of a topic (`Topic`, below). Two implementations: the durable local log
  * (durableLog/, one machine) and Kafka (kafka/, scale-out).
  *
  * `publish` resolves only once the messages are durable: acknowledged by Kafka (acks=all),
@@ -26,22 +26,19 @@ export interface EventPublisher<T> {
  * projects); it rejects with RetryableError after `timeoutMs`. Both modes implement it, and
  * differ in what they see:
  * - the durable log (`DurableLogQueue`) waits for what this process acknowledged, per project;
- * - Kafka (`KafkaStoredOffsets`, kafka/groupOffsets.ts) waits for what any process
+ * - Kafka (`KafkaStoredOffsets`, queue/kafka/groupOffsets.ts) waits for what any process
  *   acknowledged (the topic's end offsets against the worker group's committed ones), for
  *   the whole topic whatever the scopes (a partition holds many projects).
  *
  * The modes' other differences: both bound the workers' lag, holding bulk writes then
- * refusing them with 429 (lagBound.ts; the log per lane with durableLog/heldWrites.ts, Kafka
- * per partition with kafka/groupOffsets.ts `KafkaLagWatch`); only the log stores single
- * writes through an express lane beside the batches (durableLog/expressLane.ts), as only
+ * refusing them with 429 (queue/lagBound.ts; the log per lane with queue/durableLog/heldWrites.ts, Kafka
+ * per partition with queue/kafka/groupOffsets.ts `KafkaLagWatch`); only the log stores single
+ * writes through an express lane beside the batches (queue/durableLog/expressLane.ts), as only
  * there is the worker in the same process.
  */
 export interface ReadYourWrites {
   stored(timeoutMs: number, scopes?: readonly string[]): Promise<void>;
 }
-
-/** Backoff between attempts at a batch the store or the queue did not take: doubling from 200 ms, at most 5 s. */
-export const retryBackoffMs = (attempt: number): number => Math.min(200 * 2 ** attempt, 5_000);
 
 /** Stores one batch; it must throw unless every message of the batch is stored. */
 export type BatchHandler<T> = (messages: readonly T[]) => Promise<void>;
@@ -104,7 +101,7 @@ export interface Topic<T> {
   readonly readScope?: (message: T) => string;
   /**
    * How many stored items (calls, spans, log records) a message brings; 1 when absent. The
-   * durable log's lag bound tells bulk writes by it (durableLog/lagBound.ts).
+   * durable log's lag bound tells bulk writes by it (queue/lagBound.ts).
    */
   readonly items?: (message: T) => number;
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { Histogram } from "prom-client";
 import { insertDuration, rowsWritten } from "../metrics.js";
-import { ClientError, StoreQueryError, StoreUnavailableError } from "../errors.js";
+import { ClientError, StoreQueryError, StoreUnavailableError, errorText } from "../errors.js";
 import { uuid4 } from "../ids.js";
 import { readStringColumn } from "./rowBinary.js";
 import { quoteString, renderSql, SqlParamError, type BuiltQuery } from "./sql.js";
@@ -342,7 +342,7 @@ export function serverErrorCode(err: unknown): number | null {
 function wrapError(err: unknown): unknown {
   // Refused before anything was sent (a statement too long for the server, a placeholder without its value): not an outage.
   if (err instanceof ClientError || err instanceof SqlParamError) return err;
-  const reason = err instanceof Error ? err.message : String(err);
+  const reason = errorText(err);
   const code = serverErrorCode(err);
   if (code === null || RETRYABLE_SERVER_CODES.has(code)) return new StoreUnavailableError(`ClickHouse unavailable: ${reason}`);
   return new StoreQueryError(code, reason);

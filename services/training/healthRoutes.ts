@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { systemCheckOp, trainingHealthOp, type SystemCheck } from "../contract/training.js";
 import type { HttpApi } from "../http/app.js";
+import { errorText } from "../errors.js";
 
 /** What the system check probes; each resolves true when healthy (a throw counts as a failure). */
 export interface SystemProbes {
@@ -25,7 +26,7 @@ async function timedCheck(probe: () => Promise<boolean>, failure: string): Promi
   try {
     ok = await probe();
   } catch (err) {
-    error = `${failure}: ${err instanceof Error ? err.message : String(err)}`;
+    error = `${failure}: ${errorText(err)}`;
   }
   return { success: ok, duration: (performance.now() - started) / 1000, errors: ok ? [] : [error] };
 }

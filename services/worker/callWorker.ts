@@ -1,5 +1,5 @@
 import type { BatchHandler } from "../queue/queue.js";
-import type { CallEvent, OtlpExportEvent, OtlpLogRecordsEvent, TraceEvent } from "../queue/events.js";
+import { isOtlpExport, isOtlpLogRecords, type CallEvent, type TraceEvent } from "../queue/events.js";
 import { exportedCalls } from "../otlp/exportEvent.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CallsWriteRepository } from "../store/calls/callsWrite.js";
@@ -57,8 +57,6 @@ export function callBatchHandler(parts: WorkerParts): BatchHandler<TraceEvent> {
   };
 }
 
-export const isOtlpExport = (event: TraceEvent): event is OtlpExportEvent => event.kind === "otlp_export";
-export const isOtlpLogRecords = (event: TraceEvent): event is OtlpLogRecordsEvent => event.kind === "otlp_log_records";
 const hasNoExports = (events: readonly TraceEvent[]): events is readonly CallEvent[] => !events.some((e) => isOtlpExport(e) || isOtlpLogRecords(e));
 
 /** The batch as call events, OTLP exports mapped (log records left out), in parts (one part when it holds neither). */

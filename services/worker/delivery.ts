@@ -1,8 +1,7 @@
 import type { Logger } from "pino";
 import { RetryableError, errorText } from "../errors.js";
-import { retryBackoffMs, type BatchHandler, type Deliver, type Delivery } from "../queue/queue.js";
-
-
+import { retryBackoffMs } from "../queue/backoff.js";
+import { measuredBatches, type BatchHandler, type Deliver, type Delivery } from "../queue/queue.js";
 
 /**
  * The worker's one delivery loop, the same for the durable log and for Kafka: the consumer
@@ -15,6 +14,11 @@ import { retryBackoffMs, type BatchHandler, type Deliver, type Delivery } from "
  */
 export function deliverWith<T>(store: BatchHandler<T>, log: Logger, topic: string): Deliver<T> {
   return (messages, delivery) => storeAll(store, messages, delivery, log, topic);
+}
+
+/** How a worker consumes a topic: the delivery loop over `handler`, its batches counted and timed under the topic's name (measuredBatches). */
+export function measuredDelivery<T>(topic: string, handler: BatchHandler<T>, log: Logger): Deliver<T> {
+  return deliverWith(measuredBatches(topic, handler), log, topic);
 }
 
 async function storeAll<T>(store: BatchHandler<T>, messages: readonly T[], delivery: Delivery<T>, log: Logger, topic: string): Promise<boolean> {

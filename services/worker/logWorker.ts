@@ -1,13 +1,12 @@
 import pino from "pino";
 import type { Config } from "../config.js";
-import { traceEventsTopic, type TraceEvent } from "../queue/events.js";
+import { isOtlpExport, traceEventsTopic, type TraceEvent } from "../queue/events.js";
 import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
 import { moduleBeside } from "../threads.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { setUpMetrics } from "../metrics.js";
-import { measuredBatches } from "../queue/queue.js";
-import { callBatchHandler, isOtlpExport } from "./callWorker.js";
-import { deliverWith } from "./delivery.js";
+import { callBatchHandler } from "./callWorker.js";
+import { measuredDelivery } from "./delivery.js";
 import { startWriterThreads, withWriterThreads } from "./writerThreads.js";
 
 /** What the service gives the log's consumer thread (service.ts). */
@@ -34,7 +33,7 @@ const WRITER_ENTRY = moduleBeside(import.meta.url, "./exportWriter");
 const writers = startWriterThreads<TraceEvent>(config.LOG_EXPORT_WRITERS, WRITER_ENTRY, { config, clickhouseUrl } satisfies LogWorkerData, log);
 const onlyExports = (events: readonly TraceEvent[]) => events.every(isOtlpExport);
 const handler = withWriterThreads(callBatchHandler({ store }), writers.threads, onlyExports);
-runLogThread(topic, deliverWith(measuredBatches(topic.name, handler), log, topic.name), log, async () => {
+runLogThread(topic, measuredDelivery(topic.name, handler, log), log, async () => {
   await writers.close();
   await store.close();
 });

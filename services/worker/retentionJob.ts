@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { ExpiredProject, RetentionExpiry } from "../store/projects/expiry.js";
 import { retentionCutoff, type ProjectRetention } from "../store/projects/retention.js";
+import { errorText } from "../errors.js";
 
 /**
  * The worker's retention job: every `intervalMs`, at start, and soon after a project's
@@ -61,7 +62,7 @@ export class RetentionJob {
       try {
         await this.runOnce();
       } catch (err) {
-        this.options.log.warn({ err: err instanceof Error ? err.message : String(err) }, "retention run failed; the next one retries");
+        this.options.log.warn({ err: errorText(err) }, "retention run failed; the next one retries");
       }
     } while (this.again && !this.stopped);
   }

@@ -16,15 +16,15 @@ import { serveThread, SupervisedThread } from "../threads.js";
  *
  * Each is a SupervisedThread (threads.ts: restarts, metrics passed on to `/metrics`). A
  * thread that ends fails the batch it held with a RetryableError, and the consumer hands it
- * over again. After MAX_RESTARTS ends in a row with no batch stored in between (a thread
- * that cannot start, a batch that kills it), it stays down, and the consumer thread stores
- * every batch itself.
+ * over again. It is started again at most MAX_RESTARTS times in a row with no batch stored
+ * in between (a thread that cannot start, a batch that kills it): at the next end it stays
+ * down, and the consumer thread stores every batch itself.
  */
 
 type ToWriter = { readonly type: "store"; readonly id: number; readonly messages: readonly unknown[] };
 type FromWriter = { readonly type: "stored"; readonly id: number; readonly error?: { readonly message: string; readonly retryAfterSeconds: number | null } };
 
-/** Ends in a row with no batch stored between them after which a writer thread stays down. */
+/** Restarts in a row with no batch stored between them: a writer thread's next end (the fourth in a row) leaves it down. */
 const MAX_RESTARTS = 3;
 
 

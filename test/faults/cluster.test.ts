@@ -8,6 +8,7 @@ import { quoteString } from "../../services/store/sql.js";
 import { sleep } from "../support/polling.js";
 import { client } from "../support/service.js";
 import { ensureGone, expectExactlyOnce, spawnService, steadyLoad, storedCalls, waitFor, type Load, type ServiceProcess } from "./faultSupport.js";
+import { errorText } from "../../services/errors.js";
 
 /**
  * Faults on a ClickHouse cluster (scripts/clickhouse-cluster.sh's harness: ZooKeeper and
@@ -52,7 +53,7 @@ beforeAll(async () => {
     // 18.16 can crash on the first ON CLUSTER statement right after its start (its DDL worker
     // lost the young ZooKeeper session): as the cluster run's setup does, the crashed node is
     // started again (startCluster is idempotent), and the service on a fresh database.
-    report(`the service did not start (${err instanceof Error ? err.message : String(err)}): starting the cluster's exited nodes again`);
+    report(`the service did not start (${errorText(err)}): starting the cluster's exited nodes again`);
     cluster = await startCluster(dir, { zookeeperSessionMs: 10_000 });
     database = freshDatabase();
     return start();

@@ -3,7 +3,7 @@ import { basic, KEY_ACME, KEY_ADMIN, KEY_OTHER, startTestService, waitStored } f
 
 /**
  * The GraphQL documents the Weave Python SDK sends at `weave.init`, as graphql-core's
- * print_ast re-prints them (spec/weave-python-sdk.md §2): JSON body, no `operationName`,
+ * print_ast re-prints them (the interface spec beside this repository, shared/spec/weave-python-sdk.md §2): JSON body, no `operationName`,
  * `variables` left out when there are none.
  */
 const DEFAULT_ENTITY = `query DefaultEntity {

@@ -9,7 +9,7 @@ import { delivering, temporaryLog } from "../support/delivery.js";
 import { sleep, until as pollUntil } from "../support/polling.js";
 
 /**
- * The durable log's lag bound (queue/durableLog/lagBound.ts) on a real log, with a handler
+ * The durable log's lag bound (queue/lagBound.ts) on a real log, with a handler
  * that is held closed (a worker that is behind) or fails (a store that is down). No timing is
  * asserted: what is checked is which writes are admitted, held, refused and stored.
  */

@@ -9,7 +9,7 @@ import { v2Client } from "./support.js";
 /**
  * eval_results reads what the unmodified Weave TS SDK (0.11.1, in a child process) logs: its
  * `Evaluation` (test/weaveSdk/scripts/evaluation.ts) and its `EvaluationLogger`
- * (scripts/evaluationLogger.ts), not only evaluations made through /v2/.
+ * (test/weaveSdk/scripts/evaluationLogger.ts), not only evaluations made through /v2/.
  */
 const service = serviceForFile();
 

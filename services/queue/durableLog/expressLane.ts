@@ -1,3 +1,4 @@
+import { retryBackoffMs } from "../backoff.js";
 import type { DecodedRecord, LoggedRecord } from "./recentRecords.js";
 
 /** What the lane stores with: the consumer's reading, delivery and reporting. */
@@ -87,7 +88,7 @@ export class ExpressLane<T> {
       } catch (err) {
         this.parts.readFailed(err);
         if (!this.parts.live()) return false;
-        await this.parts.pause(Math.min(200 * 2 ** failures, 5_000));
+        await this.parts.pause(retryBackoffMs(failures));
       }
     }
   }

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { retryBackoffMs } from "../backoff.js";
 import type { Deliver, Delivery, Topic } from "../queue.js";
 import { ExpressLane } from "./expressLane.js";
 import { appendDeadLetters } from "./files.js";
@@ -177,7 +178,7 @@ export class LogConsumer<T> {
         this.next = this.committed;
         this.carried = null;
         this.recent.clear();
-        await this.pause(Math.min(200 * 2 ** failures++, 5_000));
+        await this.pause(retryBackoffMs(failures++));
         continue;
       }
       failures = 0;

@@ -2,7 +2,8 @@ import { type Batch, type Consumer, type EachBatchPayload, type KafkaMessage, ty
 import type { Logger } from "pino";
 import { errorText } from "../../errors.js";
 import { consumerLag, fetchedBatches, skippedMessages } from "../../metrics.js";
-import { deadLetterTopic, messageWriter, retryBackoffMs, type Deliver, type Delivery, type EventConsumer, type Topic } from "../queue.js";
+import { retryBackoffMs } from "../backoff.js";
+import { deadLetterTopic, messageWriter, type Deliver, type Delivery, type EventConsumer, type Topic } from "../queue.js";
 import { kafkaClient, sleep, type KafkaSettings } from "./client.js";
 import { GroupOffsets } from "./groupOffsets.js";
 import { recordReader, type RecordContents } from "./records.js";

@@ -22,7 +22,7 @@ export interface CallsQuerySpec {
   readonly noDeletions?: boolean;
   /** The fields of refs resolved for `expand_columns` (expandedFields.ts), when asked. */
   readonly expandedFields?: FieldSet | null;
-  /** The project's retention cutoff (projects/retention.ts): calls that started before it are left out. */
+  /** The project's retention cutoff (store/projects/retention.ts): calls that started before it are left out. */
   readonly retainedFrom?: number | null;
 }
 

@@ -23,7 +23,7 @@ import { JSON_PARTS, MAX_JSON_DEPTH } from "./flatten.js";
  * whose resolved value has nothing at the path, gets the call's own leaf at the path: NULL
  * for a ref string (a string has no keys), the inline value when the column holds a dict.
  *
- * Leaf texts are encoded as calls/flatten.ts encodes call leaves (strings raw, numbers as
+ * Leaf texts are encoded as store/calls/flatten.ts encodes call leaves (strings raw, numbers as
  * JavaScript writes them, `true`/`false`/`null`, `{}`/`[]`), plus the JSON text of a
  * non-empty object or array named whole; so every operator and sort works on them as on
  * call leaves.

@@ -47,7 +47,7 @@ export const CALL_JSON_PARTS = namedFields(
   Object.fromEntries(JSON_PARTS.map((part) => [part, (pb: ParamBuilder) => wholePart(part, pb)])),
 );
 
-/** `summary.weave.*`: computed at read time, never stored (computedFields.ts; the costs are costs/costFields.ts). */
+/** `summary.weave.*`: computed at read time, never stored (computedFields.ts; the costs are store/costs/costFields.ts). */
 export const CALL_COMPUTED = namedFields(
   "computed call fields",
   Object.fromEntries(

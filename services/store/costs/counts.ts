@@ -3,7 +3,7 @@ import { quoteString } from "../sql.js";
 /**
  * What counts as a usage count in a call's summary (a token count, `status_counts.error`),
  * defined once for TypeScript (`countOf`, over the parsed summary) and SQL (`countSql`, over
- * a flattened leaf's text, calls/flatten.ts): a finite JSON number, or text holding one
+ * a flattened leaf's text, store/calls/flatten.ts): a finite JSON number, or text holding one
  * (optional ASCII blanks around, an optional sign, decimal digits, an optional exponent).
  * Anything else is absent: NULL in SQL, null here.
  *

@@ -5,7 +5,7 @@ import type { ParamBuilder } from "../sql.js";
 /**
  * The fields of a feedback row (the FINAL row of `feedback`) that `/feedback/query` and
  * `/feedback/purge` may name in `query` and `sort_by`, compiled like every field
- * (query/compile.ts):
+ * (store/query/compile.ts):
  * - the columns: id, project_id, weave_ref, feedback_type, wb_user_id (strings), creator,
  *   annotation_ref, runnable_ref, call_ref, trigger_ref, queue_id (nullable strings),
  *   created_at (datetime, µs), and `payload`: the whole payload's JSON text;

@@ -82,7 +82,7 @@ export function processPayload(feedbackType: string, payload: Payload, loc: (str
 
 /**
  * The payload's leaves for `payload_paths`/`payload_values`: the calls flattening (same
- * leaf encoding and bounds, see calls/flatten.ts) of the payload as one part, renamed from
+ * leaf encoding and bounds, see store/calls/flatten.ts) of the payload as one part, renamed from
  * that part's name to `payload`.
  */
 export function flattenPayload(payload: Payload): { payload_paths: string[]; payload_values: string[] } {

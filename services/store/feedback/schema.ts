@@ -15,7 +15,7 @@ import type { Migration } from "../migrations.js";
  * - `call_id`: the call that `weave_ref` names when it is `weave:///<project_id>/call/<id>`,
  *   else '' (derived at write time, so call lookups need no ref parsing in SQL).
  * - `payload`: the payload's JSON text; `payload_paths`/`payload_values`: its leaves
- *   flattened as calls flatten their JSON (see calls/flatten.ts), rooted at `payload`, so
+ *   flattened as calls flatten their JSON (see store/calls/flatten.ts), rooted at `payload`, so
  *   filters, sorts and statistics read leaves without JSON functions (18.16 has none).
  * - `created_at`: µs since the epoch, server time at creation.
  */

@@ -155,7 +155,7 @@ function expiredRows(t: ExpiringTable, part: ProjectPart, project: string, pb: P
   return t.byTarget ? t.expired({ ...scope, targets: pb.strings(part.targets) }) : t.expired(scope);
 }
 
-/** The monthly partitions of `calls` (its PARTITION BY, calls/schema.ts). */
+/** The monthly partitions of `calls` (its PARTITION BY, store/calls/schema.ts). */
 const CALLS_MONTH = /^(\d{4})(\d{2})$/;
 
 /** The first µs after a `YYYYMM` month. */

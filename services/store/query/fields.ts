@@ -11,7 +11,7 @@ import type { ParamBuilder } from "../sql.js";
  * - `string`: a String / Nullable(String) column or expression;
  * - `number`: a numeric column or expression (Int64 / Float64, maybe Nullable);
  * - `datetime`: Int64 microseconds since the epoch;
- * - `json_leaf`: a flattened JSON leaf (see calls/flatten.ts): Nullable(String), NULL when
+ * - `json_leaf`: a flattened JSON leaf (see store/calls/flatten.ts): Nullable(String), NULL when
  *   the path is absent, else the leaf's text (strings raw, numbers as JS writes them).
  */
 export type FieldKind = "string" | "number" | "datetime" | "json_leaf";
@@ -29,7 +29,7 @@ export interface Field {
    */
   readonly strict?: true;
   /**
-   * For a field whose stored text may be cut (a JSON leaf, see calls/flatten.ts): the exact
+   * For a field whose stored text may be cut (a JSON leaf, see store/calls/flatten.ts): the exact
    * condition "the whole value is `text`" (never NULL), when comparing the stored text with
    * `text` would not be exact; undefined when it would be.
    */

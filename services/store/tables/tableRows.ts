@@ -82,7 +82,7 @@ interface Leaves {
 }
 
 /**
- * The row's leaves as calls flatten their JSON parts (calls/flatten.ts: same bounds, same
+ * The row's leaves as calls flatten their JSON parts (store/calls/flatten.ts: same bounds, same
  * leaf texts): strings raw, numbers as JavaScript writes them, `true`/`false`/`null`, `{}`
  * and `[]` for empty containers, the compact JSON of a subtree deeper than MAX_JSON_DEPTH.
  */

@@ -101,7 +101,7 @@ export interface TablePageSpec {
  *
  * Table order (no sort) without a filter is a primary-key range of `table_positions`. A sort
  * by row fields joins each field's leaves (`table_row_leaves`, read by path, keyed by the
- * 64-bit row key) to the positions and orders by them with the one sort (query/sort.ts:
+ * 64-bit row key) to the positions and orders by them with the one sort (store/query/sort.ts:
  * numbers numerically first, then text; absent fields last), then by position. The rows'
  * text is read afterwards, only for the rows of the page (rowValuesQuery).
  */

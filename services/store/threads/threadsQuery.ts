@@ -10,7 +10,7 @@ export interface ThreadsQuerySpec {
   readonly sortBy?: readonly ThreadSortBy[] | null;
   readonly limit?: number | null;
   readonly offset?: number | null;
-  /** The project's retention cutoff (projects/retention.ts): threads last updated before it are left out. */
+  /** The project's retention cutoff (store/projects/retention.ts): threads last updated before it are left out. */
   readonly retainedFrom?: number | null;
 }
 
@@ -126,8 +126,8 @@ LIMIT ${pb.count(rank - 1)}, 1`,
  * Whole read (no window): the primary key narrows the read to the project's range; FINAL
  * keeps each thread's newest version; the conditions on the figures apply after FINAL (WHERE,
  * never PREWHERE: filtering before the versions collapse would resurrect an older one), and
- * ORDER BY ... LIMIT is a top-N sort. On 18.16 FINAL merges every row of the range, about
- * 0.5 ms per 1,000 threads.
+ * ORDER BY ... LIMIT is a top-N sort. On 18.16 FINAL merges every row of the range: the read
+ * costs more the more threads the project has (docs/benchmarks.md, "Figures that were kept in comments").
  *
  * Windowed read (`window` given, for a bounded page): only the threads that can be on the
  * page are read. Candidates are the threads with some stored version whose first sort field

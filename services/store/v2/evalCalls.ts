@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from "../../json.js";
 import { isJsonObject } from "../../json.js";
 import type { CallCompleteEvent, CallEndEvent, CallStartEvent } from "../../queue/events.js";
+import { serverCallComplete, serverCallEnd, serverCallStart, type ServerCallContent, type ServerCallPlace } from "../../queue/serverCalls.js";
 
 /**
  * The calls that the call-backed `/v2/` families are made of, as the Weave SDKs write an
@@ -30,48 +31,21 @@ export const RUN_MARK = "evaluation_run";
 export const PREDICTION_MARK = "prediction";
 export const SCORE_MARK = "score";
 
-export interface CallPlace {
-  readonly projectId: string;
-  readonly id: string;
-  readonly traceId: string;
-  readonly parentId: string | null;
+/** Where a call of these families sits, and when it starts (and, when complete, ends). */
+export interface CallPlace extends ServerCallPlace {
   readonly at: number;
-  readonly user: string;
 }
 
-interface CallContent {
-  readonly opName: string;
-  readonly inputs: JsonObject;
-  readonly attributes: JsonObject;
+function start(place: CallPlace, content: ServerCallContent): CallStartEvent {
+  return serverCallStart(place, place.at, content);
 }
 
-function start(place: CallPlace, content: CallContent): CallStartEvent {
-  return {
-    kind: "call_start",
-    project_id: place.projectId,
-    id: place.id,
-    trace_id: place.traceId,
-    parent_id: place.parentId,
-    thread_id: null,
-    turn_id: null,
-    op_name: content.opName,
-    display_name: null,
-    started_at: place.at,
-    attributes: content.attributes,
-    inputs: content.inputs,
-    otel_dump: null,
-    wb_user_id: place.user,
-    wb_run_id: null,
-    wb_run_step: null,
-  };
-}
-
-function complete(place: CallPlace, content: CallContent, output: JsonValue): CallCompleteEvent {
-  return { ...start(place, content), kind: "call_complete", ended_at: place.at, exception: null, output, summary: {}, wb_run_step_end: null };
+function complete(place: CallPlace, content: ServerCallContent, output: JsonValue): CallCompleteEvent {
+  return serverCallComplete(place, content, { startedAt: place.at, endedAt: place.at, summary: {} }, output);
 }
 
 export function endCall(projectId: string, id: string, traceId: string, startedAt: number, endedAt: number, output: JsonValue): CallEndEvent {
-  return { kind: "call_end", project_id: projectId, id, ended_at: endedAt, exception: null, output, summary: {}, wb_run_step_end: null, trace_id: traceId, started_at: startedAt };
+  return serverCallEnd({ projectId, id, traceId }, startedAt, endedAt, { output, exception: null });
 }
 
 const weave = (fields: Record<string, string | null | undefined>): JsonObject => {

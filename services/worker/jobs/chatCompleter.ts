@@ -1,4 +1,4 @@
-import { RetryableError } from "../../errors.js";
+import { RetryableError, errorText } from "../../errors.js";
 import { isJsonObject } from "../../json.js";
 
 /**
@@ -51,7 +51,7 @@ export class UpstreamChatCompleter implements ChatCompleter {
       });
     } catch (err) {
       if (signal?.aborted) throw err;
-      throw new RetryableError(`chat completion endpoint unreachable: ${err instanceof Error ? err.message : String(err)}`);
+      throw new RetryableError(`chat completion endpoint unreachable: ${errorText(err)}`);
     }
     const text = await res.text();
     if (res.status >= 500) throw new RetryableError(`chat completion endpoint answered ${res.status}: ${errorMessage(text)}`);

@@ -1,8 +1,9 @@
 import { EVALUATE_MODEL_JOB, EvaluateModelJobInput, SCORE_CALLS_JOB, ScoreCallsJobInput } from "../../contract/evaluations.js";
-import { RetryableError } from "../../errors.js";
+import { RetryableError, errorText } from "../../errors.js";
 import { derivedUuidv7 } from "../../ids.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
-import type { CallCompleteEvent, CallStartEvent, TraceEvent } from "../../queue/events.js";
+import type { CallStartEvent, TraceEvent } from "../../queue/events.js";
+import { serverCallComplete, serverCallEnd, serverCallStart, type ServerCallPlace as Place } from "../../queue/serverCalls.js";
 import { formatRef } from "../../refs.js";
 import type { CallRow } from "../../store/calls/callRows.js";
 import { CallsReadRepository } from "../../store/calls/callsRead.js";
@@ -52,14 +53,6 @@ export function evaluationJobs(deps: EvaluationJobDeps): Record<string, JobHandl
   };
 }
 
-interface Place {
-  readonly projectId: string;
-  readonly id: string;
-  readonly traceId: string;
-  readonly parentId: string | null;
-  readonly user: string;
-}
-
 interface Timed<T> {
   readonly value: T;
   readonly startedAt: number;
@@ -70,20 +63,6 @@ interface Timed<T> {
 const tokensSummary = (model: string, prompt: number, completion: number): JsonObject => ({
   usage: { [model]: { requests: 1, prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } },
 });
-
-function startEvent(place: Place, at: number, opName: string, inputs: JsonObject, attributes: JsonObject): CallStartEvent {
-  return {
-    kind: "call_start", project_id: place.projectId, id: place.id, trace_id: place.traceId, parent_id: place.parentId, thread_id: null, turn_id: null,
-    op_name: opName, display_name: null, started_at: at, attributes, inputs, otel_dump: null, wb_user_id: place.user, wb_run_id: null, wb_run_step: null,
-  };
-}
-
-function completeEvent(place: Place, call: Timed<JsonValue>, opName: string, inputs: JsonObject, attributes: JsonObject): CallCompleteEvent {
-  return {
-    ...startEvent(place, call.startedAt, opName, inputs, attributes), kind: "call_complete",
-    ended_at: call.endedAt, exception: null, output: call.value, summary: call.summary, wb_run_step_end: null,
-  };
-}
 
 /** The judge's answer: JSON when it is JSON (a fenced ```json block too), else `{"output": text}`. */
 export function judgeOutput(text: string): JsonValue {
@@ -139,18 +118,17 @@ class EvaluationJobs {
 
   async evaluate(input: EvaluateModelJobInput, ctx: JobContext): Promise<JsonValue> {
     const root: Place = { projectId: input.project_id, id: input.call_id, traceId: input.call_id, parentId: null, user: input.wb_user_id };
-    const rootStart = startEvent(root, input.started_at, EVALUATE_OP, { self: input.evaluation_ref, model: input.model_ref }, {
-      weave: { [RUN_MARK]: "true", evaluation: input.evaluation_ref, model: input.model_ref },
+    const rootStart = serverCallStart(root, input.started_at, {
+      opName: EVALUATE_OP,
+      inputs: { self: input.evaluation_ref, model: input.model_ref },
+      attributes: { weave: { [RUN_MARK]: "true", evaluation: input.evaluation_ref, model: input.model_ref } },
     });
     try {
       return await this.runEvaluation(input, root, rootStart, ctx);
     } catch (err) {
       if (!ctx.signal.aborted && this.isFinal(err, ctx)) {
-        const message = err instanceof Error ? err.message : String(err);
-        await this.deps.writeCalls([rootStart, {
-          kind: "call_end", project_id: root.projectId, id: root.id, ended_at: Math.max(this.clock.nowMicros(), input.started_at), exception: message, output: null,
-          summary: {}, wb_run_step_end: null, trace_id: root.traceId, started_at: input.started_at,
-        }]);
+        const message = errorText(err);
+        await this.deps.writeCalls([rootStart, serverCallEnd(root, input.started_at, Math.max(this.clock.nowMicros(), input.started_at), { output: null, exception: message })]);
       }
       throw err;
     }
@@ -190,8 +168,8 @@ class EvaluationJobs {
     const now = this.clock.nowMicros();
     const summarizePlace: Place = { ...root, id: derivedUuidv7(input.started_at / 1000, `${root.id}/summarize`), parentId: root.id };
     await this.deps.writeCalls([
-      completeEvent(summarizePlace, { value: summary, startedAt: now, endedAt: now, summary: {} }, SUMMARIZE_OP, { self: input.evaluation_ref }, {}),
-      { kind: "call_end", project_id: root.projectId, id: root.id, ended_at: now, exception: null, output: summary, summary: {}, wb_run_step_end: null, trace_id: root.traceId, started_at: input.started_at },
+      serverCallComplete(summarizePlace, { opName: SUMMARIZE_OP, inputs: { self: input.evaluation_ref }, attributes: {} }, { startedAt: now, endedAt: now, summary: {} }, summary),
+      serverCallEnd(root, input.started_at, now, { output: summary, exception: null }),
     ]);
     return summary;
   }
@@ -204,21 +182,25 @@ class EvaluationJobs {
     const prediction = await this.predict(model, input.project_id, model.messagesTemplate, row, signal);
     const events: TraceEvent[] = [];
     const predictPlace: Place = { ...pas, id: derivedUuidv7(startedAt / 1000, `${pas.id}/predict`), parentId: pas.id };
-    events.push(completeEvent(predictPlace, prediction, `${model.name}.predict`, { self: input.model_ref, ...row }, {
-      weave: { [PREDICTION_MARK]: "true", model: input.model_ref, evaluation_run_id: input.call_id },
-    }));
+    events.push(serverCallComplete(predictPlace, {
+      opName: `${model.name}.predict`,
+      inputs: { self: input.model_ref, ...row },
+      attributes: { weave: { [PREDICTION_MARK]: "true", model: input.model_ref, evaluation_run_id: input.call_id } },
+    }, prediction, prediction.value));
     const scores: JsonObject = {};
     for (const scorer of scorers) {
       const score = await this.score(scorer, input.project_id, row, prediction.value, signal);
       scores[scorer.name] = score.value;
       const place: Place = { ...pas, id: derivedUuidv7(startedAt / 1000, `${pas.id}/score/${scorer.ref}`), parentId: pas.id };
-      events.push(completeEvent(place, score, `${scorer.name}.score`, { self: scorer.ref, ...row, output: prediction.value }, {
-        weave: { [SCORE_MARK]: "true", prediction_id: predictPlace.id, scorer: scorer.ref, evaluation_run_id: input.call_id },
-      }));
+      events.push(serverCallComplete(place, {
+        opName: `${scorer.name}.score`,
+        inputs: { self: scorer.ref, ...row, output: prediction.value },
+        attributes: { weave: { [SCORE_MARK]: "true", prediction_id: predictPlace.id, scorer: scorer.ref, evaluation_run_id: input.call_id } },
+      }, score, score.value));
     }
     const output: JsonObject = { output: prediction.value, scores, model_latency: (prediction.endedAt - prediction.startedAt) / 1e6 };
-    const pasCall = { value: output, startedAt, endedAt: this.clock.nowMicros(), summary: {} };
-    events.unshift(completeEvent(pas, pasCall, PREDICT_AND_SCORE_OP, { self: input.evaluation_ref, model: input.model_ref, example }, {}));
+    const pasTimes = { startedAt, endedAt: this.clock.nowMicros(), summary: {} };
+    events.unshift(serverCallComplete(pas, { opName: PREDICT_AND_SCORE_OP, inputs: { self: input.evaluation_ref, model: input.model_ref, example }, attributes: {} }, pasTimes, output));
     await this.deps.writeCalls(events);
     return output;
   }
@@ -305,9 +287,11 @@ class EvaluationJobs {
     const output = parsed(call.output);
     const score = await this.score(pair.scorer, input.project_id, inputs, output, signal);
     const place: Place = { projectId: input.project_id, id: pair.id, traceId: derivedUuidv7(score.startedAt / 1000, `${pair.id}/trace`), parentId: null, user: input.wb_user_id };
-    await this.deps.writeCalls([completeEvent(place, score, `${pair.scorer.name}.score`, { self: pair.scorer.ref, ...inputs, output }, {
-      weave: { [SCORE_MARK]: "true", scorer: pair.scorer.ref, scored_call_id: call.id },
-    })]);
+    await this.deps.writeCalls([serverCallComplete(place, {
+      opName: `${pair.scorer.name}.score`,
+      inputs: { self: pair.scorer.ref, ...inputs, output },
+      attributes: { weave: { [SCORE_MARK]: "true", scorer: pair.scorer.ref, scored_call_id: call.id } },
+    }, score, score.value)]);
     return score.value;
   }
 }

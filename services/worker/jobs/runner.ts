@@ -48,6 +48,7 @@ import { claimedJob } from "../../store/jobs/jobTransitions.js";
 import { MonotonicClock, type Clock } from "../../times.js";
 import type { JobHandler } from "./handler.js";
 import { RunningJob, type RunSettings } from "./runningJob.js";
+import { errorText } from "../../errors.js";
 
 export const RUNNER_DEFAULTS = {
   settleMs: 1_000,
@@ -170,7 +171,7 @@ export class JobRunner {
       try {
         await this.claimWhatFits();
       } catch (err) {
-        this.options.log.warn({ err: err instanceof Error ? err.message : String(err) }, "job scan failed");
+        this.options.log.warn({ err: errorText(err) }, "job scan failed");
       }
       if (!this.stopping) await this.alarm.wait(this.settings.pollMs);
     }

@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
-import { JobInterruptedError, RetryableError } from "../../errors.js";
+import { JobInterruptedError, RetryableError, errorText } from "../../errors.js";
 import { uuidv7 } from "../../ids.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
 import { stillHeld } from "../../store/jobs/claims.js";
@@ -34,7 +34,6 @@ type Outcome =
   | { readonly kind: "found"; readonly state: Job };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Store writes that end a run are tried this many times (a blip of the store) before the lease takes over. */
 const END_WRITE_TRIES = 5;
@@ -74,7 +73,7 @@ export class RunningJob {
       await this.stopBeating(beats);
       if (this.held) await this.leave(outcome);
     } catch (err) {
-      this.deps.log.error({ job: this.job.id, err: messageOf(err) }, "job run broke off; releasing it");
+      this.deps.log.error({ job: this.job.id, err: errorText(err) }, "job run broke off; releasing it");
       await this.abandon();
     } finally {
       await this.stopBeating(beats);
@@ -123,7 +122,7 @@ export class RunningJob {
     } catch (err) {
       if (this.controller.signal.aborted) return { kind: "interrupted" };
       if (err instanceof RetryableError) return { kind: "retry", message: err.message };
-      return { kind: "failed", message: messageOf(err) };
+      return { kind: "failed", message: errorText(err) };
     }
   }
 
@@ -179,7 +178,7 @@ export class RunningJob {
         return true;
       } catch (err) {
         if (!(err instanceof RetryableError) || attempt + 1 >= END_WRITE_TRIES) {
-          this.deps.log.error({ job: this.job.id, err: messageOf(err) }, "could not record a job's state; its lease will hand it on");
+          this.deps.log.error({ job: this.job.id, err: errorText(err) }, "could not record a job's state; its lease will hand it on");
           return false;
         }
         await sleep(200 * 2 ** attempt);
@@ -203,7 +202,7 @@ export class RunningJob {
         await jobs.beat(this.job.id, this.job.claim!.id, clock.nowMicros());
         this.lastBeatSent = sent;
       } catch (err) {
-        this.deps.log.warn({ job: this.job.id, err: messageOf(err) }, "job heartbeat failed");
+        this.deps.log.warn({ job: this.job.id, err: errorText(err) }, "job heartbeat failed");
       }
       await new Promise<void>((wake) => {
         this.wakeBeat = wake;

@@ -5,6 +5,7 @@ import type { JobMessage } from "../../queue/jobs.js";
 import type { BatchHandler, EventPublisher } from "../../queue/queue.js";
 import type { JobsRepository } from "../../store/jobs/jobsRepository.js";
 import { MonotonicClock, type Clock } from "../../times.js";
+import { errorText } from "../../errors.js";
 
 export interface JobSubmission {
   readonly type: string;
@@ -37,7 +38,7 @@ export class JobSubmitter {
     try {
       await this.jobs.record([message]);
     } catch (err) {
-      this.log.warn({ job: id, err: err instanceof Error ? err.message : String(err) }, "submitted job not recorded yet; the consumer will");
+      this.log.warn({ job: id, err: errorText(err) }, "submitted job not recorded yet; the consumer will");
     }
     return message;
   }

@@ -1,5 +1,5 @@
 import { RL_JOB, RlJobInput, SFT_JOB, SftJobInput, type TrainingOutput } from "../../contract/trainingJobs.js";
-import { RetryableError } from "../../errors.js";
+import { RetryableError, errorText } from "../../errors.js";
 import type { JsonObject } from "../../json.js";
 import type { ClickHouseStore } from "../../store/clickhouse.js";
 import { TrainerMessages, type TrainerMessage } from "../../store/training/trainerMessages.js";
@@ -134,7 +134,7 @@ class TrainerRelay {
     try {
       decodeWeights(weights);
     } catch (err) {
-      throw new Error(`external trainer's weights ${digest} are not model weights: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`external trainer's weights ${digest} are not model weights: ${errorText(err)}`);
     }
     const metrics = (data.metrics ?? {}) as Record<string, number>;
     return this.checkpoints.addCheckpoint(model, ctx.jobId, digest, metrics);

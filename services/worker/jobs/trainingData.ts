@@ -1,4 +1,4 @@
-import { ClientError, RetryableError, ValidationError } from "../../errors.js";
+import { ClientError, RetryableError, ValidationError, errorText } from "../../errors.js";
 import { parseRef } from "../../refs.js";
 import type { ClickHouseStore } from "../../store/clickhouse.js";
 import { FilesRepository } from "../../store/files/filesRepository.js";
@@ -143,7 +143,7 @@ async function fetchText(url: string, signal?: AbortSignal): Promise<string> {
     res = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
-    throw new RetryableError(`could not fetch the training data: ${err instanceof Error ? err.message : String(err)}`);
+    throw new RetryableError(`could not fetch the training data: ${errorText(err)}`);
   }
   if (res.status >= 500) throw new RetryableError(`training data URL answered ${res.status}`);
   if (!res.ok) throw new ClientError(res.status, `training data URL answered ${res.status}`);
