@@ -15,8 +15,11 @@ const SCRIPT = /\.(ts|tsx|mts|cts|js|mjs|cjs)$/;
  */
 const PATH = /(?<![\w./<>*{}@:$~\\-])(?:\.\.?\/)*(?:[\w.-]+\/)+[\w.-]+\.(?:ts|tsx|js|mjs|cjs|md|json|sh|proto|ya?ml|sql|html|css|cjs)(?![\w/<>*{}-])/g;
 
-/** The interface specs beside the repository (`shared/spec/…`), named by comments but not in it. */
-const BESIDE = /^shared\//;
+/**
+ * Named by comments but not files of the checkout: the interface specs beside the repository
+ * (`shared/spec/…`), and what a run writes into ignored folders (bench/out/, test-output/).
+ */
+const BESIDE = /^(shared|bench\/out|test-output)\//;
 
 /** Where a path in a comment may be relative to: the repository, services/, the file's folder, ui/src. */
 const bases = (file: string) => [ROOT, join(ROOT, "services"), dirname(join(ROOT, file)), join(ROOT, "ui/src")];

@@ -26,7 +26,7 @@ export interface MetricWindow {
   readonly opNames: readonly string[] | null;
   readonly fromMicros: number;
   readonly toMicros: number;
-  /** The project's retention cutoff (projects/retention.ts). */
+  /** The project's retention cutoff (store/projects/retention.ts). */
   readonly retainedFrom: number | null;
 }
 

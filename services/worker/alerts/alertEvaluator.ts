@@ -40,7 +40,7 @@ export function webhookBody(rule: AlertRuleRecord, transition: AlertTransition) 
  * and at start, each live rule's metric is computed over its window ending now
  * (store/alerts/alertMetrics.ts) and its state decided (`stateFor`). A change of state is
  * the rule's next change, numbered `seq` (store/alerts/schema.ts: odd into `firing`, even back
- * to `ok`); for it the evaluator records a delivery job (alert.webhook, jobs/alertWebhook.ts)
+ * to `ok`); for it the evaluator records a delivery job (alert.webhook, worker/jobs/alertWebhook.ts)
  * whose id derives from the rule and `seq`, then the change itself. Several workers (the Kafka
  * topology, or several machines) evaluate the same rules: two that see the same change write
  * the same `seq` and the same job id, so the change is stored once and the job runner's claim
