@@ -253,7 +253,6 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)), ...(storedWaits ? { queueStored: (timeoutMs: number) => storedWaits.stored(timeoutMs) } : {}) }, config.TRUSTED_PROXIES);
     if (servesApi) mountRoutes(api, roles, parts);
     mountDocs(api);
-    api.installErrorHandler();
     server = await http.listen(port, config.HOST);
     server.keepAliveTimeout = 65_000;
     const address = server.address();

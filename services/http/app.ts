@@ -1,12 +1,12 @@
 import { checkJsonSyntax } from "../jsonSyntax.js";
 import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../jsonBounds.js";
-import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
 import type { Logger } from "pino";
 import { canReach, holdsAnywhere, roleIn, type KeyRing, type Principal } from "../auth/keys.js";
 import { credentials } from "../auth/basic.js";
 import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
-import type { InputOf, Operation, OperationRole, ReachedProject } from "../contract/operation.js";
+import type { HttpMethod, InputOf, Operation, OperationRole, ReachedProject } from "../contract/operation.js";
 import type { Role } from "../keyRoles.js";
 import { closeAfterAnswer } from "./lingeringClose.js";
 import type { Handler, RequestContext } from "./operation.js";
@@ -15,6 +15,7 @@ import { RETRY_ID_HEADER, RetryAnswers, retryKey, type RecordedAnswers } from ".
 import type { z } from "zod";
 import { nameRoute, requestLog, requestLogger } from "./requestLog.js";
 import { plainBodyLength, readPlainBody } from "./plainBody.js";
+import { Router, type Match } from "./router.js";
 
 export interface HttpOptions {
   readonly keys: KeyRing;
@@ -53,11 +54,43 @@ export interface MountOptions {
   readonly bodyFromText?: (text: string) => unknown;
 }
 
-/** The API's HTTP server: authentication, body parsing and validation around each operation. */
+/**
+ * A route outside the contract (documents, metrics, /mcp, the UI's files): it answers through
+ * `res`. A thrown error or a rejected promise is answered as an operation's error; `fail`
+ * takes the errors of callback-style code.
+ */
+export type RouteHandler = (req: Request, res: Response, fail: (err: unknown) => void) => unknown;
+
+/** Reads or checks the body before the handler: calls `next` to pass on, `next(err)` to refuse. */
+type BodyStep = (req: Request, res: Response, next: (err?: unknown) => void) => void;
+
+/** What the dispatcher runs for a matched request. */
+interface Route {
+  /** The route in logs and metrics: the declared path template, never the raw URL. */
+  readonly name: string;
+  readonly body: readonly BodyStep[];
+  readonly handle: RouteHandler;
+  /** How the handler's errors are written; a refused body is always answered with `detail`. */
+  readonly renderError: ErrorRenderer;
+}
+
+/** The default error body: `{detail, message}` (errorAnswer). */
+const renderDetail: ErrorRenderer = (answer, _err, _req, res) => void res.json(answer.body);
+
+/**
+ * The API's HTTP server. Every request takes one path (`listener`): request log, route
+ * (router.ts), body, then the route's handler (for an operation: drain check, auth,
+ * validation, scope, handler), and every error is answered by `answerError`.
+ */
 export class HttpApi {
-  readonly app: Express;
   readonly operations: Operation[] = [];
 
+  /**
+   * Express's request and response helpers (`res.json` and its ETag, `req.query`,
+   * `res.sendFile`) read their settings from an app; no Express router runs.
+   */
+  private readonly helpers: Express;
+  private readonly router = new Router<Route>();
   private draining = false;
   private readonly stopHooks: (() => void)[] = [];
   /** Size of each parsed JSON body, for the ingest memory bound. */
@@ -65,52 +98,43 @@ export class HttpApi {
   /** Text of each JSON body an operation asked to keep (`keepBodyText`). */
   private readonly bodyTexts = new WeakMap<object, string>();
   private readonly retries: RetryAnswers;
-  private readonly logRequest: RequestHandler;
-  /** The handlers of each operation on a path without parameters, by `METHOD /path` (see `listener`). */
-  private readonly exactRoutes = new Map<string, readonly RequestHandler[]>();
-  /** Principals of the Authorization headers that authenticated, so that a key is hashed once, not per request. */
+  private readonly logRequest: (req: Request, res: Response) => void;
 
   constructor(private readonly options: HttpOptions) {
     this.retries = new RetryAnswers(options.recordedAnswers ?? null, (err) => options.log.warn({ err }, "could not record the answer of a retried request"));
-    this.app = express();
-    this.app.disable("x-powered-by");
-    this.app.set("trust proxy", false);
+    this.helpers = express();
+    this.helpers.disable("x-powered-by");
+    this.helpers.set("trust proxy", false);
     this.logRequest = requestLog(options.log);
-    this.app.use(this.logRequest);
   }
 
-  /**
-   * The server's request listener. A request for an operation whose path has no parameters
-   * runs that operation's handlers directly, as Express would after its router (the same
-   * request and answer objects, the same request log, parsers, handler and error answers),
-   * without walking the router's list of every route; any other request goes to Express.
-   */
+  /** The server's request listener: the one dispatcher of every request. */
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
-    const url = req.url ?? "";
-    const query = url.indexOf("?");
-    const handlers = this.exactRoutes.get(`${req.method ?? ""} ${query < 0 ? url : url.slice(0, query)}`);
-    if (!handlers) {
-      this.app(req, res);
+    const request = this.asRequest(req, res);
+    const response = request.res!;
+    this.logRequest(request, response);
+    let match: Match<Route> | null;
+    try {
+      match = this.router.find(request.method, request.path);
+    } catch (refused) {
+      this.answerError(refused, request, response, renderDetail);
       return;
     }
-    // Made by `listen`'s server, they already are Express's; a prototype set afterwards costs more.
-    const request = (Object.prototype.isPrototypeOf.call(this.app.request, req) ? req : Object.setPrototypeOf(req, this.app.request)) as Request;
-    const response = (Object.prototype.isPrototypeOf.call(this.app.response, res) ? res : Object.setPrototypeOf(res, this.app.response)) as Response;
-    request.res = response;
-    response.req = request;
-    response.locals = Object.create(null) as Record<string, unknown>;
-    request.baseUrl = "";
-    request.originalUrl = url;
-    request.params = {};
-    this.runHandlers([this.logRequest, ...handlers], request, response);
+    if (!match) {
+      this.answerNoRoute(request, response);
+      return;
+    }
+    request.params = match.params;
+    nameRoute(response, match.route.name);
+    this.readBody(match.route, 0, request, response);
   };
 
   /** Listens on `port` with `listener`. */
   listen(port: number, host: string): Promise<Server> {
     class ApiRequest extends IncomingMessage {}
     class ApiResponse<R extends IncomingMessage> extends ServerResponse<R> {}
-    Object.setPrototypeOf(ApiRequest.prototype, this.app.request);
-    Object.setPrototypeOf(ApiResponse.prototype, this.app.response);
+    Object.setPrototypeOf(ApiRequest.prototype, this.helpers.request);
+    Object.setPrototypeOf(ApiResponse.prototype, this.helpers.response);
     const server = createServer({ IncomingMessage: ApiRequest, ServerResponse: ApiResponse }, this.listener);
     return new Promise<Server>((done, fail) => {
       server.once("error", fail);
@@ -118,27 +142,44 @@ export class HttpApi {
     });
   }
 
-  /** Runs handlers in turn as Express's router does: each calls `next` to pass on, `next(err)` to answer an error. */
-  private runHandlers(handlers: readonly RequestHandler[], req: Request, res: Response): void {
-    let at = 0;
-    const next = (err?: unknown): void => {
-      if (err !== undefined && err !== null && err !== "route" && err !== "router") {
-        this.answerError(err, req, res, (answer) => res.json(answer.body));
-        return;
-      }
-      const handler = handlers[at++];
-      if (!handler) {
-        this.answerNoRoute(req, res);
-        return;
-      }
-      try {
-        const ran: unknown = handler(req, res, next);
-        if (ran instanceof Promise) ran.catch(next);
-      } catch (thrown) {
-        next(thrown);
-      }
-    };
-    next();
+  /**
+   * A route outside the contract, `path` a template as an operation's (`/ui/{*rest}` for the
+   * rest of a path). No body is read and nothing validated: the handler does what it needs.
+   */
+  route(method: HttpMethod, path: string, handle: RouteHandler): void {
+    this.router.add(method, path, { name: path, body: [], handle, renderError: renderDetail });
+  }
+
+  /** The request and answer with Express's helpers, linked as Express links them. */
+  private asRequest(req: IncomingMessage, res: ServerResponse): Request {
+    // Made by `listen`'s server, they already are Express's; a prototype set afterwards costs more.
+    const request = (Object.prototype.isPrototypeOf.call(this.helpers.request, req) ? req : Object.setPrototypeOf(req, this.helpers.request)) as Request;
+    const response = (Object.prototype.isPrototypeOf.call(this.helpers.response, res) ? res : Object.setPrototypeOf(res, this.helpers.response)) as Response;
+    request.res = response;
+    response.req = request;
+    response.locals = Object.create(null) as Record<string, unknown>;
+    request.baseUrl = "";
+    request.originalUrl = request.url;
+    request.params = {};
+    return request;
+  }
+
+  /** Runs the route's body steps in turn, then its handler. */
+  private readBody(route: Route, at: number, req: Request, res: Response): void {
+    const step = route.body[at];
+    if (!step) {
+      const fail = (err: unknown) => this.answerError(err, req, res, route.renderError);
+      // Express's helpers (res.sendFile) hand their errors to `req.next`; passing on without one finds no further route.
+      req.next = (err?: unknown) => (err === undefined || err === null ? this.answerNoRoute(req, res) : fail(err));
+      runHandler(route.handle, req, res, fail);
+      return;
+    }
+    const next = (err?: unknown) => (err === undefined || err === null ? this.readBody(route, at + 1, req, res) : this.answerError(err, req, res, renderDetail));
+    try {
+      step(req, res, next);
+    } catch (refused) {
+      next(refused);
+    }
   }
 
   /** Something a mounted resource must release when the service stops (timers, loaded models). */
@@ -197,54 +238,51 @@ export class HttpApi {
     if (op.retries === "recorded" && !this.retries.records) throw new Error(`operation ${op.id} records retried answers: the API needs recordedAnswers`);
     this.operations.push(op as unknown as Operation);
     const parsers = !op.body || op.rawBody ? [] : options.bodyFromText ? this.textBody(options.bodyFromText) : [this.jsonBody(op.keepBodyText === true)];
-    const run = async (req: Request, res: Response, next: NextFunction) => {
-      nameRoute(res, op.path);
-      try {
-        this.refuseWhileDraining(res);
-        const principal = role === null ? ANONYMOUS : this.authenticate(req);
-        // Before validation: a key below the role everywhere learns nothing of the input's rules.
-        if (role !== null && !holdsAnywhere(principal, role)) throw new ForbiddenError(`this operation needs the role ${role}; this key holds it in no entity`);
-        const input = {
-          params: op.params ? this.validate(op.params, req.params, "path", res) : undefined,
-          query: op.query ? this.validate(op.query, req.query, "query", res) : undefined,
-          body: op.fastBody?.(req.body) ?? this.validate(op.body, req.body, "body", res),
-        } as InputOf<B, Q, P>;
-        const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
-        for (const projectId of projects) checkReach(principal, projectId, role);
-        if (!op.queued && projects.length > 0) await this.queuedWritesStored(projects);
-        const retryId = op.retries ? retryIdOf(req) : null;
-        const ctx: RequestContext = {
-          principal,
-          req,
-          res,
-          bodyBytes: this.bodySizes.get(req) ?? 0,
-          bodyText: this.bodyTexts.get(req),
-          projects,
-          reachProject: (projectId) => checkReach(principal, projectId, role),
-          mayReach: (projectId) => canReach(principal, projectId, role ?? undefined),
-          retryId,
-        };
-        if (retryId === null) {
-          const result = await handler(input, ctx);
-          if (!res.headersSent && result !== undefined) answerJson(res, result);
-          return;
-        }
-        const answer = await this.retries.answer(retryKey(retryId, op.id, projects), op.retries === "recorded", async () => {
-          const result = await handler(input, ctx);
-          return res.headersSent || result === undefined ? undefined : JSON.stringify(result);
-        });
-        if (res.headersSent) return;
-        if (answer === undefined) throw new Error(`operation ${op.id} declares retries but answered nothing to keep`);
-        res.status(200).type("application/json").send(answer);
-      } catch (err) {
-        if (options.renderError) this.answerError(err, req, res, options.renderError);
-        else next(err);
+    const run = async (req: Request, res: Response): Promise<void> => {
+      this.refuseWhileDraining(res);
+      const principal = role === null ? ANONYMOUS : this.authenticate(req);
+      // Before validation: a key below the role everywhere learns nothing of the input's rules.
+      if (role !== null && !holdsAnywhere(principal, role)) throw new ForbiddenError(`this operation needs the role ${role}; this key holds it in no entity`);
+      const input = {
+        params: op.params ? this.validate(op.params, req.params, "path", res) : undefined,
+        query: op.query ? this.validate(op.query, req.query, "query", res) : undefined,
+        body: op.fastBody?.(req.body) ?? this.validate(op.body, req.body, "body", res),
+      } as InputOf<B, Q, P>;
+      const projects = op.scope.kind === "projects" ? op.scope.of(input, req.headers) : [];
+      for (const projectId of projects) checkReach(principal, projectId, role);
+      if (!op.queued && projects.length > 0) await this.queuedWritesStored(projects);
+      const retryId = op.retries ? retryIdOf(req) : null;
+      const ctx: RequestContext = {
+        principal,
+        req,
+        res,
+        bodyBytes: this.bodySizes.get(req) ?? 0,
+        bodyText: this.bodyTexts.get(req),
+        projects,
+        reachProject: (projectId) => checkReach(principal, projectId, role),
+        mayReach: (projectId) => canReach(principal, projectId, role ?? undefined),
+        retryId,
+      };
+      if (retryId === null) {
+        const result = await handler(input, ctx);
+        if (!res.headersSent && result !== undefined) answerJson(res, result);
+        return;
       }
+      await this.answerRetried(op, retryId, ctx, () => handler(input, ctx));
     };
-    this.app[op.method](expressPath(op.path), ...parsers, run);
-    const key = `${op.method.toUpperCase()} ${op.path}`;
-    // The first mounted wins, as in Express's router.
-    if (!op.path.includes("{") && !this.exactRoutes.has(key)) this.exactRoutes.set(key, [...parsers, run]);
+    this.router.add(op.method, op.path, { name: op.path, body: parsers, handle: run, renderError: options.renderError ?? renderDetail });
+  }
+
+  /** An operation that declares `retries`: a retry of an answered request gets the answer kept (http/retries.ts). */
+  private async answerRetried(op: Operation, retryId: string, ctx: RequestContext, handle: () => Promise<unknown>): Promise<void> {
+    const { res } = ctx;
+    const answer = await this.retries.answer(retryKey(retryId, op.id, ctx.projects), op.retries === "recorded", async () => {
+      const result = await handle();
+      return res.headersSent || result === undefined ? undefined : JSON.stringify(result);
+    });
+    if (res.headersSent) return;
+    if (answer === undefined) throw new Error(`operation ${op.id} declares retries but answered nothing to keep`);
+    res.status(200).type("application/json").send(answer);
   }
 
   private get maxJsonDepth(): number {
@@ -256,7 +294,7 @@ export class HttpApi {
    * A plain body (plainBody.ts) is read here; any other through body-parser, which inflates,
    * decodes or refuses it; both check and answer alike.
    */
-  private jsonBody(keepText: boolean): RequestHandler {
+  private jsonBody(keepText: boolean): BodyStep {
     const verify = (req: IncomingMessage, bytes: Buffer) => {
       checkJsonBytes(bytes, this.maxJsonDepth);
       this.bodySizes.set(req, bytes.length);
@@ -284,7 +322,7 @@ export class HttpApi {
   }
 
   /** The body as text (decoded once), checked as JSON and turned into what validation sees; the text is kept. */
-  private textBody(bodyFromText: (text: string) => unknown) {
+  private textBody(bodyFromText: (text: string) => unknown): BodyStep[] {
     const read = express.text({
       limit: this.options.maxBodyBytes,
       type: () => true,
@@ -327,20 +365,14 @@ export class HttpApi {
     return parsed.data;
   }
 
-  /** Must be installed after every route: answers unknown routes, maps typed errors to answers. */
-  installErrorHandler(): void {
-    this.app.use((req: Request, res: Response) => this.answerNoRoute(req, res));
-    this.app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-      this.answerError(err, req, res, (answer) => res.json(answer.body));
-    });
-  }
-
+  /** A request no route takes: 404, whatever the method (no 405, no automatic OPTIONS answer). */
   private answerNoRoute(req: Request, res: Response): void {
     const message = `no route ${req.method} ${req.path.slice(0, 200)}`;
     res.status(404).setHeader("x-should-retry", "false");
     res.json({ detail: message, message });
   }
 
+  /** The one answer to a failed request: logged by kind, headers and status from `errorAnswer`, the body by `render`. */
   private answerError(err: unknown, req: Request, res: Response, render: ErrorRenderer): void {
     const answer = errorAnswer(err);
     const log = requestLogger(res, this.options.log);
@@ -373,6 +405,16 @@ function answerJson(res: Response, result: unknown): void {
   res.end(text);
 }
 
+/** Runs a handler; what it throws or rejects with goes to `fail`. */
+function runHandler(handle: RouteHandler, req: Request, res: Response, fail: (err: unknown) => void): void {
+  try {
+    const ran: unknown = handle(req, res, fail);
+    if (ran instanceof Promise) ran.catch(fail);
+  } catch (thrown) {
+    fail(thrown);
+  }
+}
+
 /** The request's `X-Weave-Retry-Id`, null when absent or empty. */
 function retryIdOf(req: Request): string | null {
   const header = req.headers[RETRY_ID_HEADER];
@@ -392,11 +434,6 @@ export function checkReach(principal: Principal, projectId: string, needed: Role
   if (!canReach(principal, projectId)) throw new ForbiddenError(`this key may not reach project ${projectId}`);
   if (needed !== null && !canReach(principal, projectId, needed)) throw new ForbiddenError(`this operation needs the role ${needed} in project ${projectId}; this key is ${roleIn(principal, projectId)} there`);
   return projectId as ReachedProject;
-}
-
-/** `/objs/{object_id}/tags` (OpenAPI) → `/objs/:object_id/tags` (Express). */
-export function expressPath(path: string): string {
-  return path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ":$1");
 }
 
 export interface ErrorAnswer {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { NextFunction, Request, Response } from "express";
+import type { Request, Response } from "express";
 import type { Logger } from "pino";
 import { httpDuration, httpRejects, httpRequests } from "../metrics.js";
 
@@ -7,7 +7,7 @@ import { httpDuration, httpRejects, httpRequests } from "../metrics.js";
  * Per request: an id (the caller's `X-Request-Id` when it is a plain token, else a new
  * UUID), echoed in the answer's `X-Request-Id`; a child logger carrying it; on the answer's
  * end one JSON log line and the request metrics (metrics.ts), labelled by route: the
- * operation's path (`/call/start`, `/calls/{id}`...), an Express route pattern, or
+ * matched route's path template (`/call/start`, `/calls/{id}`, `/ui/{*rest}`...) or
  * `unmatched`, never the raw URL (bounded label values).
  */
 export const REQUEST_ID_HEADER = "x-request-id";
@@ -19,7 +19,7 @@ const routes = new WeakMap<Response, string>();
 /** Each answer's request id, and its child logger once one was asked for (most requests never log but their line). */
 const requests = new WeakMap<Response, { readonly id: string; readonly log: Logger; child: Logger | null }>();
 
-/** Names the route of this answer in logs and metrics (HttpApi.mount: the operation's path). */
+/** Names the route of this answer in logs and metrics (HttpApi's dispatcher: the matched route's template). */
 export function nameRoute(res: Response, route: string): void {
   routes.set(res, route);
 }
@@ -38,17 +38,13 @@ function requestIdOf(req: Request): string {
   return given !== undefined && ACCEPTED_ID.test(given) ? given : randomUUID();
 }
 
-function routeOf(req: Request, res: Response): string {
-  const named = routes.get(res);
-  if (named) return named;
-  const pattern: unknown = (req.route as { path?: unknown } | undefined)?.path;
-  if (typeof pattern === "string") return `${req.baseUrl}${pattern}`;
-  if (Array.isArray(pattern)) return pattern.map((p) => `${req.baseUrl}${String(p)}`).join("|");
-  return "unmatched";
+function routeOf(res: Response): string {
+  return routes.get(res) ?? "unmatched";
 }
 
+/** Starts the request's log: called once per request, first thing, by HttpApi's dispatcher. */
 export function requestLog(log: Logger) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return (req: Request, res: Response): void => {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(req);
     res.setHeader("X-Request-Id", requestId);
@@ -56,7 +52,7 @@ export function requestLog(log: Logger) {
     res.once("close", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
-      const route = routeOf(req, res);
+      const route = routeOf(res);
       httpRequests.inc({ route, method: req.method, status: String(status) });
       httpDuration.observe({ route, method: req.method }, seconds);
       if ((status >= 400 && status < 500 && status !== CLIENT_CLOSED) || status === 503) httpRejects.inc({ route, status: String(status) });
@@ -67,6 +63,5 @@ export function requestLog(log: Logger) {
       if (child) child.info(line, "request");
       else log.info({ request_id: requestId, ...line }, "request");
     });
-    next();
   };
 }

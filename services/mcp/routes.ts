@@ -2,7 +2,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { Request, Response } from "express";
 import type { Logger } from "pino";
 import type { HttpApi } from "../http/app.js";
-import { nameRoute, requestLogger } from "../http/requestLog.js";
+import { requestLogger } from "../http/requestLog.js";
 import type { McpReads } from "./context.js";
 import { mcpServer } from "./server.js";
 
@@ -30,8 +30,7 @@ function methodNotAllowed(_req: Request, res: Response): void {
  * its tools are listed by `tools/list`, not in the OpenAPI document. Docs: docs/clients.md#mcp-server.
  */
 export function mountMcpRoutes(api: HttpApi, deps: McpRouteDeps): void {
-  api.app.post(MCP_PATH, async (req, res) => {
-    nameRoute(res, MCP_PATH);
+  api.route("post", MCP_PATH, async (req, res) => {
     const principal = api.authenticate(req);
     const log = requestLogger(res, deps.log);
     const server = mcpServer(principal, { reads: deps.reads, queuedWritesStored: (projects) => api.queuedWritesStored(projects), log });
@@ -43,6 +42,6 @@ export function mountMcpRoutes(api: HttpApi, deps: McpRouteDeps): void {
     await server.connect(transport);
     await transport.handleRequest(req, res);
   });
-  api.app.get(MCP_PATH, methodNotAllowed);
-  api.app.delete(MCP_PATH, methodNotAllowed);
+  api.route("get", MCP_PATH, methodNotAllowed);
+  api.route("delete", MCP_PATH, methodNotAllowed);
 }

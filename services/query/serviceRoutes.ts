@@ -98,9 +98,9 @@ export function mountServiceRoutes(api: HttpApi, probe: HealthProbe, trustedProx
 export function mountDocs(api: HttpApi): void {
   let document: object | null = null;
   const doc = () => (document ??= openApiDocument(api.operations, SERVICE_VERSION));
-  api.app.get("/openapi.json", (_req, res) => void res.json(doc()));
-  api.app.get("/docs", (_req, res) => void res.type("html").send(docsPage(doc())));
-  api.app.get("/metrics", async (_req, res) => {
+  api.route("get", "/openapi.json", (_req, res) => void res.json(doc()));
+  api.route("get", "/docs", (_req, res) => void res.type("html").send(docsPage(doc())));
+  api.route("get", "/metrics", async (_req, res) => {
     const { contentType, text } = await metricsText();
     res.type(contentType).send(text);
   });

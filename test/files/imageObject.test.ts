@@ -26,10 +26,7 @@ describe("image/create with an object writer", () => {
         return "stored-object-digest";
       },
     });
-    api.installErrorHandler();
-    server = await new Promise<Server>((done) => {
-      const s = api.app.listen(0, "127.0.0.1", () => done(s));
-    });
+    server = await api.listen(0, "127.0.0.1");
     const address = server.address();
     url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
   });

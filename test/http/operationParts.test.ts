@@ -80,10 +80,7 @@ describe("operation parts over HTTP", () => {
     api.mount(listOp, async ({ query }) => ({ query }));
     api.mount(keptTextOp, async ({ body }, ctx) => ({ text: ctx.bodyText ?? null, val: body.val }));
     api.mount(plainOp, async (_input, ctx) => ({ text: ctx.bodyText ?? null }));
-    api.installErrorHandler();
-    server = await new Promise<Server>((done) => {
-      const s = api.app.listen(0, "127.0.0.1", () => done(s));
-    });
+    server = await api.listen(0, "127.0.0.1");
     const address = server.address();
     url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
   });

@@ -28,10 +28,7 @@ beforeAll(async () => {
   const keys = new KeyRing([{ key: KEY_ACME, username: "alice", entities: ["acme"] }]);
   const api = new HttpApi({ keys, log: pino({ level: "silent" }), maxBodyBytes: 1024 });
   mountOtlpIngest(api, publisher, { maxBodyBytes: 1 << 20, maxSpanBytes: 1 << 20 });
-  api.installErrorHandler();
-  server = await new Promise<Server>((done) => {
-    const s = api.app.listen(0, "127.0.0.1", () => done(s));
-  });
+  server = await api.listen(0, "127.0.0.1");
   const address = server.address();
   url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
 });

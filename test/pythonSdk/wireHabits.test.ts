@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { expressPath } from "../../services/http/app.js";
 import { basic, KEY_ADMIN, serviceForFile } from "../support/service.js";
 import { completeBatchJson, newRetryId, rawPost, remoteHttpHeaders, v2Path, type CompleteCallText } from "./sdk.js";
 
@@ -33,7 +32,7 @@ describe("JSON bodies", () => {
     const withBody = service.operations.filter((op) => op.body && !op.rawBody);
     expect(withBody.length).toBeGreaterThan(30);
     for (const op of withBody) {
-      const path = expressPath(op.path).replace(/:([A-Za-z_]+)/g, (_m, name: string) => (name === "entity" ? "acme" : name === "project" ? "sdk-wire" : "x"));
+      const path = op.path.replace(/\{([A-Za-z_]+)\}/g, (_m, name: string) => (name === "entity" ? "acme" : name === "project" ? "sdk-wire" : "x"));
       for (const contentType of [undefined, "text/plain", "application/octet-stream"]) {
         const headers: Record<string, string> = { authorization: basic(KEY_ADMIN), ...(contentType ? { "content-type": contentType } : {}) };
         const res = await rawPost(service.url, path, `{"project_id":1}`, headers, op.method.toUpperCase());
