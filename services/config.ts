@@ -42,6 +42,8 @@ export const DEFAULTS = {
   INFERENCE_CATALOG_REFRESH_MS: 3_600_000,
   RETENTION_INTERVAL_MS: 600_000,
   ALERTS_EVAL_INTERVAL_MS: 30_000,
+  MONITORS_SWEEP_INTERVAL_MS: 10_000,
+  MONITORS_QUEUE_SIZE: 10_000,
 } as const;
 
 /** The roles a process can run; what each one mounts and runs is the table in services/roles.ts. */
@@ -144,6 +146,8 @@ export const EnvVariables = z.object({
   RETENTION_DAYS: z.coerce.number().int().min(1).optional().describe("Days a project's calls are kept (by `started_at`) when the project sets no `retention_days` of its own (`PUT /projects/{entity}/{project}/settings`); unset = keep everything. Older calls leave every read within a minute and are deleted by the worker's retention job (docs/operations.md, \"Retention and disk\")."),
   RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(DEFAULTS.RETENTION_INTERVAL_MS).describe("How often the worker's retention job deletes the calls past their project's retention (it also runs at start and soon after a project's settings change in the same process)."),
   ALERTS_ALLOWED_HOSTS: list.default([]).describe("Comma-separated hosts (names or IP addresses, as written in the URL) that alert webhooks may post to although they are loopback or private (`localhost`, 127/8, 10/8, 172.16/12, 192.168/16, 169.254/16, ::1, fc00::/7, fe80::/10); any other such webhook is refused with 422 at `/alerts/create` and not posted to (docs/resources.md, \"Alerts\")."),
+  MONITORS_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(20_000).default(DEFAULTS.MONITORS_SWEEP_INTERVAL_MS).describe("How often the worker looks for calls that ended and match an active monitor (at most 20 s, so that an idle service scores a matching call within 60 s of its end; docs/resources.md, \"Monitors\")."),
+  MONITORS_QUEUE_SIZE: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULTS.MONITORS_QUEUE_SIZE).describe("Most (monitor, call) items waiting to be scored in a worker process; when full the oldest are dropped and counted in `monitor_scoring_dropped_total`."),
   ALERTS_EVAL_INTERVAL_MS: z.coerce.number().int().min(100).max(30_000).default(DEFAULTS.ALERTS_EVAL_INTERVAL_MS).describe("How often the worker evaluates every alert rule (at most 30 s, so that a rule is evaluated at least that often)."),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("pino log level (JSON lines on stdout, buffered: written out within 100 ms, never waited on by a request); at `info` one line per request, `warn` drops those."),
 });

@@ -36,6 +36,13 @@ export const consumerLag = new Gauge({
   help: "Kafka: messages of a partition not yet stored by this consumer, as of its last fetch (high watermark − committed offset), by topic and partition",
   labelNames: ["topic", "partition"],
 });
+export const monitorScoringBacklog = new Gauge({ name: "monitor_scoring_backlog", help: "Monitors: (monitor version, call) items waiting in this worker's bounded scoring queue" });
+export const monitorScoringDropped = new Counter({ name: "monitor_scoring_dropped_total", help: "Monitors: items dropped unscored from the scoring queue because it was full (the oldest go first)" });
+export const monitorScoringItems = new Counter({
+  name: "monitor_scoring_items_total",
+  help: "Monitors: items taken from the scoring queue, by outcome (scored: at least one score written; already: every score was there; failed: scoring failed, logged; none: no scorer of the monitor can run)",
+  labelNames: ["outcome"],
+});
 
 const sources = new Set<MetricsSource>();
 

@@ -79,6 +79,8 @@ import { JobsRepository } from "./store/jobs/jobsRepository.js";
 import { AlertEvaluator } from "./worker/alerts/alertEvaluator.js";
 import { WebhookTargets } from "./worker/alerts/webhookTarget.js";
 import { alertWebhookJobs } from "./worker/jobs/alertWebhook.js";
+import { mountMonitorRoutes } from "./query/monitorsRoutes.js";
+import { Monitors } from "./worker/monitors/monitors.js";
 
 /** The roles that mount HTTP routes: every role but the worker. */
 export type HttpRole = Exclude<RoleName, "worker">;
@@ -158,6 +160,21 @@ const mcpReads = (store: ClickHouseStore, retention: ProjectRetention): McpReads
     costs,
     projects: new ProjectsRepository(store),
   };
+};
+
+/** A process's monitors: its sweep handler fills the queue its scoring task drains, so both come from one instance per process's parts. */
+const monitorsByParts = new WeakMap<ServiceParts, Monitors>();
+const monitorsOf = (parts: ServiceParts): Monitors => {
+  let monitors = monitorsByParts.get(parts);
+  if (!monitors) {
+    const { store, retention, log, config } = parts;
+    monitors = new Monitors({
+      store, retention, log, writeCalls: callBatchHandler(parts), completer: evalCompleter(parts),
+      sweepIntervalMs: config.MONITORS_SWEEP_INTERVAL_MS, queueSize: config.MONITORS_QUEUE_SIZE,
+    });
+    monitorsByParts.set(parts, monitors);
+  }
+  return monitors;
 };
 
 const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
@@ -280,6 +297,15 @@ export const RESOURCES: readonly Resource[] = [
         { intervalMs: config.ALERTS_EVAL_INTERVAL_MS, log },
       ),
     ],
+  },
+  // Monitors: Weave `Monitor` objects (stored by the objects resource); the worker sweeps each active one every
+  // MONITORS_SWEEP_INTERVAL_MS (one sweep job per monitor version and slot, whichever workers record it) and scores
+  // the sampled calls from a bounded queue. Sweeps run where the scoring task runs: the worker tasks' process.
+  {
+    name: "monitors",
+    routes: { query: (api, { store }) => mountMonitorRoutes(api, { store }) },
+    jobHandlers: (parts) => (parts.config.PROCESS_INDEX === 0 ? monitorsOf(parts).handlers : {}),
+    workerTasks: (parts) => [monitorsOf(parts).sweeper, monitorsOf(parts).scorer],
   },
   // The web UI's static files (ui/, built by scripts/build-ui.sh): a client of the API, no tables.
   { name: "ui", routes: { query: (api) => mountUiRoutes(api) } },

@@ -94,6 +94,16 @@ WHERE project_id = ${pb.str(projectId)} AND id = ${pb.str(id)} AND deleted = 0`,
   };
 }
 
+/** How many live feedback name `triggerRef` as their trigger (a monitor version's scores), and the newest one's time. */
+export function triggerStatsQuery(projectId: string, triggerRef: string): BuiltQuery {
+  const pb = new ParamBuilder();
+  return {
+    sql: `SELECT count() AS n, max(created_at) AS last_at FROM feedback FINAL
+WHERE project_id = ${pb.str(projectId)} AND trigger_ref = ${pb.str(triggerRef)} AND deleted = 0`,
+    params: pb.params,
+  };
+}
+
 /**
  * The feedback on a chunk of calls (`include_feedback`), oldest first, at most `perCall`
  * per call.

@@ -2,7 +2,7 @@ import type { FeedbackSchema } from "../../contract/feedback.js";
 import type { Query } from "../../contract/queryExpr.js";
 import { uuidv7 } from "../../ids.js";
 import type { ClickHouseStore } from "../clickhouse.js";
-import { feedbackByIdQuery, feedbackForCallsQuery, feedbackPurgeQuery, feedbackSelectQuery, type FeedbackQuerySpec } from "./feedbackQuery.js";
+import { feedbackByIdQuery, feedbackForCallsQuery, feedbackPurgeQuery, feedbackSelectQuery, triggerStatsQuery, type FeedbackQuerySpec } from "./feedbackQuery.js";
 import { newFeedbackRow, tombstoneRow, toFeedbackSchema, type FeedbackReadRow, type FeedbackRow } from "./feedbackRows.js";
 import type { Payload } from "./payload.js";
 import type { ValidFeedback } from "./validate.js";
@@ -76,6 +76,13 @@ export class FeedbackRepository {
       out.set(call_id, list);
     }
     return out;
+  }
+
+  /** The live feedback triggered by `triggerRef` (a monitor version): how many, and when the newest was created (µs, null when none). */
+  async triggerStats(projectId: string, triggerRef: string): Promise<{ count: number; lastAt: number | null }> {
+    const [row] = await this.store.rows<{ n: string | number; last_at: string | number }>("feedback_trigger_stats", triggerStatsQuery(projectId, triggerRef));
+    const count = Number(row?.n ?? 0);
+    return { count, lastAt: count > 0 ? Number(row!.last_at) : null };
   }
 
   private row(item: ValidFeedback, wbUserId: string): FeedbackRow {

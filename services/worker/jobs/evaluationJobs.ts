@@ -4,16 +4,15 @@ import { derivedUuidv7 } from "../../ids.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
 import type { CallStartEvent, TraceEvent } from "../../queue/events.js";
 import { serverCallComplete, serverCallEnd, serverCallStart, type ServerCallPlace as Place } from "../../queue/serverCalls.js";
-import { formatRef } from "../../refs.js";
 import type { CallRow } from "../../store/calls/callRows.js";
 import { CallsReadRepository } from "../../store/calls/callsRead.js";
 import type { ClickHouseStore } from "../../store/clickhouse.js";
 import { FeedbackRepository } from "../../store/feedback/feedbackRepository.js";
-import { checkAll } from "../../store/feedback/validate.js";
 import { EVALUATE_OP, PREDICT_AND_SCORE_OP, PREDICTION_MARK, RUN_MARK, SCORE_MARK, SUMMARIZE_OP } from "../../store/v2/evalCalls.js";
 import { MonotonicClock, type Clock } from "../../times.js";
 import type { ChatCompleter } from "./chatCompleter.js";
-import { EvalObjects, formatTemplate, rowRef, type ChatMessage, type JudgeScorer, type LlmModel } from "./evalObjects.js";
+import { CallScorer, parsedJson, type Timed } from "./callScoring.js";
+import { EvalObjects, rowRef, type ChatMessage, type JudgeScorer, type LlmModel } from "./evalObjects.js";
 import type { JobContext, JobHandler } from "./handler.js";
 import type { ProjectRetention } from "../../store/projects/retention.js";
 
@@ -53,26 +52,8 @@ export function evaluationJobs(deps: EvaluationJobDeps): Record<string, JobHandl
   };
 }
 
-interface Timed<T> {
-  readonly value: T;
-  readonly startedAt: number;
-  readonly endedAt: number;
-  readonly summary: JsonObject;
-}
-
-const tokensSummary = (model: string, prompt: number, completion: number): JsonObject => ({
-  usage: { [model]: { requests: 1, prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } },
-});
-
-/** The judge's answer: JSON when it is JSON (a fenced ```json block too), else `{"output": text}`. */
-export function judgeOutput(text: string): JsonValue {
-  const trimmed = text.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, "$1");
-  try {
-    return JSON.parse(trimmed) as JsonValue;
-  } catch {
-    return { output: text };
-  }
-}
+/** The judge's answer (callScoring.ts), named here too for the readers of evaluation outputs. */
+export { judgeOutput } from "./callScoring.js";
 
 /** Weave's auto-summary of a column of values: numbers → {mean}, booleans → {true_count, true_fraction}, objects → per key; null when none summarizes. */
 export function autoSummary(values: readonly JsonValue[]): JsonValue {
@@ -95,25 +76,19 @@ export function autoSummary(values: readonly JsonValue[]): JsonValue {
   return null;
 }
 
-function callRef(projectId: string, id: string): string {
-  const [entity, project] = projectId.split("/") as [string, string];
-  return formatRef({ kind: "call", entity, project, callId: id, extra: [] });
-}
-
-const parsed = (text: string | null): JsonValue => (text === null || text === "" ? null : (JSON.parse(text) as JsonValue));
-const withoutSelf = (inputs: JsonObject): JsonObject => Object.fromEntries(Object.entries(inputs).filter(([k]) => k !== "self"));
+const parsed = parsedJson;
 
 class EvaluationJobs {
   private readonly reads: CallsReadRepository;
   private readonly objects: EvalObjects;
-  private readonly feedback: FeedbackRepository;
+  private readonly scorer: CallScorer;
   private readonly clock: Clock;
 
   constructor(private readonly deps: EvaluationJobDeps) {
     this.reads = new CallsReadRepository(deps.store, deps.retention);
     this.objects = new EvalObjects(deps.store);
-    this.feedback = new FeedbackRepository(deps.store);
     this.clock = deps.clock ?? new MonotonicClock();
+    this.scorer = new CallScorer({ reads: this.reads, feedback: new FeedbackRepository(deps.store), writeCalls: deps.writeCalls, completer: deps.completer, clock: this.clock });
   }
 
   async evaluate(input: EvaluateModelJobInput, ctx: JobContext): Promise<JsonValue> {
@@ -205,22 +180,12 @@ class EvaluationJobs {
     return output;
   }
 
-  /** The model on a conversation: its template filled from `vars`, then `extra` (a judge's prompt). */
-  private async predict(model: LlmModel, projectId: string, template: readonly ChatMessage[], vars: JsonObject, signal: AbortSignal, extra: ChatMessage[] = []): Promise<Timed<JsonValue>> {
-    let messages = [...template.map((m) => ({ role: m.role, content: formatTemplate(m.content, vars) })), ...extra];
-    if (messages.length === 0) messages = [{ role: "user", content: JSON.stringify(vars) }];
-    const startedAt = this.clock.nowMicros();
-    const answer = await this.deps.completer.complete({ model: model.llmModelId, messages, ...model.params, projectId }, signal);
-    const endedAt = this.clock.nowMicros();
-    const value = model.responseFormat === "json" ? judgeOutput(answer.text) : answer.text;
-    return { value, startedAt, endedAt, summary: tokensSummary(answer.model, answer.promptTokens, answer.completionTokens) };
+  private predict(model: LlmModel, projectId: string, template: readonly ChatMessage[], vars: JsonObject, signal: AbortSignal): Promise<Timed<JsonValue>> {
+    return this.scorer.predict(model, projectId, template, vars, signal);
   }
 
-  private async score(scorer: JudgeScorer, projectId: string, vars: JsonObject, output: JsonValue, signal: AbortSignal): Promise<Timed<JsonValue>> {
-    const all: JsonObject = { ...vars, output };
-    const prompt = formatTemplate(scorer.scoringPrompt, all);
-    const answer = await this.predict({ ...scorer.model, responseFormat: "text" }, projectId, scorer.model.messagesTemplate, all, signal, [{ role: "user", content: prompt }]);
-    return { ...answer, value: judgeOutput(String(answer.value)) };
+  private score(scorer: JudgeScorer, projectId: string, vars: JsonObject, output: JsonValue, signal: AbortSignal): Promise<Timed<JsonValue>> {
+    return this.scorer.judge(scorer, projectId, vars, output, signal);
   }
 
   private summarize(outputs: readonly JsonObject[], scorers: readonly JudgeScorer[]): JsonObject {
@@ -240,58 +205,16 @@ class EvaluationJobs {
     return out;
   }
 
-  private async callsById(projectId: string, ids: readonly string[]): Promise<Map<string, CallRow>> {
-    const out = new Map<string, CallRow>();
-    if (ids.length === 0) return out;
-    for await (const row of this.reads.stream({ projectId, filter: { call_ids: [...ids] } })) out.set(row.id, row);
-    return out;
-  }
-
   /**
    * Each scorer on each call (its inputs without `self` as the template's fields, its output as
    * `{output}`): a score call, a root of its own, then feedback `wandb.runnable.<scorer>` on the
-   * scored call. Ids derive from the job, so a resumed job skips what it wrote.
+   * scored call (callScoring.ts). Ids derive from the job, so a resumed job skips what it wrote.
    */
   async scoreCalls(input: ScoreCallsJobInput, ctx: JobContext): Promise<JsonValue> {
     const projectId = input.project_id;
     const scorers: JudgeScorer[] = [];
     for (const [i, ref] of input.scorer_refs.entries()) scorers.push(await this.objects.scorer(projectId, ref, ["input", "scorer_refs", i]));
     const pairs = input.call_ids.flatMap((callId) => scorers.map((scorer) => ({ callId, scorer, id: derivedUuidv7(input.requested_at / 1000, `${ctx.jobId}/${callId}/${scorer.ref}`) })));
-    const [scored, written, feedback] = await Promise.all([
-      this.callsById(projectId, input.call_ids),
-      this.callsById(projectId, pairs.map((p) => p.id)),
-      this.feedback.forCalls(projectId, input.call_ids),
-    ]);
-    const given = new Set([...feedback.values()].flat().map((f) => f.call_ref));
-    let scoredPairs = 0;
-    for (const pair of pairs) {
-      const call = scored.get(pair.callId);
-      if (!call) continue;
-      const ref = callRef(projectId, pair.id);
-      if (given.has(ref)) continue;
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-      const stored = written.get(pair.id);
-      const value = stored ? parsed(stored.output) : await this.writeScoreCall(pair, call, input, ctx.signal);
-      const [item] = checkAll([{
-        project_id: projectId, weave_ref: callRef(projectId, pair.callId), feedback_type: `wandb.runnable.${pair.scorer.name}`,
-        payload: { output: value }, runnable_ref: pair.scorer.ref, call_ref: ref,
-      }], () => ["input"]);
-      await this.feedback.create([item!], input.wb_user_id);
-      scoredPairs++;
-    }
-    return { scored: scoredPairs };
-  }
-
-  private async writeScoreCall(pair: { id: string; scorer: JudgeScorer }, call: CallRow, input: ScoreCallsJobInput, signal: AbortSignal): Promise<JsonValue> {
-    const inputs = call.inputs ? withoutSelf(JSON.parse(call.inputs) as JsonObject) : {};
-    const output = parsed(call.output);
-    const score = await this.score(pair.scorer, input.project_id, inputs, output, signal);
-    const place: Place = { projectId: input.project_id, id: pair.id, traceId: derivedUuidv7(score.startedAt / 1000, `${pair.id}/trace`), parentId: null, user: input.wb_user_id };
-    await this.deps.writeCalls([serverCallComplete(place, {
-      opName: `${pair.scorer.name}.score`,
-      inputs: { self: pair.scorer.ref, ...inputs, output },
-      attributes: { weave: { [SCORE_MARK]: "true", scorer: pair.scorer.ref, scored_call_id: call.id } },
-    }, score, score.value)]);
-    return score.value;
+    return { scored: await this.scorer.scorePairs(projectId, input.wb_user_id, pairs, ctx.signal) };
   }
 }
