@@ -3,7 +3,7 @@
  *
  *   ground (files directly under services/: times, ids, json, refs, digests, errors, config)
  *     ← contract ← queue ← store (reads the event types) ; auth ← http, worker ← ingest, query,
- *     training, inference ← mcp ← wiring (main, service, cluster, roles)
+ *     training, inference ← mcp ← wiring (main, service, cluster, resources)
  *
  *   mcp (the MCP server at /mcp) is a client of the read side: its tools read through the query
  *   routes' repositories and call views, so it sits above query and nothing below imports it.
@@ -25,7 +25,7 @@
  * A page is reached only through App's table of pages; the ground knows no React component
  * of ours (router's `Link` is its own).
  */
-const WIRING = "^services/(main|service|cluster|roles)\\.ts$";
+const WIRING = "^services/(main|service|cluster|resources)\\.ts$";
 const GROUND = "^services/[^/]+\\.ts$";
 const layer = (name) => `^services/${name}/`;
 const SERVICES = "ingest|query|training|inference|mcp";

@@ -10,7 +10,7 @@
 import { decodeProtobufRequest } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
 import type { CallPartEvent } from "../services/queue/events.js";
-import { MIGRATIONS } from "../services/roles.js";
+import { MIGRATIONS } from "../services/resources.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";

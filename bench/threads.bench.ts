@@ -27,7 +27,7 @@ import { ThreadsReadRepository } from "../services/store/threads/threadsRead.js"
 import { threadsPageQuery, threadsThresholdQuery, type ThreadsQuerySpec } from "../services/store/threads/threadsQuery.js";
 import { ThreadsWriteRepository } from "../services/store/threads/threadsWrite.js";
 import { BENCH_AUTH, clickhouseClient, clickhouseClientMs, printTable, spawnService, startBenchClickHouse, stats, timeIt } from "./support.js";
-import { MIGRATIONS } from "../services/roles.js";
+import { MIGRATIONS } from "../services/resources.js";
 import { ProjectRetention } from "../services/store/projects/retention.js";
 import { ProjectSettingsRepository } from "../services/store/projects/settingsRepository.js";
 

@@ -18,7 +18,7 @@ import { gzipSync } from "node:zlib";
 import type { Page } from "playwright-core";
 import { loadConfig } from "../services/config.js";
 import { UI_BUILD_DIR } from "../services/query/uiRoutes.js";
-import { MIGRATIONS } from "../services/roles.js";
+import { MIGRATIONS } from "../services/resources.js";
 import { startService, type RunningService } from "../services/service.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";

@@ -14,7 +14,7 @@ import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { BENCH_AUTH, BENCH_KEY, clickhouseClient, inProcessServiceLog, printTable, startBenchClickHouse, stats, timeIt } from "./support.js";
-import { MIGRATIONS } from "../services/roles.js";
+import { MIGRATIONS } from "../services/resources.js";
 
 const BACKGROUND = Number(process.env.BENCH_BACKGROUND_CALLS ?? 100_000);
 const TRACE_CALLS = 1000;

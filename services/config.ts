@@ -46,7 +46,7 @@ export const DEFAULTS = {
   MONITORS_QUEUE_SIZE: 10_000,
 } as const;
 
-/** The roles a process can run; what each one mounts and runs is the table in services/roles.ts. */
+/** The roles a process can run; what each one mounts and runs is the table in services/resources.ts. */
 export const ROLE_NAMES = ["ingest", "worker", "query", "inference"] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 const isRoleName = (name: string): name is RoleName => (ROLE_NAMES as readonly string[]).includes(name);

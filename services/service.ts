@@ -14,7 +14,7 @@ import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
 import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
 import type { LagLimits } from "./queue/lagBound.js";
-import { moduleBeside } from "./threads.js";
+import { moduleBeside } from "./supervisedThread.js";
 import { ModelThreads } from "./lm/modelThreads.js";
 import type { KafkaSettings } from "./queue/kafka/client.js";
 import { KafkaEventConsumer, type ConsumerOptions } from "./queue/kafka/consumer.js";
@@ -29,7 +29,7 @@ import { RetriesRepository } from "./store/retries/retriesRepository.js";
 import { JobsRepository } from "./store/jobs/jobsRepository.js";
 import { JobRunner } from "./worker/jobs/runner.js";
 import { JobSubmitter, jobIntake } from "./worker/jobs/submitter.js";
-import { jobHandlers, MIGRATIONS, mountRoutes, workerTasks, type ServiceParts, type WorkerTask } from "./roles.js";
+import { jobHandlers, MIGRATIONS, mountRoutes, workerTasks, type ServiceParts, type WorkerTask } from "./resources.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { LogWorkerData } from "./worker/logWorker.js";
 import { RetentionJob } from "./worker/retentionJob.js";
@@ -156,7 +156,7 @@ async function closeServer(server: Server): Promise<void> {
   clearTimeout(cut);
 }
 
-/** Wires the roles this process runs (services/roles.ts). Each dependency is made here and passed down. */
+/** Wires the roles this process runs (services/resources.ts). Each dependency is made here and passed down. */
 export async function startService(config: Config, log: Logger, deps: ServiceDependencies = {}): Promise<RunningService> {
   const roles = rolesOf(config.ROLE);
   setUpMetrics(config.ROLE, { processMetrics: true });
@@ -223,7 +223,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     jobRunner.start();
     runner = jobRunner;
     retentionJob?.start();
-    // One set per machine's processes, as the retention job; several machines' workers agree through the store (roles.ts).
+    // One set per machine's processes, as the retention job; several machines' workers agree through the store (resources.ts).
     if (config.PROCESS_INDEX === 0) tasks.push(...workerTasks(parts));
     for (const task of tasks) task.start();
   }

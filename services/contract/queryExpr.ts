@@ -9,7 +9,7 @@ extendZodWithOpenApi(z);
  *
  * Every node is a strict object with exactly one operator key, so an unknown operator or a
  * node with two operators is a validation error instead of being read as something else.
- * What the operators mean in SQL is written in services/store/query/compile.ts.
+ * What the operators mean in SQL is written in services/store/expr/compile.ts.
  */
 
 

@@ -7,7 +7,7 @@ import type { ModelWeightsRef } from "../lm/modelCache.js";
  * Which weights a model name stands for, and which models a key may list. A chat request
  * asks each resolver in turn; the first that knows the name answers. The base models are
  * resolved here; trained models (`wandb-artifact:///…`) by the training service's lookup,
- * given to the routes by the wiring (roles.ts).
+ * given to the routes by the wiring (resources.ts).
  */
 
 /** Whether the request's key reaches a project (`entity/project`). */

@@ -1,5 +1,5 @@
 import { workerData } from "node:worker_threads";
-import { lowerThreadPriority, serveThread } from "../threads.js";
+import { lowerThreadPriority, serveThread } from "../supervisedThread.js";
 import { ModelCache } from "./modelCache.js";
 import { wholeBytes, type FromModelThread, type ModelThreadData, type ToModelThread, type WorkAnswer, type WorkAsk, type WorkEvent } from "./modelThreads.js";
 import type { TrainingProgress, TrainingResult } from "./types.js";

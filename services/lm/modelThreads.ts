@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { RetryableError } from "../errors.js";
-import { moduleBeside, SupervisedThread } from "../threads.js";
+import { moduleBeside, SupervisedThread } from "../supervisedThread.js";
 import { baseModelSpec, cachedWeightsPath, readCachedWeights } from "./baseModelCatalog.js";
 import { InvalidWeightsError, TrainingAbortedError, TrainingInputError } from "./errors.js";
 import type { ModelWeightsRef } from "./modelCache.js";
@@ -11,7 +11,7 @@ import type {
 /**
  * The built-in language model's work (sampling, SFT and RL steps, building a base model) runs
  * in model threads, never on the thread that answers requests: a training step holds its
- * thread for a second or more. Up to MODEL_THREADS SupervisedThreads (threads.ts), each
+ * thread for a second or more. Up to MODEL_THREADS SupervisedThreads (supervisedThread.ts), each
  * started at the first work it is given, each with its own tfjs (loaded at its first work)
  * and its own cache of loaded models (modelCache.ts). Work goes to an idle thread, else to a
  * thread not yet started, else to the least busy one; a thread interleaves its works between

@@ -6,7 +6,7 @@ import type { CallsReadRepository } from "../store/calls/callsRead.js";
 import { checkExpandColumn, expandedFields, expansionOf, type ExpandedField } from "../store/calls/expandedFields.js";
 import { cutLeaf } from "../store/calls/flatten.js";
 import { LEAF_ROOT } from "../store/tables/tableRows.js";
-import type { FieldSet } from "../store/query/fields.js";
+import type { FieldSet } from "../store/expr/fields.js";
 import type { RefResolver } from "./refValues.js";
 
 /**

@@ -21,7 +21,7 @@ export interface V2Deps {
   readonly store: ClickHouseStore;
   /** Each project's retention (what its calls reads leave out). */
   readonly retention: ProjectRetention;
-  /** The worker's merge path (roles.ts: callBatchHandler), run in this process. */
+  /** The worker's merge path (resources.ts: callBatchHandler), run in this process. */
   readonly writeCalls: CallWriter;
 }
 

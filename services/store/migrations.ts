@@ -6,7 +6,7 @@ import { ParamBuilder } from "./sql.js";
  * Versioned schema migrations. Every statement is idempotent (IF NOT EXISTS), so running
  * them at every start, from several processes at once, is safe: a race only repeats
  * no-ops. The applied versions are recorded in `schema_migrations` for operators. Versions
- * are unique across resources (see the table in services/roles.ts).
+ * are unique across resources (see the table in services/resources.ts).
  */
 export interface Migration {
   readonly version: number;
@@ -85,7 +85,7 @@ export function migrationsFor(store: Pick<ClickHouseStore, "cluster" | "database
 
 /**
  * Applies the migrations not yet recorded, in version order. The list comes from the
- * resource table (services/roles.ts): each resource's store folder exports its own.
+ * resource table (services/resources.ts): each resource's store folder exports its own.
  */
 export async function migrate(store: ClickHouseStore, resourceMigrations: readonly Migration[]): Promise<number[]> {
   const { bootstrap, migrations } = migrationsFor(store, resourceMigrations);

@@ -9,13 +9,13 @@ import { CallBatchWriter, type CallsDerivedWriter } from "./callBatchWriter.js";
 import { ThreadAggregatesWriter } from "./threadAggregates.js";
 
 /**
- * What resources (services/roles.ts) add to the worker's call batches: called after each
+ * What resources (services/resources.ts) add to the worker's call batches: called after each
  * stored batch of call events, in this order (aggregates over calls). A module of its own,
  * apart from the resources' routes, so that the log's consumer thread (logWorker.ts) loads
  * only the worker's code.
  */
 
-/** What the worker's parts are made from (a part of roles.ts's ServiceParts). */
+/** What the worker's parts are made from (a part of resources.ts's ServiceParts). */
 export interface WorkerParts {
   readonly store: ClickHouseStore;
 }

@@ -2,7 +2,7 @@ import pino from "pino";
 import type { Config } from "../config.js";
 import { isOtlpExport, traceEventsTopic, type TraceEvent } from "../queue/events.js";
 import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
-import { moduleBeside } from "../threads.js";
+import { moduleBeside } from "../supervisedThread.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { setUpMetrics } from "../metrics.js";
 import { callBatchHandler } from "./callWorker.js";

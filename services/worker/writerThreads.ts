@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { RetryableError, errorText } from "../errors.js";
 import type { BatchHandler } from "../queue/queue.js";
 import type { MetricsSnapshot } from "../metrics.js";
-import { serveThread, SupervisedThread } from "../threads.js";
+import { serveThread, SupervisedThread } from "../supervisedThread.js";
 
 /**
  * Worker threads that store batches for the log's consumer thread, so that batches are
@@ -14,7 +14,7 @@ import { serveThread, SupervisedThread } from "../threads.js";
  * consumer thread still takes every batch in order and commits positions in order; a thread
  * only stores.
  *
- * Each is a SupervisedThread (threads.ts: restarts, metrics passed on to `/metrics`). A
+ * Each is a SupervisedThread (supervisedThread.ts: restarts, metrics passed on to `/metrics`). A
  * thread that ends fails the batch it held with a RetryableError, and the consumer hands it
  * over again. It is started again at most MAX_RESTARTS times in a row with no batch stored
  * in between (a thread that cannot start, a batch that kills it): at the next end it stays

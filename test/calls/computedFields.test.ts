@@ -6,7 +6,7 @@ import { CallsWriteRepository } from "../../services/store/calls/callsWrite.js";
 import { CALL_COMPUTED_FIELDS, opDisplayName, type ComputedInput } from "../../services/store/calls/computedFields.js";
 import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
-import { compileQuery } from "../../services/store/query/compile.js";
+import { compileQuery } from "../../services/store/expr/compile.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { freshStore } from "../support/database.js";
 import { seededRandom } from "../support/seededRandom.js";

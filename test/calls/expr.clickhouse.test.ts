@@ -4,8 +4,8 @@ import type { Operation } from "../../services/contract/queryExpr.js";
 import { flattenCallJson } from "../../services/store/calls/flatten.js";
 import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
-import { compileQuery } from "../../services/store/query/compile.js";
-import { orderByTerms, type SortDirection } from "../../services/store/query/sort.js";
+import { compileQuery } from "../../services/store/expr/compile.js";
+import { orderByTerms, type SortDirection } from "../../services/store/expr/sort.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { freshStore } from "../support/database.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
-import { orderByTerms, type SortDirection } from "../../services/store/query/sort.js";
+import { orderByTerms, type SortDirection } from "../../services/store/expr/sort.js";
 import { ParamBuilder, type SqlParam } from "../../services/store/sql.js";
 import { InvalidFieldError } from "../../services/errors.js";
 

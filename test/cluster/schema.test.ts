@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
-import { MIGRATIONS } from "../../services/roles.js";
+import { MIGRATIONS } from "../../services/resources.js";
 import { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { ensureDatabase, migrate } from "../../services/store/migrations.js";
 import { suiteStoreOptions } from "../support/database.js";

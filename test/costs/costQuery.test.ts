@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { costQuery } from "../../services/store/costs/costsQuery.js";
 import { COST_QUERY_FIELDS } from "../../services/store/costs/recordFields.js";
-import { compileQuery } from "../../services/store/query/compile.js";
+import { compileQuery } from "../../services/store/expr/compile.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { InvalidQueryError, InvalidFieldError } from "../../services/errors.js";
 

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { QuerySchema, type Operation } from "../../services/contract/queryExpr.js";
 import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
 import { countSql } from "../../services/store/costs/counts.js";
-import { toMicros } from "../../services/store/query/compare.js";
-import { compileQuery } from "../../services/store/query/compile.js";
-import { columnFields, composeFields, jsonLeafFields } from "../../services/store/query/fields.js";
+import { toMicros } from "../../services/store/expr/compare.js";
+import { compileQuery } from "../../services/store/expr/compile.js";
+import { columnFields, composeFields, jsonLeafFields } from "../../services/store/expr/fields.js";
 import { ParamBuilder, type SqlParam } from "../../services/store/sql.js";
 import { InvalidQueryError, InvalidFieldError } from "../../services/errors.js";
 

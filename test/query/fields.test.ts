@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidFieldError } from "../../services/errors.js";
-import { columnFields, composeFields, jsonLeafFields, keyPathSegments, namedFields, type FieldSet } from "../../services/store/query/fields.js";
-import { orderByTerms } from "../../services/store/query/sort.js";
+import { columnFields, composeFields, jsonLeafFields, keyPathSegments, namedFields, type FieldSet } from "../../services/store/expr/fields.js";
+import { orderByTerms } from "../../services/store/expr/sort.js";
 import { ParamBuilder, type SqlParam } from "../../services/store/sql.js";
 
 /** The field model: composition, the JSON-leaf factory, key paths, ORDER BY terms. */

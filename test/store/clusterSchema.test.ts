@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MIGRATIONS } from "../../services/roles.js";
+import { MIGRATIONS } from "../../services/resources.js";
 import { clusterCreateDatabase, clusterMigrations, clusterStatements } from "../../services/store/clusterSchema.js";
 import { migrate, migrationsFor } from "../../services/store/migrations.js";
 import { freshStore } from "../support/database.js";

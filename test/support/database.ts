@@ -3,7 +3,7 @@ import { inject } from "vitest";
 import { StoreQueryError } from "../../services/errors.js";
 import { ClickHouseStore, type InjectedClickHouse, type StoreOptions } from "../../services/store/clickhouse.js";
 import { ensureDatabase, migrate } from "../../services/store/migrations.js";
-import { MIGRATIONS } from "../../services/roles.js";
+import { MIGRATIONS } from "../../services/resources.js";
 import { until } from "./polling.js";
 
 /**

@@ -1,6 +1,6 @@
 import { workerData } from "node:worker_threads";
 import type { Logger } from "pino";
-import { serveThread, SupervisedThread } from "../../threads.js";
+import { serveThread, SupervisedThread } from "../../supervisedThread.js";
 import type { Deliver, Topic } from "../queue.js";
 import { LogConsumer, type LogConsumerOptions } from "./logConsumer.js";
 import { LogReader } from "./logReader.js";

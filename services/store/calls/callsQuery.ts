@@ -3,9 +3,9 @@ import type { CallsFilter } from "../../contract/calls.js";
 import type { SortBy } from "../../contract/common.js";
 import type { Query } from "../../contract/queryExpr.js";
 import { ParamBuilder } from "../sql.js";
-import { compileQuery } from "../query/compile.js";
-import { orderByTerms } from "../query/sort.js";
-import type { FieldSet } from "../query/fields.js";
+import { compileQuery } from "../expr/compile.js";
+import { orderByTerms } from "../expr/sort.js";
+import type { FieldSet } from "../expr/fields.js";
 import { callsQueryFields } from "./queryFields.js";
 import { retainedSince } from "../projects/retention.js";
 

@@ -1,7 +1,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from "../../json.js";
 import { countOf, countSql } from "../costs/counts.js";
 import { usageOfSummary } from "../costs/pricing.js";
-import type { FieldKind } from "../query/fields.js";
+import type { FieldKind } from "../expr/fields.js";
 import { quoteString, type ParamBuilder } from "../sql.js";
 import { CALL_JSON_LEAVES } from "./jsonLeaves.js";
 

@@ -1,5 +1,5 @@
 import { InvalidFieldError } from "../../errors.js";
-import { keyPathSegments, type Field, type FieldSet } from "../query/fields.js";
+import { keyPathSegments, type Field, type FieldSet } from "../expr/fields.js";
 import { tupleElementSql, type ParamBuilder } from "../sql.js";
 import { CALL_JSON_LEAVES } from "./jsonLeaves.js";
 import { JSON_PARTS, MAX_JSON_DEPTH } from "./flatten.js";

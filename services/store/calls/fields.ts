@@ -1,5 +1,5 @@
 import { CALL_FIELDS as CALL_FIELD_SPECS, nullableInRow, SHOWN_ORDER, type CallFieldSpec, type CallFieldType } from "../../contract/callFields.js";
-import { columnFields, composeFields, exactLeafEquals, namedFields, type Field, type FieldKind } from "../query/fields.js";
+import { columnFields, composeFields, exactLeafEquals, namedFields, type Field, type FieldKind } from "../expr/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { CALL_COMPUTED_FIELDS } from "./computedFields.js";
 import { JSON_PARTS } from "./flatten.js";
@@ -56,4 +56,4 @@ export const CALL_COMPUTED = namedFields(
 );
 
 /** Everything a call row holds itself. */
-export const CALL_FIELDS = composeFields(CALL_COLUMNS, CALL_COMPUTED, CALL_JSON_PARTS, CALL_JSON_LEAVES);
+export const CALL_TABLE_FIELDS = composeFields(CALL_COLUMNS, CALL_COMPUTED, CALL_JSON_PARTS, CALL_JSON_LEAVES);

@@ -1,4 +1,4 @@
-import { jsonLeafFields, type LeafCut } from "../query/fields.js";
+import { jsonLeafFields, type LeafCut } from "../expr/fields.js";
 import { cutLeaf, JSON_PARTS, leafHash, MAX_JSON_DEPTH, MAX_LEAF_CHARS } from "./flatten.js";
 
 /** Leaves longer than MAX_LEAF_CHARS are cut; their paths and hashes are listed (flatten.ts). */

@@ -1,13 +1,13 @@
 import { CALL_COST_FIELDS } from "../costs/costFields.js";
 import { CALL_FEEDBACK_FIELDS } from "../feedback/callFields.js";
-import { composeFields, type Fields, type FieldSet } from "../query/fields.js";
-import { CALL_FIELDS } from "./fields.js";
+import { composeFields, type Fields, type FieldSet } from "../expr/fields.js";
+import { CALL_TABLE_FIELDS } from "./fields.js";
 
 /**
  * What a calls query (`query`, `sort_by`) may name: the call's own fields, its costs and the
  * feedback on it.
  */
-export const CALLS_QUERY_FIELDS = composeFields(CALL_FIELDS, CALL_COST_FIELDS, CALL_FEEDBACK_FIELDS);
+export const CALLS_QUERY_FIELDS = composeFields(CALL_TABLE_FIELDS, CALL_COST_FIELDS, CALL_FEEDBACK_FIELDS);
 
 /**
  * The fields of a query with `expand_columns`: the fields of the objects the expanded refs

@@ -1,4 +1,4 @@
-import type { Field, FieldSet } from "../query/fields.js";
+import type { Field, FieldSet } from "../expr/fields.js";
 import { tupleElementSql, type ParamBuilder } from "../sql.js";
 import { PRICES_TABLE } from "./schema.js";
 import { InvalidFieldError } from "../../errors.js";

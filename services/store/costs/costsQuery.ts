@@ -1,8 +1,8 @@
 import type { Query } from "../../contract/queryExpr.js";
 import type { BuiltQuery } from "../sql.js";
 import { ParamBuilder } from "../sql.js";
-import { compileQuery } from "../query/compile.js";
-import { orderByTerms } from "../query/sort.js";
+import { compileQuery } from "../expr/compile.js";
+import { orderByTerms } from "../expr/sort.js";
 import { DEFAULT_PRICE_PROJECT, PRICE_COLUMNS } from "./priceRows.js";
 import type { CostRecordField } from "../../contract/costs.js";
 import { COST_QUERY_FIELDS } from "./recordFields.js";

@@ -1,4 +1,4 @@
-import type { Field, FieldKind, FieldScope, FieldSet } from "../query/fields.js";
+import type { Field, FieldKind, FieldScope, FieldSet } from "../expr/fields.js";
 import { tupleElementSql, type ParamBuilder } from "../sql.js";
 import { payloadLeafSql } from "./fields.js";
 import { InvalidFieldError } from "../../errors.js";

@@ -2,8 +2,8 @@ import { FEEDBACK_FIELDS, MAX_FEEDBACK_QUERY_LIMIT } from "../../contract/feedba
 import type { SortBy } from "../../contract/common.js";
 import type { Query } from "../../contract/queryExpr.js";
 import { ValidationError } from "../../errors.js";
-import { compileQuery } from "../query/compile.js";
-import { orderByTerms } from "../query/sort.js";
+import { compileQuery } from "../expr/compile.js";
+import { orderByTerms } from "../expr/sort.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { API_COLUMNS } from "./feedbackRows.js";
 import { FEEDBACK_QUERY_FIELDS } from "./fields.js";

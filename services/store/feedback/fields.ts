@@ -1,11 +1,11 @@
 import { MAX_JSON_DEPTH } from "../calls/flatten.js";
-import { columnFields, composeFields, jsonLeafFields, keyPathSegments } from "../query/fields.js";
+import { columnFields, composeFields, jsonLeafFields, keyPathSegments } from "../expr/fields.js";
 import type { ParamBuilder } from "../sql.js";
 
 /**
  * The fields of a feedback row (the FINAL row of `feedback`) that `/feedback/query` and
  * `/feedback/purge` may name in `query` and `sort_by`, compiled like every field
- * (store/query/compile.ts):
+ * (store/expr/compile.ts):
  * - the columns: id, project_id, weave_ref, feedback_type, wb_user_id (strings), creator,
  *   annotation_ref, runnable_ref, call_ref, trigger_ref, queue_id (nullable strings),
  *   created_at (datetime, µs), and `payload`: the whole payload's JSON text;

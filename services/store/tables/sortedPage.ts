@@ -1,6 +1,6 @@
 import { MAX_JSON_DEPTH } from "../calls/flatten.js";
-import { keyPathSegments } from "../query/fields.js";
-import type { Sort } from "../query/sort.js";
+import { keyPathSegments } from "../expr/fields.js";
+import type { Sort } from "../expr/sort.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { flattenRow, LEAF_ROOT, parseRow } from "./tableRows.js";
 import type { StoredTable, TablePageSpec } from "./tablesQuery.js";
@@ -8,7 +8,7 @@ import type { StoredTable, TablePageSpec } from "./tablesQuery.js";
 /**
  * The first pages of a table sorted by row fields, without reading every row's leaf text.
  *
- * The one sort (store/query/sort.ts) orders a row field by its number (`toFloat64OrNull`, NULLs
+ * The one sort (store/expr/sort.ts) orders a row field by its number (`toFloat64OrNull`, NULLs
  * last), then its text, absent fields last, then by position. The coarse key of a leaf,
  * (number, first SORT_PREFIX_BYTES bytes of the text) from `table_row_sort_keys`, orders
  * rows consistently with that: a row whose coarse key comes strictly before another's comes

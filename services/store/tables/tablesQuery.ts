@@ -1,6 +1,6 @@
 import { MAX_JSON_DEPTH } from "../calls/flatten.js";
-import { composeFields, keyPathSegments, type Field, type FieldSet } from "../query/fields.js";
-import { orderByTerms, type Sort } from "../query/sort.js";
+import { composeFields, keyPathSegments, type Field, type FieldSet } from "../expr/fields.js";
+import { orderByTerms, type Sort } from "../expr/sort.js";
 import { ParamBuilder, type BuiltQuery } from "../sql.js";
 import { LEAF_ROOT } from "./tableRows.js";
 
@@ -101,7 +101,7 @@ export interface TablePageSpec {
  *
  * Table order (no sort) without a filter is a primary-key range of `table_positions`. A sort
  * by row fields joins each field's leaves (`table_row_leaves`, read by path, keyed by the
- * 64-bit row key) to the positions and orders by them with the one sort (store/query/sort.ts:
+ * 64-bit row key) to the positions and orders by them with the one sort (store/expr/sort.ts:
  * numbers numerically first, then text; absent fields last), then by position. The rows'
  * text is read afterwards, only for the rows of the page (rowValuesQuery).
  */

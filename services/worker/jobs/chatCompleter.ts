@@ -3,7 +3,7 @@ import { isJsonObject } from "../../json.js";
 
 /**
  * The OpenAI-compatible chat completion that evaluation and scoring jobs call for LLM models
- * and LLM judges. The wiring (roles.ts) gives one: the service's own language model in process
+ * and LLM judges. The wiring (resources.ts) gives one: the service's own language model in process
  * (inference/evalCompleter.ts), or an upstream endpoint (EVAL_LLM_BASE_URL).
  */
 export interface ChatAsk {
