@@ -22,7 +22,7 @@ interface Resolved {
 /**
  * The monitors' scoring (a worker task): takes the scoring queue's items one at a time and runs
  * each runnable scorer of the item's monitor version on its call through the scoring of
- * `calls.score` (jobs/callScoring.ts), with ids derived from (monitor version, call, scorer):
+ * `calls.score` (worker/jobs/callScoring.ts), with ids derived from (monitor version, call, scorer):
  * a score already written is skipped before the model runs, and one written twice (two workers
  * racing on one call) is one feedback under FINAL. A scorer that cannot run is logged as an
  * error once per monitor version and answered by `/monitors/status`. A failed score is logged
