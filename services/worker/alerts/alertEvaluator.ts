@@ -1,3 +1,4 @@
+import { PeriodicTask } from "../periodicTask.js";
 import type { Logger } from "pino";
 import type { AlertState } from "../../contract/alerts.js";
 import { errorText } from "../../errors.js";
@@ -50,34 +51,21 @@ export function webhookBody(rule: AlertRuleRecord, transition: AlertTransition) 
  * whose metric fails is logged and left for the next run; a deleted rule is not read any more.
  */
 export class AlertEvaluator {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly deps: { readonly alerts: AlertsRepository; readonly metrics: AlertMetrics; readonly jobs: JobsRepository },
     private readonly options: { readonly intervalMs: number; readonly log: Logger },
-  ) {}
+  ) {
+    this.task = new PeriodicTask(() => this.runOnce(), { ...options, failure: "alert evaluation failed; the next run retries" });
+  }
 
   start(): void {
-    this.tick();
-    this.timer = setInterval(() => this.tick(), this.options.intervalMs);
-    this.timer.unref();
+    this.task.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.stopped || this.running) return;
-    this.running = this.runOnce()
-      .catch((err: unknown) => this.options.log.warn({ err: errorText(err) }, "alert evaluation failed; the next run retries"))
-      .finally(() => {
-        this.running = null;
-      });
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** One evaluation of every live rule. */
@@ -87,7 +75,7 @@ export class AlertEvaluator {
     const latest = await this.deps.alerts.latestTransitions(null);
     const evaluations: { rule: AlertRuleRecord; value: number | null; at: number }[] = [];
     for (const rule of rules) {
-      if (this.stopped) break;
+      if (this.task.stopped) break;
       const at = nowMicros();
       let value: number | null;
       try {

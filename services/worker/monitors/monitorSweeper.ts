@@ -1,3 +1,4 @@
+import { PeriodicTask } from "../periodicTask.js";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { errorText } from "../../errors.js";
@@ -54,34 +55,21 @@ export function sweepJob(slot: number, intervalMs: number): JobMessage {
  * Runs never overlap; a failed run is logged and the next one goes on.
  */
 export class MonitorSweeper {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly deps: { readonly monitors: MonitorsRepository; readonly jobs: JobsRepository },
     private readonly options: { readonly intervalMs: number; readonly log: Logger },
-  ) {}
+  ) {
+    this.task = new PeriodicTask(() => this.runOnce(), { ...options, failure: "monitor sweep scheduling failed; the next run retries" });
+  }
 
   start(): void {
-    this.tick();
-    this.timer = setInterval(() => this.tick(), this.options.intervalMs);
-    this.timer.unref();
+    this.task.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.stopped || this.running) return;
-    this.running = this.runOnce()
-      .catch((err: unknown) => this.options.log.warn({ err: errorText(err) }, "monitor sweep scheduling failed; the next run retries"))
-      .finally(() => {
-        this.running = null;
-      });
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   async runOnce(): Promise<void> {
