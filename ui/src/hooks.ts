@@ -154,7 +154,7 @@ export function usePaged<P extends RowsPage>(loadPage: (window: PageWindow, sign
     error: loaded.error,
     next: () => {
       if (!more) setAsked({ deps: asked.deps, offset: offset + size });
-      // After the rows shown (the table's way since its poll can shift them); never the page asked again, which would ask nothing.
+      // From the count of rows shown, as the traces table always asked; never the offset asked already (that would load nothing, and ask again at once).
       else if (!loaded.loading && hasMore && rows.length > offset) setAsked({ deps: asked.deps, offset: rows.length });
     },
     previous: () => setAsked({ deps: asked.deps, offset: Math.max(0, offset - size) }),
