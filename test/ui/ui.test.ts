@@ -235,6 +235,22 @@ describe("web UI", () => {
     await shot("traces-filtered");
   });
 
+  it("loads the next page of calls as the table scrolls, and names a $expr that is no JSON", async () => {
+    await page.goto(url(`/${PROJECT}/traces`));
+    // The big trace's 10,000 steps: pages of 100.
+    await page.getByLabel("Op").fill("step_");
+    await page.getByText("all calls").click();
+    await page.getByRole("button", { name: "Apply" }).click();
+    const foot = page.locator(".table-foot");
+    await poll(() => foot.textContent()).toBe("100 calls shown, more as you scroll");
+    await page.locator(".grid-body").evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await poll(() => foot.textContent()).toBe("200 calls shown, more as you scroll");
+    await page.getByLabel("Expression").fill("{not json");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await poll(() => page.getByRole("alert").textContent()).toContain("The $expr box holds no valid JSON");
+    expect(await page.locator(".grid-row").count()).toBe(0);
+  });
+
   it("opens a trace: its child calls, the input text and the exception of a failed call", async () => {
     await page.goto(url(`/${PROJECT}/traces`));
     await page.locator(".grid-row", { hasText: "agent_run" }).click();

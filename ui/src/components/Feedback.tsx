@@ -1,8 +1,8 @@
 import { useState } from "react";
-import { errorMessage, postJson } from "../api";
+import { postJson } from "../api";
 import type { ProjectRef } from "../project";
 import { formatTime } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import type { Call, Feedback } from "../types";
 import { ErrorBox, Section } from "./common";
 import { JsonView } from "./JsonView";
@@ -31,18 +31,10 @@ export function FeedbackPanel({ call, project, queueId, scores = [] }: { call: C
     [ref],
   );
   const [note, setNote] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const add = async (feedback_type: string, payload: Record<string, string | number>, annotation_ref: string | null = null) => {
-    setError(null);
-    try {
-      await postJson("/feedback/create", { project_id: project.projectId, weave_ref: ref, feedback_type, payload, annotation_ref, queue_id: queueId ?? null });
-      list.reload();
-      return true;
-    } catch (err) {
-      setError(errorMessage(err));
-      return false;
-    }
-  };
+  const { run: add, error } = useAction(async (feedback_type: string, payload: Record<string, string | number>, annotation_ref: string | null = null) => {
+    await postJson("/feedback/create", { project_id: project.projectId, weave_ref: ref, feedback_type, payload, annotation_ref, queue_id: queueId ?? null });
+    list.reload();
+  });
   return (
     <Section title="Feedback">
       <ErrorBox error={list.error ?? error} />

@@ -1,11 +1,11 @@
 import { useState } from "react";
-import { errorMessage, getJson, postJson, postLines } from "../api";
+import { getJson, postJson, postLines } from "../api";
 import type { ProjectRef } from "../project";
 import { ErrorBox, Loading, Section } from "../components/common";
 import { FeedbackPanel, type ScoreField } from "../components/Feedback";
 import { JsonView, parseRef } from "../components/JsonView";
 import { formatTime, opName } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import { Link, seg } from "../router";
 import type { AnnotationQueue, AnnotationQueueItem, AnnotationState, Call, Json } from "../types";
 
@@ -97,24 +97,18 @@ export function AnnotationQueuePage({ project, queueId }: { project: ProjectRef;
     [project.projectId, queueId],
   );
   const [chosen, setChosen] = useState<string | null>(null);
-  const [moveError, setMoveError] = useState<string | null>(null);
   const list = items.data ?? [];
   const nextOpen = (after: number) => list.find((it, i) => i > after && !DONE.includes(it.annotation_state)) ?? list.find((it) => !DONE.includes(it.annotation_state));
   const current = list.find((it) => it.id === chosen) ?? nextOpen(-1) ?? null;
   const counts = { completed: list.filter((it) => it.annotation_state === "completed").length, skipped: list.filter((it) => it.annotation_state === "skipped").length };
   const done = counts.completed + counts.skipped;
 
-  const move = async (item: AnnotationQueueItem, state: AnnotationState) => {
-    setMoveError(null);
-    try {
-      await postJson(`/annotation_queues/${seg(queueId)}/items/${seg(item.id)}/progress`, { project_id: project.projectId, annotation_state: state });
-      const index = list.findIndex((it) => it.id === item.id);
-      setChosen(list.find((it, i) => i > index && !DONE.includes(it.annotation_state))?.id ?? null);
-      items.reload();
-    } catch (err) {
-      setMoveError(errorMessage(err));
-    }
-  };
+  const move = useAction(async (item: AnnotationQueueItem, state: AnnotationState) => {
+    await postJson(`/annotation_queues/${seg(queueId)}/items/${seg(item.id)}/progress`, { project_id: project.projectId, annotation_state: state });
+    const index = list.findIndex((it) => it.id === item.id);
+    setChosen(list.find((it, i) => i > index && !DONE.includes(it.annotation_state))?.id ?? null);
+    items.reload();
+  });
 
   return (
     <div className="page queue-page">
@@ -149,14 +143,14 @@ export function AnnotationQueuePage({ project, queueId }: { project: ProjectRef;
         <div className="queue-item">
           {!items.loading && list.length === 0 && !items.error && <p className="muted">This queue has no items.</p>}
           {list.length > 0 && done === list.length && !chosen && <p className="muted">Every item is done.</p>}
-          {current && queue.data && <QueueItemView key={current.id} project={project} queue={queue.data} item={current} onMove={move} error={moveError} />}
+          {current && queue.data && <QueueItemView key={current.id} project={project} queue={queue.data} item={current} onMove={move.run} error={move.error} />}
         </div>
       </div>
     </div>
   );
 }
 
-function QueueItemView({ project, queue, item, onMove, error }: { project: ProjectRef; queue: AnnotationQueue; item: AnnotationQueueItem; onMove: (item: AnnotationQueueItem, state: AnnotationState) => Promise<void>; error: string | null }) {
+function QueueItemView({ project, queue, item, onMove, error }: { project: ProjectRef; queue: AnnotationQueue; item: AnnotationQueueItem; onMove: (item: AnnotationQueueItem, state: AnnotationState) => Promise<boolean>; error: string | null }) {
   const call = useLoad(
     (signal) => postJson<{ call: Call | null }>("/call/read", { project_id: project.projectId, id: item.call_id }, signal).then((r) => r.call),
     [project.projectId, item.call_id],

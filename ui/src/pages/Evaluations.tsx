@@ -1,10 +1,10 @@
 import { useState } from "react";
 import { postJson, postLines } from "../api";
 import type { ProjectRef } from "../project";
-import { ErrorBox, Loading, StatusBadge } from "../components/common";
+import { ErrorBox, Loading, PageControls, StatusBadge } from "../components/common";
 import { JsonView, parseRef } from "../components/JsonView";
 import { formatDuration, formatTime, latencyMs, statusOf } from "../format";
-import { useLoad } from "../hooks";
+import { useLoad, usePaged } from "../hooks";
 import { Link, navigate, seg } from "../router";
 import type { Call, EvalResults, EvalTrial, Json, ScorerStats } from "../types";
 
@@ -146,22 +146,21 @@ function rowScore(trials: EvalTrial[], leaf: string): number | boolean | null {
 
 export function EvaluationComparePage({ project, ids }: { project: ProjectRef; ids: string[] }) {
   const [sort, setSort] = useState<Sort | null>(null);
-  const [offset, setOffset] = useState(0);
-  const results = useLoad(
-    (signal) =>
+  const results = usePaged(
+    ({ offset, limit }, signal) =>
       postJson<EvalResults>(
         `/v2/${seg(project.entity)}/${seg(project.project)}/eval_results/query`,
-        { evaluation_call_ids: ids, include_summary: true, include_raw_data_rows: true, resolve_row_refs: true, sort_by: sort ? [sort] : null, limit: COMPARE_PAGE, offset },
+        { evaluation_call_ids: ids, include_summary: true, include_raw_data_rows: true, resolve_row_refs: true, sort_by: sort ? [sort] : null, limit, offset },
         signal,
       ),
-    [project.projectId, ids.join(","), sort, offset],
+    [project.projectId, ids.join(","), sort],
+    { size: COMPARE_PAGE },
   );
-  const data = results.data;
+  const data = results.page;
   const evals = data?.summary?.evaluations ?? [];
   const labels = new Map(evals.map((e, i) => [e.evaluation_call_id, `${String.fromCharCode(65 + (i % 26))} · ${nameOfRef(e.model_ref) || e.display_name || e.evaluation_call_id}`]));
   const leaves = [...new Set(evals.flatMap((e) => e.scorer_stats.map(leafKey)))];
   const sortBy = (field: string, evaluationCallId?: string) => {
-    setOffset(0);
     setSort((s) => ({ field, evaluation_call_id: evaluationCallId, direction: s?.field === field && s.evaluation_call_id === evaluationCallId && s.direction === "desc" ? "asc" : "desc" }));
   };
   const arrow = (field: string, evaluationCallId?: string) => (sort?.field === field && sort.evaluation_call_id === evaluationCallId ? (sort.direction === "desc" ? " ▼" : " ▲") : "");
@@ -233,17 +232,7 @@ export function EvaluationComparePage({ project, ids }: { project: ProjectRef; i
               </tbody>
             </table>
           </div>
-          <div className="pager">
-            <button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - COMPARE_PAGE))}>
-              previous
-            </button>
-            <span className="muted">
-              rows {data.total_rows === 0 ? 0 : offset + 1}–{offset + data.rows.length} of {data.total_rows}
-            </span>
-            <button disabled={offset + COMPARE_PAGE >= data.total_rows} onClick={() => setOffset(offset + COMPARE_PAGE)}>
-              next
-            </button>
-          </div>
+          <PageControls paged={results} total={data.total_rows} />
         </>
       )}
     </div>

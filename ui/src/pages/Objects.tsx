@@ -1,10 +1,9 @@
-import { useState } from "react";
 import { postJson } from "../api";
 import type { ProjectRef } from "../project";
-import { ErrorBox, Loading, Section } from "../components/common";
+import { ErrorBox, Loading, PageControls, Section } from "../components/common";
 import { JsonView, parseRef } from "../components/JsonView";
 import { formatTime } from "../format";
-import { useLoad } from "../hooks";
+import { useLoad, usePaged } from "../hooks";
 import { Link, seg } from "../router";
 import type { Json, ObjVersion, TableRow } from "../types";
 
@@ -156,30 +155,17 @@ export function TablePage({ project, digest }: { project: ProjectRef; digest: st
 }
 
 function RowsTable({ project, digest }: { project: ProjectRef; digest: string }) {
-  const [offset, setOffset] = useState(0);
   const stats = useLoad((signal) => postJson<{ count: number }>("/table/query_stats", { project_id: project.projectId, digest }, signal), [project.projectId, digest]);
-  const rows = useLoad(
-    (signal) => postJson<{ rows: TableRow[] }>("/table/query", { project_id: project.projectId, digest, limit: TABLE_PAGE, offset }, signal).then((r) => r.rows),
-    [project.projectId, digest, offset],
-  );
-  const list = rows.data ?? [];
+  const rows = usePaged(({ offset, limit }, signal) => postJson<{ rows: TableRow[] }>("/table/query", { project_id: project.projectId, digest, limit, offset }, signal), [project.projectId, digest], {
+    size: TABLE_PAGE,
+  });
+  const list = rows.rows;
   const columns = [...new Set(list.flatMap((r) => (r.val && typeof r.val === "object" && !Array.isArray(r.val) ? Object.keys(r.val) : ["value"])))];
   const count = stats.data?.count ?? null;
   return (
     <div className="rows-table">
       <ErrorBox error={rows.error ?? stats.error} />
-      <div className="pager small">
-        <button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - TABLE_PAGE))}>
-          ‹ previous
-        </button>
-        <span>
-          rows {list.length === 0 ? 0 : offset + 1}–{offset + list.length}
-          {count !== null ? ` of ${count.toLocaleString("en-US")}` : ""}
-        </span>
-        <button disabled={list.length < TABLE_PAGE || (count !== null && offset + TABLE_PAGE >= count)} onClick={() => setOffset(offset + TABLE_PAGE)}>
-          next ›
-        </button>
-      </div>
+      <PageControls paged={rows} total={count} />
       <Loading when={rows.loading} />
       <table className="plain" aria-label="Rows">
         <thead>

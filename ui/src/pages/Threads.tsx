@@ -2,10 +2,10 @@ import { useState } from "react";
 import { postLines } from "../api";
 import type { ProjectRef } from "../project";
 import { chatOfInputs, chatOfOutput, Conversation } from "../components/Chat";
-import { ErrorBox, Loading, StatusBadge } from "../components/common";
+import { ErrorBox, Loading, PageControls, StatusBadge } from "../components/common";
 import { JsonView } from "../components/JsonView";
 import { formatDuration, formatTime, latencyMs, opName, statusOf } from "../format";
-import { useLoad } from "../hooks";
+import { useLoad, usePaged } from "../hooks";
 import { Link, seg } from "../router";
 import type { Call, Thread } from "../types";
 
@@ -22,12 +22,12 @@ const MAX_TURNS = 1000;
 
 export function ThreadsPage({ project }: { project: ProjectRef }) {
   const [sort, setSort] = useState<{ field: keyof Thread; direction: "asc" | "desc" }>({ field: "last_updated", direction: "desc" });
-  const [limit, setLimit] = useState(PAGE);
-  const threads = useLoad(
-    (signal) => postLines<Thread>("/threads/stream_query", { project_id: project.projectId, sort_by: [sort], limit }, signal),
-    [project.projectId, sort, limit],
+  const threads = usePaged(
+    async ({ offset, limit }, signal) => ({ rows: await postLines<Thread>("/threads/stream_query", { project_id: project.projectId, sort_by: [sort], limit, offset }, signal) }),
+    [project.projectId, sort],
+    { size: PAGE, more: true, key: (t) => t.thread_id },
   );
-  const rows = threads.data ?? [];
+  const rows = threads.rows;
   const cell = (t: Thread, field: keyof Thread) => {
     if (field === "thread_id") return <Link to={`${project.base}/threads/${seg(t.thread_id)}`}>{t.thread_id}</Link>;
     if (field === "start_time" || field === "last_updated") return formatTime(t[field]);
@@ -61,11 +61,7 @@ export function ThreadsPage({ project }: { project: ProjectRef }) {
       </table>
       <Loading when={threads.loading} />
       {!threads.loading && rows.length === 0 && !threads.error && <p className="muted">No threads: calls with a thread_id and a turn_id appear here.</p>}
-      {rows.length === limit && (
-        <button className="link" onClick={() => setLimit(limit + PAGE)}>
-          show more
-        </button>
-      )}
+      <PageControls paged={threads} />
     </div>
   );
 }

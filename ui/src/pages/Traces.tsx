@@ -1,9 +1,10 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
-import { errorMessage, isAbort, postLines } from "../api";
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import { errorMessage, postLines } from "../api";
 import type { ProjectRef } from "../project";
 import { ErrorBox, StatusBadge } from "../components/common";
 import { formatCost, formatDuration, formatNumber, formatTime, latencyMs, opName, statusOf } from "../format";
+import { usePaged } from "../hooks";
 import { navigate, seg } from "../router";
 import { useTraceTotals, type TraceTotals } from "../traceTotals";
 import type { Call, CallStatus, Json } from "../types";
@@ -59,12 +60,19 @@ function queryOf(f: Filters): { $expr: Expr } | null {
   if (f.status) parts.push({ $eq: [{ $getField: "summary.weave.status" }, { $literal: f.status }] });
   if (f.from) parts.push({ $gte: [{ $getField: "started_at" }, { $literal: new Date(f.from).toISOString() }] });
   if (f.to) parts.push({ $not: [{ $gte: [{ $getField: "started_at" }, { $literal: new Date(f.to).toISOString() }] }] });
-  if (f.expr.trim()) {
-    const parsed = JSON.parse(f.expr) as { $expr?: Expr } | Expr;
-    parts.push(("$expr" in parsed ? parsed.$expr : parsed) as Expr);
-  }
+  if (f.expr.trim()) parts.push(exprOf(f.expr));
   if (parts.length === 0) return null;
   return { $expr: parts.length === 1 ? parts[0]! : { $and: parts } };
+}
+
+/** The `$expr` box's expression, with or without its `$expr` wrapper. */
+function exprOf(text: string): Expr {
+  try {
+    const parsed = JSON.parse(text) as { $expr?: Expr } | Expr;
+    return ("$expr" in parsed ? parsed.$expr : parsed) as Expr;
+  } catch (err) {
+    throw new Error(`The $expr box holds no valid JSON: ${errorMessage(err)}`);
+  }
 }
 
 interface Sort {
@@ -76,17 +84,13 @@ export function TracesPage({ project }: { project: ProjectRef }) {
   const [draft, setDraft] = useState<Filters>({ op: "", status: "", from: "", to: "", expr: "", allCalls: false });
   const [filters, setFilters] = useState<Filters>(draft);
   const [sort, setSort] = useState<Sort>({ field: "started_at", direction: "desc" });
-  const [rows, setRows] = useState<Call[]>([]);
-  const [done, setDone] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(false);
-  const loadingRef = useRef(false);
-  const totals = useTraceTotals(project.projectId, rows);
-
-  const body = useCallback(
-    (offset: number, limit: number) => {
+  // Pages of PAGE loaded as the table scrolls; the first page asked again every few seconds
+  // and merged in front, so new calls appear without reloading (calls already shown are
+  // replaced by their newer state).
+  const calls = usePaged(
+    async ({ offset, limit }, signal) => {
       const query = queryOf(filters);
-      return {
+      const body = {
         project_id: project.projectId,
         filter: filters.allCalls ? {} : { trace_roots_only: true },
         ...(query ? { query } : {}),
@@ -95,88 +99,13 @@ export function TracesPage({ project }: { project: ProjectRef }) {
         offset,
         columns: COLUMNS,
       };
+      return { rows: await postLines<Call>("/calls/stream_query", body, signal) };
     },
-    [filters, sort, project.projectId],
+    [project.projectId, filters, sort],
+    { size: PAGE, more: true, key: (c) => c.id, refreshMs: POLL_MS },
   );
-
-  // The first page, again whenever the query changes.
-  useEffect(() => {
-    const ctl = new AbortController();
-    setRows([]);
-    setDone(false);
-    setError(null);
-    setLoading(true);
-    loadingRef.current = true;
-    let req: ReturnType<typeof body>;
-    try {
-      req = body(0, PAGE);
-    } catch (err) {
-      setError(`The $expr box holds no valid JSON: ${errorMessage(err)}`);
-      setLoading(false);
-      loadingRef.current = false;
-      return;
-    }
-    postLines<Call>("/calls/stream_query", req, ctl.signal).then(
-      (page) => {
-        setRows(page);
-        setDone(page.length < PAGE);
-        setLoading(false);
-        loadingRef.current = false;
-      },
-      (err: unknown) => {
-        if (isAbort(err)) return;
-        setError(errorMessage(err));
-        setLoading(false);
-        loadingRef.current = false;
-      },
-    );
-    return () => ctl.abort();
-  }, [body]);
-
-  // New calls appear without reloading: the first page is asked again every few seconds and
-  // merged in front (calls already shown are replaced by their newer state).
-  useEffect(() => {
-    const timer = setInterval(() => {
-      if (loadingRef.current || document.hidden) return;
-      let req: ReturnType<typeof body>;
-      try {
-        req = body(0, PAGE);
-      } catch {
-        return;
-      }
-      postLines<Call>("/calls/stream_query", req).then(
-        (page) =>
-          setRows((old) => {
-            const fresh = new Set(page.map((c) => c.id));
-            return [...page, ...old.slice(PAGE).filter((c) => !fresh.has(c.id))];
-          }),
-        () => undefined,
-      );
-    }, POLL_MS);
-    return () => clearInterval(timer);
-  }, [body]);
-
-  const loadMore = useCallback(() => {
-    if (loadingRef.current || done) return;
-    loadingRef.current = true;
-    setLoading(true);
-    postLines<Call>("/calls/stream_query", body(rows.length, PAGE)).then(
-      (page) => {
-        setRows((old) => {
-          const seen = new Set(old.map((c) => c.id));
-          return [...old, ...page.filter((c) => !seen.has(c.id))];
-        });
-        setDone(page.length < PAGE);
-        setLoading(false);
-        loadingRef.current = false;
-      },
-      (err: unknown) => {
-        setError(errorMessage(err));
-        setLoading(false);
-        loadingRef.current = false;
-      },
-    );
-  }, [body, rows.length, done]);
+  const rows = calls.rows;
+  const totals = useTraceTotals(project.projectId, rows);
 
   const apply = (e: FormEvent) => {
     e.preventDefault();
@@ -208,16 +137,16 @@ export function TracesPage({ project }: { project: ProjectRef }) {
         </label>
         <button type="submit">Apply</button>
       </form>
-      <ErrorBox error={error} />
-      <CallsGrid rows={rows} totals={totals} sort={sort} onSort={toggleSort} onEnd={loadMore} onOpen={(c) => navigate(`${project.base}/calls/${seg(c.id)}`)} />
+      <ErrorBox error={calls.error} />
+      <CallsGrid rows={rows} totals={totals} sort={sort} onSort={toggleSort} onEnd={calls.next} onOpen={(c) => navigate(`${project.base}/calls/${seg(c.id)}`)} />
       <div className="muted small table-foot">
-        {loading ? "Loading…" : `${rows.length.toLocaleString("en-US")} ${filters.allCalls ? "calls" : "traces"} shown${done ? "" : ", more as you scroll"}`}
+        {calls.loading ? "Loading…" : `${rows.length.toLocaleString("en-US")} ${filters.allCalls ? "calls" : "traces"} shown${calls.hasMore ? ", more as you scroll" : ""}`}
       </div>
     </div>
   );
 }
 
-function CallsGrid({ rows, totals, sort, onSort, onEnd, onOpen }: { rows: Call[]; totals: ReadonlyMap<string, TraceTotals>; sort: Sort; onSort: (field: string) => void; onEnd: () => void; onOpen: (c: Call) => void }) {
+function CallsGrid({ rows, totals, sort, onSort, onEnd, onOpen }: { rows: readonly Call[]; totals: ReadonlyMap<string, TraceTotals>; sort: Sort; onSort: (field: string) => void; onEnd: () => void; onOpen: (c: Call) => void }) {
   const scroller = useRef<HTMLDivElement>(null);
   const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 10 });
   const items = virtual.getVirtualItems();
