@@ -1,5 +1,6 @@
 import { configDefaults, defineConfig } from "vitest/config";
 import { OWN_SERVICES_ON_CLUSTER } from "./test/clusterRun.js";
+import SlowestFirst from "./test/support/slowestFirst.js";
 
 /**
  * Two runs of the suite. `clickhouse-18.16`: every test file against a real ClickHouse 18.16
@@ -63,6 +64,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    sequence: { sequencer: SlowestFirst },
     projects: [
       {
         extends: true,
