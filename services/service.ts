@@ -195,7 +195,7 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
   const { ring, printed } = resolveKeys(config, log);
   const retention = new ProjectRetention(new ProjectSettingsRepository(store), config.RETENTION_DAYS ?? null);
   // One job per machine's processes (PROCESSES > 1 run copies of the worker): its deletes are the same for all.
-  const retentionJob = roles.has("worker") && config.PROCESS_INDEX === 0 ? new RetentionJob(new RetentionExpiry(store), retention, { intervalMs: config.RETENTION_INTERVAL_MS, log }) : null;
+  const retentionJob = roles.has("worker") && config.PROCESS_INDEX === 0 ? new RetentionJob(new RetentionExpiry(store), retention, jobs, { intervalMs: config.RETENTION_INTERVAL_MS, log }) : null;
   const parts: ServiceParts = {
     config,
     log,

@@ -46,6 +46,17 @@ export const localTableName = (table: string): string => `${table}_local`;
 export const onAlterCluster = (store: { readonly alterCluster: string | null }): string => (store.alterCluster === null ? "" : ` ON CLUSTER ${store.alterCluster}`);
 
 /**
+ * A table named inside a mutation: on a cluster the mutation runs on each node, over its local
+ * table, named with its database (distributed DDL runs in each node's `default` database).
+ */
+export const mutationTableRef = (store: { readonly cluster: string | null; readonly database: string }, table: string): string =>
+  store.cluster === null ? table : `${store.database}.${localTableName(table)}`;
+
+/** The table an `ALTER TABLE` (a mutation) runs on: the local tables of every shard on a cluster, else the table. */
+export const alterTarget = (store: { readonly cluster: string | null; readonly alterCluster: string | null; readonly database: string }, table: string): string =>
+  `${mutationTableRef(store, table)}${onAlterCluster(store)}`;
+
+/**
  * Where the data parts of the database are listed: `system.parts` of this server, or on a
  * cluster of one replica of every shard (each shard holds its own rows; its replicas the same
  * ones), with the tables named `<table>_local`.

@@ -66,3 +66,15 @@ export function eventsPageQuery(jobId: string, afterSeq: number, limit: number):
     params: pb.params,
   };
 }
+
+/** The earliest submission time (µs) of the jobs of `types`, 0 when there is none. */
+export function oldestSubmittedQuery(types: readonly string[]): BuiltQuery {
+  const pb = new ParamBuilder();
+  return { sql: `SELECT min(submitted_at) AS oldest FROM jobs WHERE type IN ${pb.inStrings(types)}`, params: pb.params };
+}
+
+/** Every row (every state) of the jobs of `types` submitted before `beforeMicros`: a mutation. */
+export function deleteSubmittedBeforeQuery(table: string, types: readonly string[], beforeMicros: number): BuiltQuery {
+  const pb = new ParamBuilder();
+  return { sql: `ALTER TABLE ${table} DELETE WHERE type IN ${pb.inStrings(types)} AND submitted_at < ${pb.int(beforeMicros)}`, params: pb.params };
+}

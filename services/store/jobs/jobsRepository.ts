@@ -2,7 +2,8 @@ import { ValidationError } from "../../errors.js";
 import type { JobMessage } from "../../queue/jobs.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { fromJobEventRow, fromJobRow, toJobEventRow, toJobRow, type Job, type JobEvent, type JobEventReadRow, type JobReadRow } from "./jobRows.js";
-import { eventSeqQuery, eventsPageQuery, jobByIdQuery, lastBeatsQuery, lastEventQuery, nextPerSerialKeyQuery } from "./jobsQuery.js";
+import { alterTarget } from "../clusterSchema.js";
+import { deleteSubmittedBeforeQuery, eventSeqQuery, eventsPageQuery, jobByIdQuery, lastBeatsQuery, lastEventQuery, nextPerSerialKeyQuery, oldestSubmittedQuery } from "./jobsQuery.js";
 import { queuedJob } from "./jobTransitions.js";
 
 export interface JobEventsPage {
@@ -38,6 +39,22 @@ export class JobsRepository {
   /** Writes a new state of a job (a transition of jobTransitions.ts). */
   async write(job: Job): Promise<void> {
     await this.store.insert("jobs_write", "jobs", [toJobRow(job)]);
+  }
+
+  /**
+   * Deletes the jobs of `types` submitted before `beforeMicros` (every state of each; a
+   * mutation ClickHouse applies in the background) when one was submitted before
+   * `whenOlderThanMicros`, so that a table trimmed daily is rewritten once a day, not at every
+   * call. Their heartbeats and events stay: a few rows each, read by job id only.
+   * Whether a delete was started.
+   */
+  async deleteSubmittedBefore(types: readonly string[], beforeMicros: number, whenOlderThanMicros: number): Promise<boolean> {
+    if (types.length === 0) return false;
+    const [row] = await this.store.rows<{ oldest: string | number }>("jobs_oldest", oldestSubmittedQuery(types));
+    const oldest = Number(row?.oldest ?? 0);
+    if (oldest === 0 || oldest >= whenOlderThanMicros) return false;
+    await this.store.command("jobs_expire", deleteSubmittedBeforeQuery(alterTarget(this.store, "jobs"), types, beforeMicros));
+    return true;
   }
 
   /** Per serial key, its next unfinished job, for the handled types; oldest first. */

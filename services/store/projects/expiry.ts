@@ -1,5 +1,5 @@
 import type { ClickHouseStore } from "../clickhouse.js";
-import { localTableName, onAlterCluster, partsSource } from "../clusterSchema.js";
+import { alterTarget, mutationTableRef, partsSource } from "../clusterSchema.js";
 import { ParamBuilder } from "../sql.js";
 import { expiredCallIds } from "./retention.js";
 import { ExpiredRefs, fileKey, objectKey, tableKey } from "./expiredRefs.js";
@@ -171,16 +171,8 @@ export class RetentionExpiry {
     this.refs = new ExpiredRefs(store);
   }
 
-  /**
-   * The table an ALTER runs on: on a cluster, the local tables on every node, named with their
-   * database (distributed DDL runs in each node's `default` database).
-   */
-  private alterTarget(table: string): string {
-    return `${this.mutationRef(table)}${onAlterCluster(this.store)}`;
-  }
-
-  /** A table read inside a mutation: on a cluster the mutation runs on each node, over its local tables. */
-  private readonly mutationRef = (table: string): string => (this.store.cluster === null ? table : `${this.store.database}.${localTableName(table)}`);
+  private readonly alterTarget = (table: string): string => alterTarget(this.store, table);
+  private readonly mutationRef = (table: string): string => mutationTableRef(this.store, table);
 
   /** Projects with calls, and the oldest `started_at` each ever stored (a candidate test: deletes do not move it). */
   async projects(): Promise<{ projectId: string; oldest: number }[]> {
