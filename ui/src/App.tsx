@@ -8,6 +8,7 @@ import { AnnotationQueuePage, AnnotationQueuesPage } from "./pages/AnnotationQue
 import { EntitySettingsPage } from "./pages/ApiKeys";
 import { EvaluationComparePage, EvaluationsPage } from "./pages/Evaluations";
 import { LoginPage } from "./pages/Login";
+import { MonitorsPage } from "./pages/Monitors";
 import { ObjectPage, ObjectsPage, TablePage } from "./pages/Objects";
 import { ProjectSettingsPage } from "./pages/ProjectSettings";
 import { ProjectsPage } from "./pages/Projects";
@@ -35,6 +36,7 @@ const PROJECT_PAGES: [string, string | null, Page][] = [
   ["/objects", "Objects", (p) => <ObjectsPage project={p} datasets={false} />],
   ["/objects/:objectId", null, (p, { objectId }, search) => <ObjectPage project={p} objectId={objectId!} version={search.get("version")} />],
   ["/tables/:digest", null, (p, { digest }) => <TablePage project={p} digest={digest!} />],
+  ["/monitors", "Monitors", (p, _, search) => <MonitorsPage project={p} selected={search.get("monitor")} />],
   ["/usage", "Usage", (p) => <UsagePage project={p} />],
   // Linked for admins of the entity only (AdminLink); the pages themselves tell others they are for admins.
   ["/alerts", null, (p) => <AlertsPage project={p} />],
@@ -137,7 +139,7 @@ function ProjectPicker({ current, section }: { current: ProjectRef | null; secti
   const list = projects.data?.projects ?? [];
   const value = current?.projectId ?? "";
   const known = list.some((p) => p.project_id === value);
-  const page = ["traces", "threads", "evaluations", "annotation_queues", "datasets", "objects", "usage", "settings"].includes(section) ? section : "traces";
+  const page = ["traces", "threads", "evaluations", "annotation_queues", "datasets", "objects", "monitors", "usage", "settings"].includes(section) ? section : "traces";
   return (
     <select
       className="project-picker"

@@ -10,6 +10,7 @@ import type { CallSchema } from "../../services/contract/calls.js";
 import type { CallLogRecordsRes } from "../../services/contract/otelLogs.js";
 import type { EvalResultsQueryRes } from "../../services/contract/evalResults.js";
 import type { FeedbackSchema } from "../../services/contract/feedback.js";
+import type { MonitorStatusRes } from "../../services/contract/monitors.js";
 import type { ObjSchema } from "../../services/contract/objects.js";
 import type { ProjectSettingsRes, ProjectSummary } from "../../services/contract/projects.js";
 import type { TableRowSchema } from "../../services/contract/tables.js";
@@ -48,6 +49,10 @@ export type Thread = ThreadSchema;
 /** The answer of `/calls/usage`: per call, per model, the call and its descendants counted once. */
 export type CallsUsage = z.infer<typeof UsageRes>;
 export type Feedback = AsJson<Pick<FeedbackSchema, "id" | "feedback_type" | "payload" | "created_at" | "wb_user_id">>;
+/** A monitor's score on a call: feedback whose `trigger_ref` is the monitor version (`runnable_ref` its scorer). */
+export type MonitorScore = AsJson<Pick<FeedbackSchema, "id" | "weave_ref" | "feedback_type" | "payload" | "created_at" | "runnable_ref" | "trigger_ref">>;
+/** `POST /monitors/status`: what a monitor version scored and the scorers it cannot run. */
+export type MonitorStatus = z.infer<typeof MonitorStatusRes>;
 export type ObjVersion = AsJson<ObjSchema>;
 export type TableRow = AsJson<z.infer<typeof TableRowSchema>>;
 export type Project = z.infer<typeof ProjectSummary>;

@@ -6,6 +6,7 @@ import { chatOfInputs, chatOfOutput, Conversation } from "../components/Chat";
 import { ErrorBox, Loading, Section, StatusBadge } from "../components/common";
 import { FeedbackPanel } from "../components/Feedback";
 import { JsonView } from "../components/JsonView";
+import { MonitorScores } from "../components/MonitorScores";
 import { formatCost, formatDuration, formatNumber, formatTime, latencyMs, opName, statusOf } from "../format";
 import { useLoad } from "../hooks";
 import { Link, navigate, seg } from "../router";
@@ -216,6 +217,7 @@ function CallDetail({ call, project }: { call: Call; project: ProjectRef }) {
       <Section title="Output">{chatOut && !raw ? <Conversation messages={chatOut} projectId={project.projectId} /> : <JsonView value={call.output} projectId={project.projectId} />}</Section>
       <UsageTable summary={call.summary} />
       {call.attributes?.otel !== undefined && <LogRecords call={call} project={project} />}
+      <MonitorScores callId={call.id} project={project} />
       <FeedbackPanel call={call} project={project} />
       <Section title="Attributes">
         <JsonView value={call.attributes} projectId={project.projectId} openDepth={1} />
