@@ -12,7 +12,7 @@ import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
 import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
 import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
-import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
+import { logDirsBeyond, processLogDir } from "./queue/durableLog/storage/files.js";
 import type { LagLimits } from "./queue/lagBound.js";
 import { moduleBeside } from "./supervisedThread.js";
 import { ModelThreads } from "./lm/modelThreads.js";
