@@ -18,7 +18,7 @@ import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
 import { idMaker, toEndEvent, toStartEvent } from "../services/ingest/callEvents.js";
 import { traceEventsTopic, type CallEvent, type TraceEvent } from "../services/queue/events.js";
 import { AFTER_CALL_BATCH, callEventParts, EXPORTED_CALLS_PER_WRITE } from "../services/worker/callWorker.js";
-import { recordCodecOf } from "../services/queue/durableLog/recordCodec.js";
+import { recordCodecOf } from "../services/queue/durableLog/storage/recordCodec.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import { callJsonTexts, CallsWriteRepository } from "../services/store/calls/callsWrite.js";
 import { flattenCallRow } from "../services/store/calls/flatten.js";

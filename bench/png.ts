@@ -1,5 +1,5 @@
 import { deflateSync } from "node:zlib";
-import { tableCrc32 } from "../services/queue/durableLog/crc32.js";
+import { tableCrc32 } from "../services/queue/durableLog/storage/crc32.js";
 
 /**
  * A tiny PNG writer for the benchmarks' charts (no image package): an RGB canvas, lines,

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { KeyRing, localKeys } from "./auth/keys.js";
 import { KeySync } from "./auth/keySync.js";
 import { KeysRepository } from "./store/keys/keysRepository.js";
-import { rolesOf, type Config } from "./config.js";
+import { rolesOf, type Config, type RoleName } from "./config.js";
 import { setUpMetrics } from "./metrics.js";
 import type { Operation } from "./contract/operation.js";
 import { HttpApi } from "./http/app.js";
@@ -12,7 +12,7 @@ import { mountDocs, mountServiceRoutes } from "./query/serviceRoutes.js";
 import { traceEventsTopic, type TraceEvent } from "./queue/events.js";
 import { jobsTopic, type JobMessage } from "./queue/jobs.js";
 import { DurableLogQueue } from "./queue/durableLog/durableLogQueue.js";
-import { logDirsBeyond, processLogDir } from "./queue/durableLog/files.js";
+import { logDirsBeyond, processLogDir } from "./queue/durableLog/storage/files.js";
 import type { LagLimits } from "./queue/lagBound.js";
 import { moduleBeside } from "./supervisedThread.js";
 import { ModelThreads } from "./lm/modelThreads.js";
@@ -156,23 +156,48 @@ async function closeServer(server: Server): Promise<void> {
   clearTimeout(cut);
 }
 
-/** Wires the roles this process runs (services/resources.ts). Each dependency is made here and passed down. */
-export async function startService(config: Config, log: Logger, deps: ServiceDependencies = {}): Promise<RunningService> {
+/**
+ * A part of the service, started: what the parts after it use, and its own stop. startService
+ * starts storage → queues → shared parts → worker → intake, and stops them in reverse.
+ */
+type Started<T> = T & { stop(): Promise<void> };
+
+/** What every part reads: the configuration and what follows from it. */
+interface Wiring {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly roles: ReadonlySet<RoleName>;
+  readonly useKafka: boolean;
+  /** Inference records each completion as a call: it publishes call events as ingest does. */
+  readonly publishesCalls: boolean;
+  readonly eventsTopic: Topic<TraceEvent>;
+  /** The jobs topic (worker/jobs/runner.ts): embedded, it lives in the process that runs the jobs. */
+  readonly jobsTopic: Topic<JobMessage>;
+}
+
+function wiringOf(config: Config, log: Logger): Wiring {
   const roles = rolesOf(config.ROLE);
   setUpMetrics(config.ROLE, { processMetrics: true });
   const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
-  // Inference records each completion as a call: it publishes call events as ingest does.
   const publishesCalls = roles.has("ingest") || roles.has("inference");
   if (publishesCalls !== roles.has("worker") && !useKafka) {
     throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest (or inference) and worker roles talk through Kafka`);
   }
-  const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
-  const eventsTopic = traceEventsTopic(config.KAFKA_TOPIC);
+  return { config, log, roles, useKafka, publishesCalls, eventsTopic: traceEventsTopic(config.KAFKA_TOPIC), jobsTopic: jobsTopic(config.KAFKA_JOBS_TOPIC) };
+}
+
+interface Storage {
+  /** The durable logs, without Kafka (closed by the consumers that read them: connectQueues). */
+  readonly embedded: DurableLogQueue<TraceEvent> | null;
+  readonly embeddedJobs: DurableLogQueue<JobMessage> | null;
+  readonly store: ClickHouseStore;
+}
+
+/** The durable logs (without Kafka) and ClickHouse; stops by closing ClickHouse, then the local server. */
+async function openStorage({ config, log, roles, useKafka, eventsTopic, jobsTopic }: Wiring, deps: ServiceDependencies): Promise<Started<Storage>> {
   // Before the store: a log directory in use by another process stops the start at once.
   const embedded = useKafka ? null : await openEmbeddedQueue(config, eventsTopic, log, lagLimits(config));
-  // The jobs topic (worker/jobs/runner.ts): embedded, it lives in the process that runs the jobs.
-  const jobsTopicOf = jobsTopic(config.KAFKA_JOBS_TOPIC);
-  const embeddedJobs = useKafka || !roles.has("worker") ? null : await openEmbeddedQueue(config, jobsTopicOf, log).catch(async (err: unknown) => {
+  const embeddedJobs = useKafka || !roles.has("worker") ? null : await openEmbeddedQueue(config, jobsTopic, log).catch(async (err: unknown) => {
     await embedded?.close();
     throw err;
   });
@@ -181,15 +206,79 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     await embeddedJobs?.close();
     throw err;
   });
+  return {
+    embedded,
+    embeddedJobs,
+    store,
+    stop: async () => {
+      await store.close();
+      if (local) await local.stop();
+    },
+  };
+}
 
+interface Queues {
+  readonly publisher: EventPublisher<TraceEvent> | null;
+  readonly jobPublisher: EventPublisher<JobMessage> | null;
+  /** The call events' consumer and the jobs' consumer, in a worker (started by startWorker). */
+  readonly consumer: EventConsumer<TraceEvent> | null;
+  readonly jobConsumer: EventConsumer<JobMessage> | null;
+  /** The log when its consumer runs in a thread of its own (started once the service listens). */
+  readonly logThread: DurableLogQueue<TraceEvent> | null;
+  /** Read-your-writes (queue/queue.ts `ReadYourWrites`): with Kafka any process can tell; the log, where it is written. */
+  readonly storedWaits: ReadYourWrites | null;
+}
+
+/**
+ * The publishers and consumers of the two topics, on the durable logs or Kafka; stops by
+ * shutting down the consumers and closing the publishers (a log is closed by its consumer).
+ */
+function connectQueues(wiring: Wiring, { embedded, embeddedJobs }: Storage, injectedStore: boolean): Started<Queues> {
+  const { config, log, roles, useKafka, publishesCalls, eventsTopic, jobsTopic } = wiring;
+  const limits = { maxPendingEvents: config.QUEUE_MAX_PENDING_EVENTS, maxPendingBytes: config.QUEUE_MAX_PENDING_BYTES };
+  const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config, log), limits, lagLimits(config))) : null;
+  const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopic, kafkaSettings(config, log), limits) : embeddedJobs;
+  const worker = roles.has("worker");
+  const consumer = !worker ? null : (embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), consumerOptions(config, log)));
+  const jobConsumer = !worker ? null : (embeddedJobs ?? new KafkaEventConsumer(jobsTopic, { ...kafkaSettings(config, log), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, consumerOptions(config, log)));
   // The log's consumer runs in a thread of its own, with a store client of its own: an injected
   // ClickHouse (a test engine in this process) cannot be reached from there, so it is consumed here.
-  const consumesInLogThread = embedded !== null && !deps.clickhouse;
-  const publisher: EventPublisher<TraceEvent> | null = publishesCalls ? (embedded ?? new KafkaEventPublisher(eventsTopic, kafkaSettings(config, log), limits, lagLimits(config))) : null;
+  const logThread = worker && !injectedStore ? embedded : null;
+  const kafkaStored = useKafka ? new KafkaStoredOffsets(eventsTopic.name, kafkaSettings(config, log)) : null;
+  return {
+    publisher,
+    jobPublisher,
+    consumer,
+    jobConsumer,
+    logThread,
+    storedWaits: kafkaStored ?? (publishesCalls ? embedded : null),
+    stop: async () => {
+      if (jobConsumer) await jobConsumer.shutdown();
+      if (jobPublisher && jobPublisher !== embeddedJobs) await jobPublisher.close();
+      if (publisher && publisher !== embedded) await publisher.close();
+      if (consumer) await consumer.shutdown();
+      await kafkaStored?.close();
+    },
+  };
+}
+
+interface Shared {
+  /** What the routes, job handlers and worker tasks are given (resources.ts). */
+  readonly parts: ServiceParts;
+  readonly jobs: JobsRepository;
+  readonly retentionJob: RetentionJob | null;
+  /** The API key generated for a local run, to print; null when AUTH_KEYS names the keys. */
+  readonly printedKey: string | null;
+}
+
+/**
+ * The parts the roles share (keys, retention, jobs, model threads); stops the model threads.
+ * `jobsRunning`: whether the job runner runs, where this process should run one.
+ */
+function shareParts(wiring: Wiring, { store }: Storage, { publisher, jobPublisher }: Queues, jobsRunning: () => boolean): Started<Shared> {
+  const { config, log, roles } = wiring;
   const jobs = new JobsRepository(store);
-  const jobPublisher: EventPublisher<JobMessage> | null = !roles.has("query") ? null : useKafka ? new KafkaEventPublisher(jobsTopicOf, kafkaSettings(config, log), limits) : embeddedJobs;
-  let runner: JobRunner | null = null;
-  const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && (!roles.has("worker") || runner !== null);
+  const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && jobsRunning();
   // One per process: chat completions, evaluation jobs and training share its threads (started at their first work).
   const modelThreads = new ModelThreads({ count: config.MODEL_THREADS, cacheBytes: config.INFERENCE_MODEL_CACHE_BYTES, log });
   const { ring, printed } = resolveKeys(config, log);
@@ -208,94 +297,128 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     retention,
     retentionChanged: () => retentionJob?.runSoon(),
   };
-  let consumer: EventConsumer<TraceEvent> | null = null;
-  if (roles.has("worker")) {
-    consumer = embedded ?? new KafkaEventConsumer(eventsTopic, kafkaSettings(config, log), consumerOptions(config, log));
-    if (!consumesInLogThread) await consumer.start(measuredDelivery(eventsTopic.name, callBatchHandler(parts), log));
-  }
-  let jobConsumer: EventConsumer<JobMessage> | null = null;
-  const tasks: WorkerTask[] = [];
-  if (roles.has("worker")) {
-    const jobRunner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
-    for (const [type, handler] of Object.entries(jobHandlers(parts))) jobRunner.register(type, handler);
-    jobConsumer = embeddedJobs ?? new KafkaEventConsumer(jobsTopicOf, { ...kafkaSettings(config, log), groupId: `${config.KAFKA_GROUP_ID}.jobs` }, consumerOptions(config, log));
-    await jobConsumer.start(measuredDelivery(jobsTopicOf.name, jobIntake(jobs, () => jobRunner.wake()), log));
-    jobRunner.start();
-    runner = jobRunner;
-    retentionJob?.start();
-    // One set per machine's processes, as the retention job; several machines' workers agree through the store (resources.ts).
-    if (config.PROCESS_INDEX === 0) tasks.push(...workerTasks(parts));
-    for (const task of tasks) task.start();
-  }
+  // No request and no job asks for a model any more when this stops (after the worker and intake).
+  return { parts, jobs, retentionJob, printedKey: printed, stop: () => modelThreads.stop() };
+}
 
-  let server: Server | null = null;
-  let url: string | null = null;
-  // Read-your-writes (queue/queue.ts `ReadYourWrites`): with Kafka any process can tell; the log, where it is written.
-  const kafkaStored = useKafka ? new KafkaStoredOffsets(eventsTopic.name, kafkaSettings(config, log)) : null;
-  const storedWaits: ReadYourWrites | null = kafkaStored ?? (publishesCalls ? embedded : null);
-  let api: HttpApi | null = null;
+/**
+ * A worker's consumption and periodic work: the call events (here, or in the log's thread
+ * once the service listens), the job runner, the retention job and the worker tasks. Stops
+ * the tasks, the runner, then the retention job; the consumers stop with the queues. `runner`
+ * is null in a process that runs no worker.
+ */
+async function startWorker(wiring: Wiring, queues: Queues, { parts, jobs, retentionJob }: Shared): Promise<Started<{ runner: JobRunner | null }>> {
+  const { config, log, roles, eventsTopic, jobsTopic } = wiring;
+  const { consumer, jobConsumer } = queues;
+  if (!roles.has("worker") || !consumer || !jobConsumer) return { runner: null, stop: async () => {} };
+  if (!queues.logThread) await consumer.start(measuredDelivery(eventsTopic.name, callBatchHandler(parts), log));
+  const runner = new JobRunner(jobs, { concurrency: config.JOBS_CONCURRENCY, maxAttempts: config.JOBS_MAX_ATTEMPTS, leaseMs: config.JOBS_LEASE_MS, log });
+  for (const [type, handler] of Object.entries(jobHandlers(parts))) runner.register(type, handler);
+  await jobConsumer.start(measuredDelivery(jobsTopic.name, jobIntake(jobs, () => runner.wake()), log));
+  runner.start();
+  retentionJob?.start();
+  // One set per machine's processes, as the retention job; several machines' workers agree through the store (resources.ts).
+  const tasks: readonly WorkerTask[] = config.PROCESS_INDEX === 0 ? workerTasks(parts) : [];
+  for (const task of tasks) task.start();
+  return {
+    runner,
+    stop: async () => {
+      await Promise.all(tasks.map((task) => task.stop()));
+      await runner.stop();
+      await retentionJob?.stop();
+    },
+  };
+}
+
+interface Intake {
+  readonly url: string | null;
+  readonly otlpGrpcUrl: string | null;
+  /** Every operation the HTTP server mounted (empty for a worker-only process). */
+  readonly operations: readonly Operation[];
+}
+
+/**
+ * The doors: the HTTP API (or, in a worker-only process, /health and /metrics) and OTLP/gRPC,
+ * with the keys kept in step. Stops intake on both doors at once, each letting what it
+ * accepted be answered, then the key sync.
+ */
+async function startIntake(wiring: Wiring, { store }: Storage, { publisher, storedWaits }: Queues, { parts }: Shared): Promise<Started<Intake>> {
+  const { config, log, roles } = wiring;
   const servesApi = roles.has("ingest") || roles.has("query") || roles.has("inference");
   // The keys made over the API, read before the first request and kept in step with the other processes.
-  const keySync = servesApi ? new KeySync(ring, new KeysRepository(store), log) : null;
+  const keySync = servesApi ? new KeySync(parts.keys, new KeysRepository(store), log) : null;
   await keySync?.start();
   // A worker-only process answers only /health and /metrics, and only where METRICS_PORT asks it to.
   const port = servesApi ? config.PORT : config.METRICS_PORT;
-  if (port !== undefined) {
-    const http = new HttpApi({
-      keys: ring,
-      log,
-      maxBodyBytes: config.MAX_BODY_BYTES,
-      maxJsonDepth: config.JSON_MAX_DEPTH,
-      recordedAnswers: new RetriesRepository(store),
-      ...(storedWaits ? { queuedWritesStored: readYourWrites(storedWaits, log) } : {}),
-    });
-    api = http;
-    mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)), ...(storedWaits ? { queueStored: (timeoutMs: number) => storedWaits.stored(timeoutMs) } : {}) }, config.TRUSTED_PROXIES);
-    if (servesApi) mountRoutes(api, roles, parts);
-    mountDocs(api);
-    server = await http.listen(port, config.HOST);
-    server.keepAliveTimeout = 65_000;
-    const address = server.address();
-    url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
-    log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : "log" }, "listening");
-  }
+  const http = port === undefined ? null : await listenHttp(wiring, port, servesApi, parts, storedWaits);
   // OTLP over gRPC, beside the HTTP API in the processes that run ingest (ingest/otlp/grpc.ts).
   let grpc: OtlpGrpcServer | null = null;
   if (roles.has("ingest") && publisher && config.OTLP_GRPC_PORT !== 0) {
-    grpc = await startOtlpGrpc({ publisher, keys: ring, log, limits: otlpLimits(config), host: config.HOST, port: config.OTLP_GRPC_PORT, shutdownGraceMs: SHUTDOWN_GRACE_MS });
+    grpc = await startOtlpGrpc({ publisher, keys: parts.keys, log, limits: otlpLimits(config), host: config.HOST, port: config.OTLP_GRPC_PORT, shutdownGraceMs: SHUTDOWN_GRACE_MS });
     log.info({ port: grpc.port }, "serving OTLP/gRPC");
   }
-  // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
-  if (roles.has("worker") && consumesInLogThread) embedded.startThread(LOG_WORKER, { config, clickhouseUrl: store.url } satisfies LogWorkerData);
-
   return {
-    url,
+    url: http?.url ?? null,
     otlpGrpcUrl: grpc ? `http://127.0.0.1:${grpc.port}` : null,
-    clickhouseUrl: store.url,
-    apiKey: printed,
-    operations: api ? [...api.operations] : [],
+    operations: http ? [...http.api.operations] : [],
     stop: async () => {
-      // Intake stops on both doors at once; each lets what it accepted be answered.
       const grpcStopped = grpc?.stop();
-      if (server && api) {
-        api.beginDrain();
-        await closeServer(server);
-        api.runStopHooks();
+      if (http) {
+        http.api.beginDrain();
+        await closeServer(http.server);
+        http.api.runStopHooks();
       }
       await grpcStopped;
       await keySync?.stop();
-      await Promise.all(tasks.map((task) => task.stop()));
-      if (runner) await runner.stop();
-      await retentionJob?.stop();
-      // No request and no job asks for a model any more.
-      await modelThreads.stop();
-      if (jobConsumer) await jobConsumer.shutdown();
-      if (jobPublisher && jobPublisher !== embeddedJobs) await jobPublisher.close();
-      if (publisher && publisher !== embedded) await publisher.close();
-      if (consumer) await consumer.shutdown();
-      await kafkaStored?.close();
-      await store.close();
-      if (local) await local.stop();
+    },
+  };
+}
+
+/** The HTTP server on `port`: the service routes, the roles' routes where it serves the API, the documents. */
+async function listenHttp(wiring: Wiring, port: number, servesApi: boolean, parts: ServiceParts, storedWaits: ReadYourWrites | null): Promise<{ api: HttpApi; server: Server; url: string }> {
+  const { config, log, roles, useKafka } = wiring;
+  const { store, publisher } = parts;
+  const api = new HttpApi({
+    keys: parts.keys,
+    log,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    maxJsonDepth: config.JSON_MAX_DEPTH,
+    recordedAnswers: new RetriesRepository(store),
+    ...(storedWaits ? { queuedWritesStored: readYourWrites(storedWaits, log) } : {}),
+  });
+  mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)), ...(storedWaits ? { queueStored: (timeoutMs: number) => storedWaits.stored(timeoutMs) } : {}) }, config.TRUSTED_PROXIES);
+  if (servesApi) mountRoutes(api, roles, parts);
+  mountDocs(api);
+  const server = await api.listen(port, config.HOST);
+  server.keepAliveTimeout = 65_000;
+  const address = server.address();
+  const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
+  log.info({ url, role: config.ROLE, queue: useKafka ? "kafka" : "log" }, "listening");
+  return { api, server, url };
+}
+
+/** Wires the roles this process runs (services/resources.ts). Each dependency is made here and passed down. */
+export async function startService(config: Config, log: Logger, deps: ServiceDependencies = {}): Promise<RunningService> {
+  const wiring = wiringOf(config, log);
+  const storage = await openStorage(wiring, deps);
+  const queues = connectQueues(wiring, storage, !!deps.clickhouse);
+  let runner: JobRunner | null = null;
+  const shared = shareParts(wiring, storage, queues, () => !wiring.roles.has("worker") || runner !== null);
+  const worker = await startWorker(wiring, queues, shared);
+  runner = worker.runner;
+  const intake = await startIntake(wiring, storage, queues, shared);
+  // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
+  queues.logThread?.startThread(LOG_WORKER, { config, clickhouseUrl: storage.store.url } satisfies LogWorkerData);
+  const started = [storage, queues, shared, worker, intake];
+  return {
+    url: intake.url,
+    otlpGrpcUrl: intake.otlpGrpcUrl,
+    clickhouseUrl: storage.store.url,
+    apiKey: shared.printedKey,
+    operations: intake.operations,
+    // Intake → worker → model threads → queues → ClickHouse.
+    stop: async () => {
+      for (let i = started.length - 1; i >= 0; i--) await started[i]!.stop();
     },
   };
 }

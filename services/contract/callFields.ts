@@ -47,7 +47,7 @@ const end = <T extends CallFieldType, N extends boolean = false>(type: T, nullab
 
 /**
  * In the order of the stored row's columns, which is also the order of the queue's event
- * fields: the durable log writes an event as its values in that order (queue/durableLog/
+ * fields: the durable log writes an event as its values in that order (queue/durableLog/storage/
  * recordCodec.ts), so the order of the start's and of the end's fields never changes.
  */
 export const CALL_FIELDS = {

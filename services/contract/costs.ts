@@ -1,4 +1,5 @@
-import { Datetime, Limit, Offset, ProjectId } from "./common.js";
+import { Datetime, EmptyResponse, Limit, Offset, ProjectId } from "./common.js";
+import { BODY_PROJECT, operation } from "./operation.js";
 import { QuerySchema } from "./queryExpr.js";
 import { z } from "./zod.js";
 
@@ -81,3 +82,9 @@ export const CostQueryRes = z.object({ results: z.array(CostQueryOutput) }).open
 export const CostPurgeReq = z
   .object({ project_id: ProjectId, query: QuerySchema.openapi({ description: "Required: the project's prices it matches are deleted." }) })
   .openapi("CostPurgeReq");
+
+const TAG = "Costs";
+
+export const costCreateOp = operation({ id: "cost_create", method: "post", path: "/cost/create", summary: "Create project prices per model", tag: TAG, body: CostCreateReq, role: "writer", scope: BODY_PROJECT, response: CostCreateRes, retries: "recorded" });
+export const costQueryOp = operation({ id: "cost_query", method: "post", path: "/cost/query", summary: "Query the project's prices", tag: TAG, body: CostQueryReq, role: "viewer", scope: BODY_PROJECT, response: CostQueryRes });
+export const costPurgeOp = operation({ id: "cost_purge", method: "post", path: "/cost/purge", summary: "Delete the project's prices a query matches", tag: TAG, body: CostPurgeReq, role: "admin", scope: BODY_PROJECT, response: EmptyResponse });

@@ -1,4 +1,5 @@
 import { ProjectId } from "./common.js";
+import { BODY_PROJECT, operation } from "./operation.js";
 import { z } from "./zod.js";
 
 /** A call's OTLP log records (/otel/v1/logs): a span's records are kept with its call. */
@@ -26,3 +27,15 @@ export const CallLogRecord = z
 export const CallLogRecordsRes = z
   .object({ records: z.array(CallLogRecord).openapi({ description: "Oldest first; at most 1000" }) })
   .openapi("CallLogRecordsRes");
+
+export const callLogRecordsOp = operation({
+  id: "call_log_records",
+  method: "post",
+  path: "/call/log_records",
+  summary: "The OTLP log records of a call's span, oldest first",
+  tag: "OpenTelemetry",
+  body: CallLogRecordsReq,
+  role: "viewer",
+  scope: BODY_PROJECT,
+  response: CallLogRecordsRes,
+});

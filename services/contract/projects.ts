@@ -1,5 +1,5 @@
 import { V2ProjectParams } from "./common.js";
-import { operation, PATH_PROJECT } from "./operation.js";
+import { ANY_KEY, operation, PATH_PROJECT } from "./operation.js";
 import { z } from "./zod.js";
 
 export const ProjectSummary = z
@@ -69,4 +69,15 @@ export const projectSettingsUpdateOp = operation({
   scope: PATH_PROJECT,
   role: "admin",
   response: ProjectSettingsRes,
+});
+
+export const projectsListOp = operation({
+  id: "projects_list",
+  method: "get",
+  path: "/projects",
+  summary: "List the projects the key reaches (for project pickers)",
+  tag: "Service",
+  response: ProjectsListRes,
+  role: "viewer",
+  scope: ANY_KEY,
 });

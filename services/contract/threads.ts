@@ -1,4 +1,5 @@
 import { Datetime, Limit, Offset, ProjectId } from "./common.js";
+import { BODY_PROJECT, operation } from "./operation.js";
 import { z } from "./zod.js";
 
 /** The fields a threads query may sort on; anything else is refused with 422. */
@@ -54,3 +55,18 @@ export const ThreadSchema = z
   })
   .openapi("ThreadSchema");
 export type ThreadSchema = z.infer<typeof ThreadSchema>;
+
+const TAG = "Threads";
+
+export const threadsStreamQueryOp = operation({
+  id: "threads_stream_query",
+  method: "post",
+  path: "/threads/stream_query",
+  summary: "Query threads (figures over their turn calls), streamed as JSON lines",
+  tag: TAG,
+  body: ThreadsQueryReq,
+  role: "viewer",
+  scope: BODY_PROJECT,
+  response: ThreadSchema,
+  streamed: true,
+});

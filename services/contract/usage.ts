@@ -1,5 +1,6 @@
 import { CallsFilter } from "./calls.js";
 import { Datetime, ProjectId } from "./common.js";
+import { BODY_PROJECT, operation } from "./operation.js";
 import { QuerySchema } from "./queryExpr.js";
 import { z } from "./zod.js";
 
@@ -168,3 +169,9 @@ export const CallStatsRes = z
     }),
   })
   .openapi("CallStatsRes");
+
+const TAG = "Calls";
+
+export const callsUsageOp = operation({ id: "calls_usage", method: "post", path: "/calls/usage", summary: "Usage per model of calls, their descendants included", tag: TAG, body: CallsUsageReq, role: "viewer", scope: BODY_PROJECT, response: UsageRes });
+export const traceUsageOp = operation({ id: "trace_usage", method: "post", path: "/trace/usage", summary: "Usage per model of the calls a filter matches, their descendants included", tag: TAG, body: TraceUsageReq, role: "viewer", scope: BODY_PROJECT, response: UsageRes });
+export const callsStatsOp = operation({ id: "calls_stats", method: "post", path: "/calls/stats", summary: "Call and usage statistics in time buckets", tag: TAG, body: CallStatsReq, role: "viewer", scope: BODY_PROJECT, response: CallStatsRes });

@@ -4,7 +4,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
 import type { Logger } from "pino";
 import { canReach, holdsAnywhere, roleIn, type KeyRing, type Principal } from "../auth/keys.js";
-import { credentials } from "../auth/basic.js";
+import { credentials } from "../contract/credentials.js";
 import { ClientError, ForbiddenError, QueueFullError, RetryableError, StoreUnavailableError, UnauthorizedError, ValidationError } from "../errors.js";
 import type { HttpMethod, InputOf, Operation, OperationRole, ReachedProject } from "../contract/operation.js";
 import type { Role } from "../keyRoles.js";

@@ -1,7 +1,7 @@
-import { CallReadReq, CallReadRes, CallSchema, type CallSchema as CallSchemaType, CallsQueryReq, CallsQueryStatsReq, CallsQueryStatsRes } from "../contract/calls.js";
+import { callReadOp, callsQueryStatsOp, callsStreamQueryOp } from "../contract/callOperations.js";
+import type { CallSchema, CallsQueryReq } from "../contract/calls.js";
 import { ClientError } from "../errors.js";
 import type { HttpApi } from "../http/app.js";
-import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { CallRow } from "../store/calls/callRows.js";
 import type { CallsReadRepository } from "../store/calls/callsRead.js";
 import type { CallsQuerySpec } from "../store/calls/callsQuery.js";
@@ -10,12 +10,6 @@ import type { RefExpander } from "./expandRefs.js";
 import { fillFromGenAiEvents } from "./callLogs.js";
 import type { OtelLogsRepository } from "../store/otelLogs/otelLogsRepository.js";
 import { chunked, writeStream } from "./jsonLines.js";
-
-const TAG = "Calls";
-
-export const callReadOp = operation({ id: "call_read", method: "post", path: "/call/read", summary: "Read a call", tag: TAG, body: CallReadReq, role: "viewer", scope: BODY_PROJECT, response: CallReadRes });
-export const callsStreamQueryOp = operation({ id: "calls_stream_query", method: "post", path: "/calls/stream_query", summary: "Query calls, streamed as JSON lines", tag: TAG, body: CallsQueryReq, role: "viewer", scope: BODY_PROJECT, response: CallSchema, streamed: true });
-export const callsQueryStatsOp = operation({ id: "calls_query_stats", method: "post", path: "/calls/query_stats", summary: "Count the calls a query matches", tag: TAG, body: CallsQueryStatsReq, role: "viewer", scope: BODY_PROJECT, response: CallsQueryStatsRes });
 
 /** Turns a chunk of rows into API calls, adding what the request asked to include. */
 export type CallEnricher = (rows: readonly CallRow[], calls: Record<string, unknown>[]) => Promise<void>;
@@ -108,7 +102,7 @@ export function mountCallQueries(api: HttpApi, deps: CallsQueryDeps): void {
 
   api.mount(callReadOp, async ({ body: req }) => {
     const spec: CallsQuerySpec = { projectId: req.project_id, filter: { call_ids: [req.id] }, limit: 1, sortBy: [{ field: "id", direction: "asc" }] };
-    for await (const call of viewCalls(deps, spec, req)) return { call: call as CallSchemaType };
+    for await (const call of viewCalls(deps, spec, req)) return { call: call as CallSchema };
     return { call: null };
   });
 

@@ -1,7 +1,5 @@
-import { EmptyResponse } from "../contract/common.js";
-import { CostCreateReq, CostCreateRes, CostPurgeReq, CostQueryReq, CostQueryRes } from "../contract/costs.js";
+import { costCreateOp, costPurgeOp, costQueryOp } from "../contract/costs.js";
 import type { HttpApi } from "../http/app.js";
-import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CostsRepository, type NewPrice } from "../store/costs/costsRepository.js";
 import { costsOfUsage, usageOfSummary, type ModelUsage } from "../store/costs/pricing.js";
@@ -9,12 +7,6 @@ import { toCostRecord } from "../store/costs/priceRows.js";
 import type { CallEnricher } from "./callsRoutes.js";
 import { isoToMicros } from "../times.js";
 import { isJsonObject } from "../json.js";
-
-const TAG = "Costs";
-
-export const costCreateOp = operation({ id: "cost_create", method: "post", path: "/cost/create", summary: "Create project prices per model", tag: TAG, body: CostCreateReq, role: "writer", scope: BODY_PROJECT, response: CostCreateRes, retries: "recorded" });
-export const costQueryOp = operation({ id: "cost_query", method: "post", path: "/cost/query", summary: "Query the project's prices", tag: TAG, body: CostQueryReq, role: "viewer", scope: BODY_PROJECT, response: CostQueryRes });
-export const costPurgeOp = operation({ id: "cost_purge", method: "post", path: "/cost/purge", summary: "Delete the project's prices a query matches", tag: TAG, body: CostPurgeReq, role: "admin", scope: BODY_PROJECT, response: EmptyResponse });
 
 /** POST /cost/create, /cost/query, /cost/purge. */
 export function mountCostRoutes(api: HttpApi, deps: { store: ClickHouseStore }): void {

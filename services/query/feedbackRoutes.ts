@@ -1,7 +1,5 @@
-import { EmptyResponse } from "../contract/common.js";
-import { FeedbackBatchCreateReq, FeedbackBatchCreateRes, FeedbackCreateReq, FeedbackCreateRes, FeedbackPayloadSchemaReq, FeedbackPayloadSchemaRes, FeedbackPurgeReq, FeedbackQueryReq, FeedbackQueryRes, FeedbackReplaceReq, FeedbackStatsReq, FeedbackStatsRes } from "../contract/feedback.js";
+import { feedbackBatchCreateOp, feedbackCreateOp, feedbackPayloadSchemaOp, feedbackPurgeOp, feedbackQueryOp, feedbackReplaceOp, feedbackStatsOp } from "../contract/feedback.js";
 import type { HttpApi } from "../http/app.js";
-import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { FeedbackRepository } from "../store/feedback/feedbackRepository.js";
 import { payloadSchema } from "../store/feedback/payloadSchema.js";
@@ -11,16 +9,6 @@ import { checkAll } from "../store/feedback/validate.js";
 import type { CallEnricher } from "./callsRoutes.js";
 import { MonotonicClock, type Clock } from "../times.js";
 import { isJsonObject } from "../json.js";
-
-const TAG = "Feedback";
-
-export const feedbackCreateOp = operation({ id: "feedback_create", method: "post", path: "/feedback/create", summary: "Create feedback", tag: TAG, body: FeedbackCreateReq, role: "writer", scope: BODY_PROJECT, response: FeedbackCreateRes, retries: "recorded" });
-export const feedbackBatchCreateOp = operation({ id: "feedback_batch_create", method: "post", path: "/feedback/batch/create", summary: "Create feedback in a batch (all or nothing)", tag: TAG, body: FeedbackBatchCreateReq, role: "writer", scope: { kind: "projects", of: ({ body }) => body.batch.map((item) => item.project_id) }, response: FeedbackBatchCreateRes, retries: "recorded" });
-export const feedbackQueryOp = operation({ id: "feedback_query", method: "post", path: "/feedback/query", summary: "Query feedback", tag: TAG, body: FeedbackQueryReq, role: "viewer", scope: BODY_PROJECT, response: FeedbackQueryRes });
-export const feedbackPurgeOp = operation({ id: "feedback_purge", method: "post", path: "/feedback/purge", summary: "Delete the feedback a query matches", tag: TAG, body: FeedbackPurgeReq, role: "writer", scope: BODY_PROJECT, response: EmptyResponse });
-export const feedbackReplaceOp = operation({ id: "feedback_replace", method: "post", path: "/feedback/replace", summary: "Replace feedback: delete feedback_id, create the new one", tag: TAG, body: FeedbackReplaceReq, role: "writer", scope: BODY_PROJECT, response: FeedbackCreateRes, retries: "recorded" });
-export const feedbackPayloadSchemaOp = operation({ id: "feedback_payload_schema", method: "post", path: "/feedback/payload_schema", summary: "Payload paths and their value types", tag: TAG, body: FeedbackPayloadSchemaReq, role: "viewer", scope: BODY_PROJECT, response: FeedbackPayloadSchemaRes });
-export const feedbackStatsOp = operation({ id: "feedback_stats", method: "post", path: "/feedback/stats", summary: "Feedback statistics in time buckets", tag: TAG, body: FeedbackStatsReq, role: "viewer", scope: BODY_PROJECT, response: FeedbackStatsRes });
 
 export interface FeedbackDeps {
   readonly store: ClickHouseStore;

@@ -1,22 +1,9 @@
-import { CallLogRecordsReq, CallLogRecordsRes } from "../contract/otelLogs.js";
-import { BODY_PROJECT, operation } from "../contract/operation.js";
+import { callLogRecordsOp } from "../contract/otelLogs.js";
 import type { HttpApi } from "../http/app.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { OtelLogsRepository } from "../store/otelLogs/otelLogsRepository.js";
 import type { ProjectRetention } from "../store/projects/retention.js";
 import { microsToIso } from "../times.js";
-
-export const callLogRecordsOp = operation({
-  id: "call_log_records",
-  method: "post",
-  path: "/call/log_records",
-  summary: "The OTLP log records of a call's span, oldest first",
-  tag: "OpenTelemetry",
-  body: CallLogRecordsReq,
-  role: "viewer",
-  scope: BODY_PROJECT,
-  response: CallLogRecordsRes,
-});
 
 /** POST /call/log_records. */
 export function mountOtelLogsRoutes(api: HttpApi, deps: { store: ClickHouseStore; retention: ProjectRetention }): void {

@@ -1,5 +1,4 @@
-import { projectSettingsReadOp, projectSettingsUpdateOp, ProjectsListRes, type ProjectSettingsRes } from "../contract/projects.js";
-import { ANY_KEY, operation } from "../contract/operation.js";
+import { projectSettingsReadOp, projectSettingsUpdateOp, projectsListOp, type ProjectsListRes, type ProjectSettingsRes } from "../contract/projects.js";
 import type { HttpApi } from "../http/app.js";
 import type { Principal } from "../auth/keys.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
@@ -7,17 +6,6 @@ import { ProjectsRepository } from "../store/projects/projectsRepository.js";
 import type { ProjectRetention } from "../store/projects/retention.js";
 import { ProjectSettingsRepository } from "../store/projects/settingsRepository.js";
 import { projectStorageBytes } from "../store/projects/storage.js";
-
-export const projectsListOp = operation({
-  id: "projects_list",
-  method: "get",
-  path: "/projects",
-  summary: "List the projects the key reaches (for project pickers)",
-  tag: "Service",
-  response: ProjectsListRes,
-  role: "viewer",
-  scope: ANY_KEY,
-});
 
 /** The projects of every entity the key holds a role in (`/projects`, and the MCP tool list_projects). */
 export async function reachableProjects(projects: ProjectsRepository, principal: Principal): Promise<ProjectsListRes> {

@@ -1,40 +1,15 @@
 import type { Request } from "express";
 import { openApiDocument } from "../contract/openapi.js";
-import { GeolocateRes, HealthRes, ProjectsInfoReq, ProjectsInfoRes, QueueStoredQuery, QueueStoredRes, ServerInfoRes } from "../contract/service.js";
+import { geolocateOp, healthOp, projectsInfoOp, queueStoredOp, serverInfoOp, versionOp } from "../contract/service.js";
 import { ClientError } from "../errors.js";
-import { z } from "../contract/zod.js";
 import type { HttpApi } from "../http/app.js";
-import { ANY_KEY, PUBLIC, operation } from "../contract/operation.js";
 import { metricsText } from "../metrics.js";
 import { docsPage } from "./docsPage.js";
 
-const TAG = "Service";
 export const SERVICE_VERSION = "0.1.0";
 // No Weave Python SDK is too old for this server (the reference no-op server answers the same); a
 // higher minimum makes older SDKs disable tracing. PEP 440, like SERVICE_VERSION.
 export const MIN_WEAVE_PYTHON_VERSION = "0.0.1";
-
-export const healthOp = operation({ id: "health", method: "get", path: "/health", summary: "Health: ClickHouse and the queue reachable", tag: TAG, response: HealthRes, role: null, scope: PUBLIC });
-export const versionOp = operation({ id: "version", method: "get", path: "/version", summary: "Service version", tag: TAG, response: z.string(), role: "viewer", scope: ANY_KEY });
-export const serverInfoOp = operation({ id: "server_info", method: "get", path: "/server_info", summary: "Server information", tag: TAG, response: ServerInfoRes, role: "viewer", scope: ANY_KEY });
-export const projectsInfoOp = operation({ id: "projects_info", method: "post", path: "/service/projects_info", summary: "Internal ids of projects", tag: TAG, body: ProjectsInfoReq, role: "viewer", scope: ANY_KEY, response: ProjectsInfoRes });
-export const geolocateOp = operation({ id: "geolocate", method: "get", path: "/geolocate", summary: "Location of the caller from its IP", tag: TAG, response: GeolocateRes, role: "viewer", scope: ANY_KEY });
-
-export const queueStoredOp = operation({
-  id: "queue_stored",
-  method: "get",
-  path: "/queue/stored",
-  summary:
-    "Wait until every write acknowledged before the request is stored and readable: by this process with the durable log, " +
-    "by any ingest process with Kafka (the workers' committed offsets reach the topic's end as it was at the request). " +
-    "A write is acknowledged once it is durable and stored a moment later; this is the barrier for a client that must read what it just wrote. " +
-    "503 with Retry-After past timeout_ms.",
-  tag: TAG,
-  query: QueueStoredQuery,
-  response: QueueStoredRes,
-  role: "viewer",
-  scope: ANY_KEY,
-});
 
 export interface HealthProbe {
   clickhouse(): Promise<boolean>;

@@ -1,26 +1,10 @@
-import { ThreadSchema, ThreadsQueryReq } from "../contract/threads.js";
+import { threadsStreamQueryOp } from "../contract/threads.js";
 import type { HttpApi } from "../http/app.js";
-import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { toThreadView, type ThreadRow } from "../store/threads/threadRows.js";
 import { ThreadsReadRepository } from "../store/threads/threadsRead.js";
 import type { ProjectRetention } from "../store/projects/retention.js";
 import { writeStream } from "./jsonLines.js";
-
-const TAG = "Threads";
-
-export const threadsStreamQueryOp = operation({
-  id: "threads_stream_query",
-  method: "post",
-  path: "/threads/stream_query",
-  summary: "Query threads (figures over their turn calls), streamed as JSON lines",
-  tag: TAG,
-  body: ThreadsQueryReq,
-  role: "viewer",
-  scope: BODY_PROJECT,
-  response: ThreadSchema,
-  streamed: true,
-});
 
 async function* views(rows: AsyncIterable<ThreadRow>) {
   for await (const row of rows) yield toThreadView(row);

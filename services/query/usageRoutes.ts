@@ -1,6 +1,5 @@
-import { CallStatsReq, CallStatsRes, CallsUsageReq, DEFAULT_USAGE_LIMIT, TraceUsageReq, UsageRes } from "../contract/usage.js";
+import { callsStatsOp, callsUsageOp, DEFAULT_USAGE_LIMIT, traceUsageOp } from "../contract/usage.js";
 import type { HttpApi } from "../http/app.js";
-import { BODY_PROJECT, operation } from "../contract/operation.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CostsRepository } from "../store/costs/costsRepository.js";
 import { DEFAULT_CALL_METRICS, DEFAULT_USAGE_METRICS, StatsRepository } from "../store/usage/statsRead.js";
@@ -8,12 +7,6 @@ import { resolveStatsWindow } from "../store/statsWindow.js";
 import { UsageRepository } from "../store/usage/usageRead.js";
 import type { ProjectRetention } from "../store/projects/retention.js";
 import { microsToIso } from "../times.js";
-
-const TAG = "Calls";
-
-export const callsUsageOp = operation({ id: "calls_usage", method: "post", path: "/calls/usage", summary: "Usage per model of calls, their descendants included", tag: TAG, body: CallsUsageReq, role: "viewer", scope: BODY_PROJECT, response: UsageRes });
-export const traceUsageOp = operation({ id: "trace_usage", method: "post", path: "/trace/usage", summary: "Usage per model of the calls a filter matches, their descendants included", tag: TAG, body: TraceUsageReq, role: "viewer", scope: BODY_PROJECT, response: UsageRes });
-export const callsStatsOp = operation({ id: "calls_stats", method: "post", path: "/calls/stats", summary: "Call and usage statistics in time buckets", tag: TAG, body: CallStatsReq, role: "viewer", scope: BODY_PROJECT, response: CallStatsRes });
 
 /** POST /calls/usage, /trace/usage, /calls/stats. */
 export function mountUsageRoutes(api: HttpApi, deps: { store: ClickHouseStore; retention: ProjectRetention }): void {

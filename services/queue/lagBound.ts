@@ -56,9 +56,9 @@ interface AppendMark {
  * The lag bound of a durable log: while its worker stores (it stored a batch within
  * STALLED_AFTER_MS of having records) but the oldest record it has not stored yet waited
  * longer than `maxLagMs`, a bulk write waits and is then refused (QueueFullError: 429 with
- * Retry-After; heldWrites.ts holds it) and a small one is admitted. Bulk writers (OTLP
+ * Retry-After; durableLog/admission/heldWrites.ts holds it) and a small one is admitted. Bulk writers (OTLP
  * exporters, SDK batches) retry; a small write behind a backlog is stored ahead of it
- * (expressLane.ts), so the bound keeps bulk writes, not small ones, within reach of storage.
+ * (durableLog/admission/expressLane.ts), so the bound keeps bulk writes, not small ones, within reach of storage.
  *
  * The lag is the age of the oldest unstored record: observed, not predicted. A prediction
  * (unstored bytes ÷ the worker's rate) feeds on itself: the rate measured while the bound

@@ -31,9 +31,9 @@ export interface EventPublisher<T> {
  *   the whole topic whatever the scopes (a partition holds many projects).
  *
  * The modes' other differences: both bound the workers' lag, holding bulk writes then
- * refusing them with 429 (queue/lagBound.ts; the log per lane with queue/durableLog/heldWrites.ts, Kafka
+ * refusing them with 429 (queue/lagBound.ts; the log per lane with queue/durableLog/admission/heldWrites.ts, Kafka
  * per partition with queue/kafka/groupOffsets.ts `KafkaLagWatch`); only the log stores single
- * writes through an express lane beside the batches (queue/durableLog/expressLane.ts), as only
+ * writes through an express lane beside the batches (queue/durableLog/admission/expressLane.ts), as only
  * there is the worker in the same process.
  */
 export interface ReadYourWrites {

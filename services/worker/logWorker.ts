@@ -1,7 +1,7 @@
 import pino from "pino";
 import type { Config } from "../config.js";
 import { isOtlpExport, traceEventsTopic, type TraceEvent } from "../queue/events.js";
-import { logThreadData, runLogThread } from "../queue/durableLog/logThread.js";
+import { logThreadData, runLogThread } from "../queue/durableLog/consume/logThread.js";
 import { moduleBeside } from "../supervisedThread.js";
 import { ClickHouseStore } from "../store/clickhouse.js";
 import { setUpMetrics } from "../metrics.js";
@@ -19,7 +19,7 @@ export interface LogWorkerData {
 /**
  * The worker thread of the embedded mode on the durable log: reads the log, stores the call
  * events (merge, RowBinary inserts, each resource's afterCallBatch) through a store client
- * of its own, and tells the service's thread what it stored (queue/durableLog/logThread.ts).
+ * of its own, and tells the service's thread what it stored (queue/durableLog/consume/logThread.ts).
  * Batches made only of OTLP exports go to its LOG_EXPORT_WRITERS writer threads
  * (exportWriter.ts): mapping spans and writing their rows is the costliest work per event, and
  * this thread's event loop stays free for the small writes it stores ahead of a backlog.

@@ -10,7 +10,7 @@ import { serveThread, SupervisedThread } from "../supervisedThread.js";
  * stored on more than one core. A batch is handed over by structured clone, which is cheap
  * only for messages that are a few large strings: the consumer gives them batches of OTLP
  * exports (`withWriterThreads`), and keeps its own event loop free for the rest (small
- * batches, the writes it stores ahead of a backlog: queue/durableLog/expressLane.ts). The
+ * batches, the writes it stores ahead of a backlog: queue/durableLog/admission/expressLane.ts). The
  * consumer thread still takes every batch in order and commits positions in order; a thread
  * only stores.
  *

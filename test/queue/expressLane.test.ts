@@ -9,7 +9,7 @@ import { delivering, temporaryLog } from "../support/delivery.js";
 import { untilRead } from "../support/polling.js";
 
 /**
- * Small writes stored ahead of a backlog (queue/durableLog/expressLane.ts), on a real log with
+ * Small writes stored ahead of a backlog (queue/durableLog/admission/expressLane.ts), on a real log with
  * a handler that holds one project's writes (a worker busy with a bulk batch). What is checked:
  * which writes are stored while the bulk one waits, what a reader of each project waits for,
  * that each write is stored once, and that nothing is committed before it is stored.

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { LogReader } from "../../services/queue/durableLog/logReader.js";
-import { SegmentedLog } from "../../services/queue/durableLog/segmentedLog.js";
+import { LogReader } from "../../services/queue/durableLog/storage/logReader.js";
+import { SegmentedLog } from "../../services/queue/durableLog/storage/segmentedLog.js";
 
 const root = mkdtempSync(join(tmpdir(), "log-reader-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { DurableLogQueue } from "../../services/queue/durableLog/durableLogQueue.js";
-import { processLogDir } from "../../services/queue/durableLog/files.js";
+import { processLogDir } from "../../services/queue/durableLog/storage/files.js";
 import { traceEventsTopic, type CallStartEvent } from "../../services/queue/events.js";
 import { untilRead } from "../support/polling.js";
 import { client, iso, startTestService, type Client } from "../support/service.js";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../services/json.js";
-import { recordCodecOf } from "../../services/queue/durableLog/recordCodec.js";
+import { recordCodecOf } from "../../services/queue/durableLog/storage/recordCodec.js";
 import type { CallEndEvent, CallStartEvent, OtlpExportEvent, TraceEvent } from "../../services/queue/events.js";
 import { messageWriter } from "../../services/queue/queue.js";
 import { recordReader } from "../../services/queue/kafka/records.js";

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { crc32, tableCrc32 } from "../../services/queue/durableLog/crc32.js";
-import { lockDirectory, LogInUseError, processIdentity } from "../../services/queue/durableLog/lock.js";
-import { SegmentedLog } from "../../services/queue/durableLog/segmentedLog.js";
+import { crc32, tableCrc32 } from "../../services/queue/durableLog/storage/crc32.js";
+import { lockDirectory, LogInUseError, processIdentity } from "../../services/queue/durableLog/storage/lock.js";
+import { SegmentedLog } from "../../services/queue/durableLog/storage/segmentedLog.js";
 
 const root = mkdtempSync(join(tmpdir(), "segmented-log-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -2,14 +2,11 @@
  * What an OTLP export goes through once its transport (OTLP/HTTP: routes.ts; OTLP/gRPC:
  * grpc.ts) has read the request, checked the key and named the project: one decode, one
  * check or mapping of the spans (or log records), one publish on the queue, and the
- * `partial_success` of what was rejected. Also shared by both doors: the project rules (the
- * `project_id` header or metadata) and the gRPC status code of each refusal.
+ * `partial_success` of what was rejected. Also shared by both doors: the gRPC status code of
+ * each refusal. The project rules (the `project_id` header or metadata) are the operations'
+ * own: contract/otlp.ts.
  */
 import type { Config } from "../../config.js";
-import { ProjectId } from "../../contract/common.js";
-import type { RequestHeaders } from "../../contract/operation.js";
-import { ClientError } from "../../errors.js";
-import { credentials } from "../../auth/basic.js";
 import type { ErrorAnswer } from "../../http/app.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
@@ -30,50 +27,11 @@ export const otlpLimits = (config: Pick<Config, "OTLP_MAX_BODY_BYTES" | "OTLP_MA
   maxSpanBytes: config.OTLP_MAX_SPAN_BYTES,
 });
 
-export const PROJECT_HEADER = "project_id";
-
 /**
  * The largest body logged as one event: base64 makes it 4/3 as large, and Kafka brokers
  * refuse messages over 1 MB by default (`message.max.bytes`).
  */
 export const LOGGED_EXPORT_MAX_BYTES = 512 * 1024;
-
-const firstValue = (headers: RequestHeaders, name: string): string | undefined => {
-  const raw = headers[name];
-  return Array.isArray(raw) ? raw[0] : raw;
-};
-
-/** The project the `project_id` header (or gRPC metadata) names: a 400 when it is absent or not `<entity>/<project>`. */
-export function projectHeader(headers: RequestHeaders): string {
-  const value = firstValue(headers, PROJECT_HEADER)?.trim();
-  if (!value) throw new ClientError(400, `the ${PROJECT_HEADER} header is required: ${PROJECT_HEADER}: <entity>/<project>`);
-  if (!ProjectId.safeParse(value).success) throw new ClientError(400, `the ${PROJECT_HEADER} header must be <entity>/<project>, got ${JSON.stringify(value.slice(0, 200))}`);
-  return value;
-}
-
-/** The user name of Basic credentials, when there are some. */
-const basicUser = (headers: RequestHeaders): string | null => credentials(firstValue(headers, "authorization"))?.user ?? null;
-
-/** Langfuse's path: the `project_id` header, else the Basic user name (Langfuse's public key), which must then be `<entity>/<project>`. */
-export function langfuseProject(headers: RequestHeaders): string {
-  if (headers[PROJECT_HEADER] !== undefined) return projectHeader(headers);
-  const user = basicUser(headers);
-  if (!user) throw new ClientError(400, `name the project: the ${PROJECT_HEADER} header, or Basic credentials whose user name (Langfuse's public key) is <entity>/<project>`);
-  if (!ProjectId.safeParse(user).success) {
-    throw new ClientError(400, `the public key (Basic user name) must name the project as <entity>/<project>, got ${JSON.stringify(user.slice(0, 200))}`);
-  }
-  return user;
-}
-
-/**
- * OTLP/gRPC: the `project_id` metadata, else a Basic user name of the form `<entity>/<project>`
- * (a Collector may then send one `authorization` header alone); the usual user name (`api`)
- * names none, and the answer asks for `project_id`.
- */
-export function grpcProject(headers: RequestHeaders): string {
-  const user = headers[PROJECT_HEADER] === undefined ? basicUser(headers) : null;
-  return user !== null && ProjectId.safeParse(user).success ? user : projectHeader(headers);
-}
 
 /** A partial success's message: how many were rejected, the listed reasons, and how many more. */
 function rejectionMessage(rejected: number, errors: readonly string[], what: string): string {

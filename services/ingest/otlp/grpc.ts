@@ -25,8 +25,9 @@
 import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { holdsAnywhere, type KeyRing, type Principal } from "../../auth/keys.js";
-import { credentials } from "../../auth/basic.js";
+import { credentials } from "../../contract/credentials.js";
 import type { RequestHeaders } from "../../contract/operation.js";
+import { grpcProject, otlpLogsOp, otlpTracesOp, PROJECT_HEADER } from "../../contract/otlp.js";
 import { ForbiddenError, RetryableError, UnauthorizedError } from "../../errors.js";
 import { checkReach, errorAnswer } from "../../http/app.js";
 import type { Role } from "../../keyRoles.js";
@@ -35,8 +36,7 @@ import { encodeExportResponse, encodeLogsExportResponse, encodeStatusDetails } f
 import { grpcMethodPath, LogsService, TraceService } from "../../otlp/protobuf.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
-import { exportLogs, exportTraces, grpcProject, otlpStatus, PROJECT_HEADER, type OtlpLimits } from "./export.js";
-import { otlpLogsOp, otlpTracesOp } from "./routes.js";
+import { exportLogs, exportTraces, otlpStatus, type OtlpLimits } from "./export.js";
 
 export const TRACES_EXPORT_PATH = grpcMethodPath(TraceService, "Export");
 export const LOGS_EXPORT_PATH = grpcMethodPath(LogsService, "Export");

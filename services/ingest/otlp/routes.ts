@@ -12,67 +12,16 @@
  * export takes the path that OTLP/gRPC (grpc.ts) takes too: export.ts.
  */
 import type { Request, Response } from "express";
-import { ExportLogsServiceResponse, ExportTraceServiceResponse } from "../../contract/otlp.js";
+import { otlpAgentsAliasOp, otlpLangfuseOp, otlpLogsOp, otlpTracesOp } from "../../contract/otlp.js";
 import { ClientError } from "../../errors.js";
 import type { ErrorAnswer, HttpApi } from "../../http/app.js";
-import { operation } from "../../contract/operation.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { readBody, requestEncoding, requestFormat } from "./body.js";
 import { encodeExportResponse, encodeLogsExportResponse, encodeStatus, type OtlpFormat } from "../../otlp/decode.js";
-import { exportLogs, exportTraces, langfuseProject, otlpStatus, projectHeader, type OtlpLimits } from "./export.js";
+import { exportLogs, exportTraces, otlpStatus, type OtlpLimits } from "./export.js";
 
-export { LOGGED_EXPORT_MAX_BYTES, PROJECT_HEADER, type OtlpLimits } from "./export.js";
-
-export const otlpTracesOp = operation({
-  id: "otel_export_traces",
-  method: "post",
-  path: "/otel/v1/traces",
-  summary: "OTLP/HTTP trace export: spans become calls (project named by the `project_id` header)",
-  tag: "OpenTelemetry",
-  response: ExportTraceServiceResponse,
-  role: "writer",
-  scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
-  rawBody: "application/x-protobuf or application/json (ExportTraceServiceRequest), optionally gzip or deflate",
-  queued: true,
-});
-
-/** The path the Weave Python SDK's own OTel exporter posts to (the interface spec beside this repository, shared/spec/weave-python-sdk.md §6). */
-export const otlpAgentsAliasOp = operation({ ...otlpTracesOp, id: "otel_export_traces_agents", path: "/agents/otel/v1/traces", alias: true });
-
-/**
- * The path Langfuse's exporter posts to (`{LANGFUSE_BASE_URL}/api/public/otel/v1/traces`), with
- * `Authorization: Basic base64(<public key>:<secret key>)` and no other header we could read a
- * project from: so the public key names the project (`LANGFUSE_PUBLIC_KEY=<entity>/<project>`)
- * and the secret key is the API key (`LANGFUSE_SECRET_KEY=<key>`). A `project_id` header, when
- * sent, still wins. The same scope check as the other paths follows.
- */
-export const otlpLangfuseOp = operation({
-  ...otlpTracesOp,
-  id: "otel_export_traces_langfuse",
-  path: "/api/public/otel/v1/traces",
-  summary: "OTLP/HTTP trace export at Langfuse's path: the project is the `project_id` header, else the Basic user name (Langfuse's public key)",
-  role: "writer",
-  scope: { kind: "projects", of: (_input, headers) => [langfuseProject(headers)] },
-});
-
-/**
- * OTLP/HTTP logs export. The records of a span (trace and span ids) are kept beside its call,
- * and a GenAI event among them (`gen_ai.*`) gives the call its inputs or output when the span
- * has none (query/callLogs.ts); records of no span are rejected in `partial_success`.
- */
-export const otlpLogsOp = operation({
-  id: "otel_export_logs",
-  method: "post",
-  path: "/otel/v1/logs",
-  summary: "OTLP/HTTP logs export: a span's log records are kept with its call (project named by the `project_id` header)",
-  tag: "OpenTelemetry",
-  response: ExportLogsServiceResponse,
-  role: "writer",
-  scope: { kind: "projects", of: (_input, headers) => [projectHeader(headers)] },
-  rawBody: "application/x-protobuf or application/json (ExportLogsServiceRequest), optionally gzip or deflate",
-  queued: true,
-});
+export { LOGGED_EXPORT_MAX_BYTES, type OtlpLimits } from "./export.js";
 
 const CONTENT_TYPES: Record<OtlpFormat, string> = { protobuf: "application/x-protobuf", json: "application/json" };
 

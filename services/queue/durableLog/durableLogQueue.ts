@@ -5,17 +5,17 @@ import type { Logger } from "pino";
 import { QueueFullError, RetryableError, errorText } from "../../errors.js";
 import { PendingBound } from "../pendingBound.js";
 import type { Deliver, EventConsumer, EventPublisher, ReadYourWrites, Topic } from "../queue.js";
-import { syncDirectory } from "./files.js";
-import { HeldWrites } from "./heldWrites.js";
+import { syncDirectory } from "./storage/files.js";
+import { HeldWrites } from "./admission/heldWrites.js";
 import { LagBound, type LagLimits } from "../lagBound.js";
-import { lockDirectory } from "./lock.js";
-import { LogConsumer } from "./logConsumer.js";
-import { LogThread } from "./logThread.js";
-import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
-import { framedSize } from "./records.js";
-import type { LoggedRecord } from "./recentRecords.js";
-import { SegmentedLog } from "./segmentedLog.js";
-import { StoredWaits } from "./storedWaits.js";
+import { lockDirectory } from "./storage/lock.js";
+import { LogConsumer } from "./consume/logConsumer.js";
+import { LogThread } from "./consume/logThread.js";
+import { recordCodecOf, type RecordCodec } from "./storage/recordCodec.js";
+import { framedSize } from "./storage/records.js";
+import type { LoggedRecord } from "./admission/recentRecords.js";
+import { SegmentedLog } from "./storage/segmentedLog.js";
+import { StoredWaits } from "./admission/storedWaits.js";
 
 /**
  * The embedded queue of one topic, kept in a durable log on local disk (SegmentedLog).
@@ -26,7 +26,7 @@ import { StoredWaits } from "./storedWaits.js";
  * synced. Refused at once with QueueFullError when the log holds `maxLogBytes` not yet
  * handled, or when more than the pending bound waits for the sync. With `lag` (lagBound.ts),
  * a bulk request that arrives while the worker, storing, has left a record unstored for
- * longer than the bound waits (heldWrites.ts) until it no longer has, and is refused with QueueFullError
+ * longer than the bound waits (admission/heldWrites.ts) until it no longer has, and is refused with QueueFullError
  * after a while (BULK_HOLD_MS).
  *
  * Consuming (LogConsumer): records are handed over in order from the committed position,
@@ -233,7 +233,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T>, 
   }
 
   /**
-   * Consumes in a worker thread (logThread.ts) running `entry`, a module that makes the
+   * Consumes in a worker thread (consume/logThread.ts) running `entry`, a module that makes the
    * handler from `data` and calls runLogThread; this thread then only appends and commits.
    */
   startThread(entry: URL, data: unknown): void {

@@ -1,11 +1,11 @@
 import { workerData } from "node:worker_threads";
 import type { Logger } from "pino";
-import { serveThread, SupervisedThread } from "../../supervisedThread.js";
-import type { Deliver, Topic } from "../queue.js";
+import { serveThread, SupervisedThread } from "../../../supervisedThread.js";
+import type { Deliver, Topic } from "../../queue.js";
 import { LogConsumer, type LogConsumerOptions } from "./logConsumer.js";
-import { LogReader } from "./logReader.js";
-import type { LoggedRecord } from "./recentRecords.js";
-import { errorText } from "../../errors.js";
+import { LogReader } from "../storage/logReader.js";
+import type { LoggedRecord } from "../admission/recentRecords.js";
+import { errorText } from "../../../errors.js";
 
 /**
  * The consumer of a durable log in a worker thread of its own, so that the thread that

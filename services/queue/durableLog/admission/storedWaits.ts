@@ -1,4 +1,4 @@
-import { RetryableError } from "../../errors.js";
+import { RetryableError } from "../../../errors.js";
 
 interface Waiter {
   /** The position the records stored in order must reach. */
@@ -13,7 +13,7 @@ interface Waiter {
  * Read-your-writes on a durable log (`ReadYourWrites.stored`, queue.ts): which records a reader of some
  * scopes (projects) waits for, and when they are stored. Records are stored in order, except
  * interactive ones (small writes), which the consumer may store ahead of a backlog
- * (logConsumer.ts, express): a reader waits for the position in order of its scopes' other
+ * (queue/durableLog/consume/logConsumer.ts, express): a reader waits for the position in order of its scopes' other
  * records, and for each of their interactive records, stored either way.
  */
 export class StoredWaits {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { bytesFieldsOf, replacingBytes, restoreBytes, type BytesFields } from "../bytesFields.js";
-import type { Topic } from "../queue.js";
+import { bytesFieldsOf, replacingBytes, restoreBytes, type BytesFields } from "../../bytesFields.js";
+import type { Topic } from "../../queue.js";
 
 /**
  * The payload of one log record: one request's messages, as a JSON array. Encoded in the

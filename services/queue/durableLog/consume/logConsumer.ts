@@ -1,14 +1,14 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { retryBackoffMs } from "../backoff.js";
-import type { Deliver, Delivery, Topic } from "../queue.js";
-import { ExpressLane } from "./expressLane.js";
-import { appendDeadLetters } from "./files.js";
-import { bytesFieldsOf, toJsonValue, type BytesFields } from "../bytesFields.js";
-import { RecentRecords, type DecodedRecord, type LoggedRecord } from "./recentRecords.js";
-import { recordCodecOf, type RecordCodec } from "./recordCodec.js";
-import type { LogRecord } from "./segmentedLog.js";
-import { errorText } from "../../errors.js";
+import { retryBackoffMs } from "../../backoff.js";
+import type { Deliver, Delivery, Topic } from "../../queue.js";
+import { ExpressLane } from "../admission/expressLane.js";
+import { appendDeadLetters } from "../storage/files.js";
+import { bytesFieldsOf, toJsonValue, type BytesFields } from "../../bytesFields.js";
+import { RecentRecords, type DecodedRecord, type LoggedRecord } from "../admission/recentRecords.js";
+import { recordCodecOf, type RecordCodec } from "../storage/recordCodec.js";
+import type { LogRecord } from "../storage/segmentedLog.js";
+import { errorText } from "../../../errors.js";
 
 /** Where a consumer reads the log's records and moves its committed position. */
 export interface LogSource {
@@ -83,7 +83,7 @@ export class LogConsumer<T> {
   private readonly stopping = new Promise<void>((resolve) => (this.signalStop = resolve));
   private consuming: Promise<void> | null = null;
   private readonly records: RecordCodec<T>;
-  /** Interactive records stored ahead of a backlog (expressLane.ts); null until started, or when off. */
+  /** Interactive records stored ahead of a backlog (queue/durableLog/admission/expressLane.ts); null until started, or when off. */
   private express: ExpressLane<T> | null = null;
   /** Records before this go out at once, without waiting for a fuller batch. */
   private hurriedTo = 0;

@@ -1,4 +1,4 @@
-import type { LagBound } from "../lagBound.js";
+import type { LagBound } from "../../lagBound.js";
 
 interface Held<W> {
   readonly write: W;

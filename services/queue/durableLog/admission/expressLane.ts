@@ -1,4 +1,4 @@
-import { retryBackoffMs } from "../backoff.js";
+import { retryBackoffMs } from "../../backoff.js";
 import type { DecodedRecord, LoggedRecord } from "./recentRecords.js";
 
 /** What the lane stores with: the consumer's reading, delivery and reporting. */
