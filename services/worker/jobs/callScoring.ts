@@ -128,8 +128,12 @@ export class CallScorer {
   private async writeScoreCall(projectId: string, wbUserId: string, pair: ScorePair, call: CallRow, signal: AbortSignal): Promise<JsonValue> {
     const inputs = call.inputs ? withoutSelf(JSON.parse(call.inputs) as JsonObject) : {};
     const output = parsedJson(call.output);
-    const score = await this.judge(pair.scorer, projectId, inputs, output, signal);
-    // The trace id derives from the score call's id alone: two writers of one score call write one trace.
+    const judged = await this.judge(pair.scorer, projectId, inputs, output, signal);
+    // The trace id and the start time derive from the score call's id alone (its time: a monitor's
+    // derives from the scored call's end), the run lasting as long as the judge took: two writers
+    // of one score call write one trace and one row (the calls' sort key holds started_at).
+    const derivedStart = uuidv7Ms(pair.id) * 1000 || judged.startedAt;
+    const score = { ...judged, startedAt: derivedStart, endedAt: derivedStart + (judged.endedAt - judged.startedAt) };
     const place: ServerCallPlace = { projectId, id: pair.id, traceId: derivedUuidv7(uuidv7Ms(pair.id), `${pair.id}/trace`), parentId: null, user: wbUserId };
     await this.deps.writeCalls([serverCallComplete(place, {
       opName: `${pair.scorer.name}.score`,
