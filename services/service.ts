@@ -278,7 +278,7 @@ interface Shared {
 function shareParts(wiring: Wiring, { store }: Storage, { publisher, jobPublisher }: Queues, jobsRunning: () => boolean): Started<Shared> {
   const { config, log, roles } = wiring;
   const jobs = new JobsRepository(store);
-  const jobsHealthy = async () => (jobPublisher ? jobPublisher.healthy() : true) && jobsRunning();
+  const jobsHealthy = async () => (jobPublisher ? await jobPublisher.healthy() : true) && jobsRunning();
   // One per process: chat completions, evaluation jobs and training share its threads (started at their first work).
   const modelThreads = new ModelThreads({ count: config.MODEL_THREADS, cacheBytes: config.INFERENCE_MODEL_CACHE_BYTES, log });
   const { ring, printed } = resolveKeys(config, log);
