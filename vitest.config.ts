@@ -23,6 +23,8 @@ const NOT_ON_CHDB = [
   "test/otlp/grpcExporters.test.ts",
   "test/observability/workerMetrics.test.ts",
   "test/training/externalTrainer.test.ts",
+  // Monitors scored by two Kafka workers: the sweeps' and scores' SQL is test/monitors/monitors.test.ts's.
+  "test/monitors/monitorsKafka.test.ts",
   // Worker threads alone, without SQL.
   "test/worker/writerThreads.test.ts",
   // The language model alone (services/lm): no SQL in these files, and their training is the slowest CPU work of the suite.

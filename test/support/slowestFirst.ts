@@ -19,6 +19,8 @@ const SLOWEST = [
   "test/hostile/corpus.test.ts",
   "test/jobs/takeover.test.ts",
   "test/monitors/monitors.test.ts",
+  "test/monitors/monitorsKafka.test.ts",
+  "test/ui/monitors.test.ts",
   "test/cluster/schema.test.ts",
   "test/projects/retention.test.ts",
   "test/otlp/httpErrors.test.ts",
