@@ -4,7 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReceiver } from "../alerts/webhookReceiver.js";
 import { client, KEY_ACME, startTestService } from "../support/service.js";
-import { buildUi, launchChromium, openPage, SCREENSHOTS } from "./browser.js";
+import { buildUi, launchChromium, logIn, openPage, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's Alerts page in Debian's chromium, for an admin of the entity: a rule made with
@@ -29,10 +29,7 @@ describe("web UI: alerts", () => {
     service = await startTestService({ ALERTS_ALLOWED_HOSTS: "127.0.0.1", ALERTS_EVAL_INTERVAL_MS: "300" });
     browser = await launchChromium();
     page = await openPage(browser);
-    await page.goto(`${service.url}/ui/login`);
-    await page.getByLabel("API key").fill(KEY_ACME);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.getByRole("heading", { name: "Projects" }).waitFor();
+    await logIn(page, service.url, KEY_ACME);
   }, 120_000);
 
   afterAll(async () => {

@@ -32,6 +32,14 @@ export async function openPage(browser: Browser): Promise<Page> {
   return page;
 }
 
+/** Logs `page` in to the UI of the service at `serviceUrl` with `key`, as a user does, and waits for the projects. */
+export async function logIn(page: Page, serviceUrl: string, key: string): Promise<void> {
+  await page.goto(`${serviceUrl}/ui/login`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByRole("heading", { name: "Projects" }).waitFor();
+}
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export interface CompleteCall {

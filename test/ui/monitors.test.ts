@@ -4,7 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_MODEL, createObject, llmModel } from "../evaluations/support.js";
 import { client, KEY_ACME, startTestService } from "../support/service.js";
-import { buildUi, launchChromium, openPage, SCREENSHOTS } from "./browser.js";
+import { buildUi, launchChromium, logIn, openPage, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's Monitors page in Debian's chromium: a monitor made with the form from the
@@ -42,10 +42,7 @@ describe("web UI: monitors", () => {
     });
     browser = await launchChromium();
     page = await openPage(browser);
-    await page.goto(`${service.url}/ui/login`);
-    await page.getByLabel("API key").fill(KEY_ACME);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.getByRole("heading", { name: "Projects" }).waitFor();
+    await logIn(page, service.url, KEY_ACME);
   }, 120_000);
 
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, client, KEY_ACME, startTestService, waitStored } from "../support/service.js";
-import { buildUi, completeCall, launchChromium, openPage, SCREENSHOTS } from "./browser.js";
+import { buildUi, completeCall, launchChromium, logIn, openPage, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's settings pages in Debian's chromium, for an admin of the entity (the AUTH_KEYS
@@ -26,12 +26,7 @@ describe("web UI: project and entity settings", () => {
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
   const read = async <T>(path: string): Promise<T> => (await client(service.url, KEY_ACME).get(path)).json() as Promise<T>;
   const status = async (path: string, key: string) => (await fetch(`${service.url}${path}`, { headers: { authorization: basic(key) } })).status;
-  const logIn = async (key: string) => {
-    await page.goto(url("/login"));
-    await page.getByLabel("API key").fill(key);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.getByRole("heading", { name: "Projects" }).waitFor();
-  };
+  const logInAs = (key: string) => logIn(page, service.url, key);
   const logOut = () => page.getByRole("button", { name: "Log out" }).click();
 
   beforeAll(async () => {
@@ -52,7 +47,7 @@ describe("web UI: project and entity settings", () => {
   });
 
   it("shows an admin the project's settings: retention set, shown and cleared, and the storage used", async () => {
-    await logIn(KEY_ACME);
+    await logInAs(KEY_ACME);
     await page.getByRole("link", { name: PROJECT }).click();
     await page.getByRole("link", { name: "Settings" }).click();
     await page.waitForURL(url(`/${PROJECT}/settings`));
@@ -94,7 +89,7 @@ describe("web UI: project and entity settings", () => {
 
   it("shows a viewer no settings link, and tells it the settings are for admins", async () => {
     await logOut();
-    await logIn(viewerKey);
+    await logInAs(viewerKey);
     await poll(() => page.getByRole("link", { name: PROJECT }).count()).toBe(1);
     expect(await page.getByRole("link", { name: "acme: API keys" }).count()).toBe(0);
     await page.getByRole("link", { name: PROJECT }).click();
@@ -111,7 +106,7 @@ describe("web UI: project and entity settings", () => {
 
   it("revokes the key after a confirmation: it leaves the list and is refused", async () => {
     await logOut();
-    await logIn(KEY_ACME);
+    await logInAs(KEY_ACME);
     await page.goto(url("/acme/settings"));
     const row = page.locator("table.api-keys tr", { hasText: KEY_NAME });
     await row.getByRole("button", { name: "Revoke" }).click();

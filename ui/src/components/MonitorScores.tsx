@@ -44,15 +44,24 @@ export function MonitorScores({ callId, project }: { callId: string; project: Pr
               <td>
                 <Link to={`${project.base}/monitors?monitor=${seg(monitorOfTrigger(s.trigger_ref)!)}`}>{monitorOfTrigger(s.trigger_ref)}</Link>
               </td>
-              <td>{scorerOfType(s.feedback_type)}</td>
-              <td>
-                <JsonView value={s.payload.output} projectId={project.projectId} openDepth={1} />
-              </td>
-              <td className="muted small">{formatTime(s.created_at)}</td>
+              <ScoreCells score={s} project={project} />
             </tr>
           ))}
         </tbody>
       </table>
     </Section>
+  );
+}
+
+/** A score's scorer, the judge's output and when it was given: the cells after what a table of scores shows first. */
+export function ScoreCells({ score, project }: { score: MonitorScore; project: ProjectRef }) {
+  return (
+    <>
+      <td>{scorerOfType(score.feedback_type)}</td>
+      <td>
+        <JsonView value={score.payload.output} projectId={project.projectId} openDepth={1} />
+      </td>
+      <td className="muted small">{formatTime(score.created_at)}</td>
+    </>
   );
 }

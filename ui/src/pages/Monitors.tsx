@@ -2,7 +2,8 @@ import { useMemo, useState, type FormEvent } from "react";
 import { postJson } from "../api";
 import { PALETTE, TimeChart, type Series } from "../components/Chart";
 import { ErrorBox, Loading, Section } from "../components/common";
-import { JsonView, parseRef } from "../components/JsonView";
+import { parseRef } from "../components/JsonView";
+import { ScoreCells } from "../components/MonitorScores";
 import { formatTime } from "../format";
 import { useAction, useLoad } from "../hooks";
 import { JUDGE_CLASS, MONITOR_CLASS, monitorObjectId, monitorValue, objectRef, opOfRef, scoreNumbers, scorerOfType } from "../monitors";
@@ -202,11 +203,7 @@ function MonitorHistory({ project, objectId }: { project: ProjectRef; objectId: 
                   <td>
                     <Link to={`${project.base}/calls/${seg(call)}`}>{call}</Link>
                   </td>
-                  <td>{scorerOfType(s.feedback_type)}</td>
-                  <td>
-                    <JsonView value={s.payload.output} projectId={project.projectId} openDepth={1} />
-                  </td>
-                  <td className="muted small">{formatTime(s.created_at)}</td>
+                  <ScoreCells score={s} project={project} />
                 </tr>
               );
             })}
