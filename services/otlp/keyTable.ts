@@ -12,9 +12,12 @@
  * own value when the attribute is the key itself, taken in the pass; otherwise the nested form
  * at the key, read then (the pass only finds where to look: the nested form may hold nothing
  * there, when a shorter key's value stands in the way).
+ *
+ * What an attribute key finds is worked out once (`KeyTable.matchOf`): attribute keys repeat
+ * from span to span, so the pass is one map lookup per attribute.
  */
 import type { OtlpAttributes } from "./batch.js";
-import { dottedKey, keyParts, lookup, type DottedKey, type KeyParts } from "./nest.js";
+import { ANY_KEY, dottedKey, lookup, type DottedKey } from "./nest.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
 
 /** Field → its attribute keys in priority order (at most `MAX_KEYS_PER_FIELD`). */
@@ -23,12 +26,28 @@ export type FieldKeys<F extends string> = Readonly<Record<F, readonly string[]>>
 /** A field's keys are noted as the bits of an int32. */
 export const MAX_KEYS_PER_FIELD = 31;
 
-/** A table key as one of a field's keys: which field, its rank there, and its place among all keys. */
+/** A table key as one of a field's keys: which field, its rank there as a bit, and its place among all keys. */
 interface KeyUse {
   readonly field: number;
   readonly bit: number;
   readonly slot: number;
 }
+
+/** What one attribute key finds in the table. */
+interface KeyMatch {
+  /** The table keys it is: its value is theirs. */
+  readonly own: readonly KeyUse[];
+  /** The table keys whose flattened family it is in, or that it is through a `*` part: read from the nested form. */
+  readonly family: readonly KeyUse[];
+  /** The table keys below it, found when its value is a key-value list. */
+  readonly below: readonly KeyUse[];
+}
+
+const NO_MATCH: KeyMatch = { own: [], family: [], below: [] };
+
+/** The matches of keys up to this long are kept, up to this many keys (then they are all dropped). */
+const MATCH_CACHE_SIZE = 4096;
+const CACHED_KEY_LENGTH = 200;
 
 /** A node of the table's keys, split at their dots. */
 class KeyNode {
@@ -37,19 +56,20 @@ class KeyNode {
   any: KeyNode | null = null;
   /** The keys that end here. */
   readonly uses: KeyUse[] = [];
-  /** The keys that end below here (a key-value list sent here may hold them). */
+  /** The keys that end below here. */
   readonly usesBelow: KeyUse[] = [];
 }
 
 export class KeyTable<F extends string> {
   /** Field name → its number, the argument of `FoundKeys`' methods. */
   readonly field: Readonly<Record<F, number>>;
-  readonly root = new KeyNode();
   /** By field, by rank. */
   readonly keys: readonly (readonly DottedKey[])[];
   /** By field: the slot of its first key (its keys' slots follow). */
   readonly firstSlot: readonly number[];
   readonly slots: number;
+  private readonly root = new KeyNode();
+  private readonly matches = new Map<string, KeyMatch>();
 
   constructor(table: FieldKeys<F>) {
     const names = Object.keys(table) as F[];
@@ -68,11 +88,22 @@ export class KeyTable<F extends string> {
     this.slots = slots;
   }
 
+  /** What the attribute `key` finds. */
+  matchOf(key: string): KeyMatch {
+    let match = this.matches.get(key);
+    if (match !== undefined) return match;
+    match = this.match(key);
+    if (key.length > CACHED_KEY_LENGTH) return match;
+    if (this.matches.size >= MATCH_CACHE_SIZE) this.matches.clear();
+    this.matches.set(key, match);
+    return match;
+  }
+
   private add(key: string, use: KeyUse): void {
     let node = this.root;
     for (const part of key.split(".")) {
       node.usesBelow.push(use);
-      if (part === "*") node = node.any ??= new KeyNode();
+      if (part === ANY_KEY) node = node.any ??= new KeyNode();
       else {
         let child = node.children.get(part);
         if (child === undefined) node.children.set(part, (child = new KeyNode()));
@@ -80,6 +111,26 @@ export class KeyTable<F extends string> {
       }
     }
     node.uses.push(use);
+  }
+
+  private match(key: string): KeyMatch {
+    const found = { own: [] as KeyUse[], family: [] as KeyUse[], below: [] as KeyUse[] };
+    this.walk(this.root, key.split("."), 0, false, found);
+    return found.own.length + found.family.length + found.below.length === 0 ? NO_MATCH : found;
+  }
+
+  /** The table keys from `node` (reached by the key's parts before `depth`) down that the key finds. */
+  private walk(node: KeyNode, parts: readonly string[], depth: number, throughAny: boolean, found: { own: KeyUse[]; family: KeyUse[]; below: KeyUse[] }): void {
+    if (depth === parts.length) {
+      (throughAny ? found.family : found.own).push(...node.uses);
+      found.below.push(...node.usesBelow);
+      return;
+    }
+    // The key is in the flattened family of the keys ending here.
+    found.family.push(...node.uses);
+    const child = node.children.get(parts[depth]!);
+    if (child !== undefined) this.walk(child, parts, depth + 1, throughAny, found);
+    if (node.any !== null) this.walk(node.any, parts, depth + 1, true, found);
   }
 }
 
@@ -91,7 +142,7 @@ export function lowestRank(mask: number): number {
 /**
  * The table's keys one span has (`read`), then their values. One per table and thread, used
  * again for every span: a span's attributes are read and its fields made before the next
- * span's (nothing is kept across spans but these arrays).
+ * span's (what a span leaves in these arrays is read only for the keys it has).
  */
 export class FoundKeys<F extends string> {
   /** By field: a bit per key found. */
@@ -116,13 +167,17 @@ export class FoundKeys<F extends string> {
     this.own.fill(0);
     this.flat = flat;
     this.nested = nested;
-    const root = this.table.root;
     for (const key in flat) {
-      const parts = keyParts(key);
-      const first = partAt(key, parts, 0);
-      const node = root.children.get(first);
-      if (node !== undefined) this.walk(node, key, parts, 1, false);
-      if (root.any !== null) this.walk(root.any, key, parts, 1, true);
+      const match = this.table.matchOf(key);
+      if (match === NO_MATCH) continue;
+      const value = flat[key] ?? null;
+      for (const use of match.own) {
+        this.found[use.field]! |= use.bit;
+        this.own[use.field]! |= use.bit;
+        this.values[use.slot] = value;
+      }
+      for (const use of match.family) this.found[use.field]! |= use.bit;
+      if (match.below.length !== 0 && isJsonObject(value)) for (const use of match.below) this.found[use.field]! |= use.bit;
     }
     return this;
   }
@@ -146,43 +201,4 @@ export class FoundKeys<F extends string> {
     }
     return undefined;
   }
-
-  /** Notes the table keys that the attribute `key` finds, from `node` (reached by its parts before `depth`) down. */
-  private walk(node: KeyNode, key: string, parts: KeyParts | null, depth: number, throughAny: boolean): void {
-    if (depth === partCount(parts)) {
-      const value = this.flat[key] ?? null;
-      if (throughAny) this.note(node.uses);
-      else this.noteOwn(node.uses, value);
-      if (isJsonObject(value)) this.note(node.usesBelow);
-      return;
-    }
-    // The attribute is in the flattened family of the keys ending here.
-    this.note(node.uses);
-    const part = partAt(key, parts, depth);
-    const child = node.children.get(part);
-    if (child !== undefined) this.walk(child, key, parts, depth + 1, throughAny);
-    if (node.any !== null) this.walk(node.any, key, parts, depth + 1, true);
-  }
-
-  private note(uses: readonly KeyUse[]): void {
-    for (const use of uses) this.found[use.field]! |= use.bit;
-  }
-
-  private noteOwn(uses: readonly KeyUse[], value: JsonValue): void {
-    for (const use of uses) {
-      this.found[use.field]! |= use.bit;
-      this.own[use.field]! |= use.bit;
-      this.values[use.slot] = value;
-    }
-  }
-}
-
-function partCount(parts: KeyParts | null): number {
-  return parts === null ? 1 : parts.parts.length + 1;
-}
-
-/** The attribute key's part at `depth` (its parts, then the rest: nest.ts, `keyParts`). */
-function partAt(key: string, parts: KeyParts | null, depth: number): string {
-  if (parts === null) return key;
-  return depth < parts.parts.length ? parts.parts[depth]! : parts.rest;
 }

@@ -30,7 +30,7 @@ export function nestDottedKeys(flat: OtlpAttributes): JsonObject {
   const made: Set<JsonObject> | null = hasObjectValue(flat) ? new Set<JsonObject>([root]) : null;
   for (const key of keys) {
     const value = flat[key] ?? null;
-    const split = keyParts(key);
+    const split = splitKey(key);
     if (split === null) {
       setOwn(root, key, value);
       continue;
@@ -64,7 +64,7 @@ export function hasObjectValue(attributes: OtlpAttributes): boolean {
 }
 
 /** A dotted key cut for nesting: the parts it nests under, where each starts, and the rest (the last key). */
-export interface KeyParts {
+interface SplitKey {
   readonly parts: readonly string[];
   readonly starts: readonly number[];
   readonly rest: string;
@@ -73,10 +73,9 @@ export interface KeyParts {
 /** Attribute keys repeat from span to span; the splits of short ones are kept, up to this many keys. */
 const SPLIT_CACHE_SIZE = 4096;
 const CACHED_KEY_LENGTH = 200;
-const splitCache = new Map<string, KeyParts | null>();
+const splitCache = new Map<string, SplitKey | null>();
 
-/** A key's parts as nestDottedKeys nests it; null for a key without a dot. */
-export function keyParts(key: string): KeyParts | null {
+function splitKey(key: string): SplitKey | null {
   let split = splitCache.get(key);
   if (split !== undefined) return split;
   split = cutKey(key);
@@ -86,7 +85,7 @@ export function keyParts(key: string): KeyParts | null {
   return split;
 }
 
-function cutKey(key: string): KeyParts | null {
+function cutKey(key: string): SplitKey | null {
   let dot = key.indexOf(".");
   if (dot < 0) return null;
   const parts: string[] = [];
