@@ -1,11 +1,14 @@
 /**
  * Which span attributes feed which call field (tracing-api.md, "OpenTelemetry export"),
- * and the functions that read them. Every list is in priority order: the first key that
- * is present (non-null) wins. A key also matches its flattened family, e.g. `gen_ai.prompt`
+ * and how the call's fields are made of them. Every list is in priority order: the first key
+ * that is present (non-null) wins. A key also matches its flattened family, e.g. `gen_ai.prompt`
  * matches `gen_ai.prompt.0.role`, `gen_ai.prompt.0.content` as `{"0": {role, content}}`.
+ * The lists make one table (`SPAN_KEYS`) that a span's attributes are read against in one
+ * pass (keyTable.ts); `spanFields` then makes each field of the keys found.
  */
 import type { OtlpAttributes } from "./batch.js";
-import { dottedKey, lookup, setOwn, type DottedKey } from "./nest.js";
+import { setOwn } from "./nest.js";
+import { FoundKeys, KeyTable, lowestRank } from "./keyTable.js";
 import { isJsonObject } from "../json.js";
 import { INFERENCE_OPERATIONS, OPERATION_ATTRIBUTE } from "../genAiOperations.js";
 import type { JsonObject, JsonValue } from "../json.js";
@@ -106,37 +109,79 @@ export const UNKNOWN_MODEL = "unknown";
 /** Parsed JSON-looking strings nested deeper than this stay strings (deeper JSON cannot be written back safely). */
 export const MAX_PARSED_DEPTH = 100;
 
-/* The tables with their keys split once. */
-const INPUT_PATHS = INPUT_KEYS.map(dottedKey);
-const OUTPUT_PATHS = OUTPUT_KEYS.map(dottedKey);
-const USAGE_PATHS = Object.entries(USAGE_KEYS).map(([field, keys]) => [field, keys.map(dottedKey)] as const);
-const FAMILY_PATHS = Object.entries(FAMILY_KEYS).map(([family, keys]) => [family, keys.map(dottedKey)] as const);
-const MODEL_PATHS = FAMILY_KEYS.model.map(dottedKey);
-const OPERATION_PATHS = FAMILY_KEYS[OPERATION_ATTRIBUTE].map(dottedKey);
-const INFERENCE_OPERATION_SET: ReadonlySet<string> = new Set(INFERENCE_OPERATIONS);
-const THREAD_ID_PATHS = THREAD_ID_KEYS.map(dottedKey);
-const REQUEST_PARAMETERS = dottedKey(REQUEST_PARAMETERS_KEY);
-const INVOCATION_PARAMETERS = dottedKey(INVOCATION_PARAMETERS_KEY);
-const LANGFUSE_PARAMETERS = dottedKey(LANGFUSE_PARAMETERS_KEY);
-const LANGFUSE_USAGE = dottedKey(LANGFUSE_USAGE_KEY);
-const JSON_FAMILY_PATHS = Object.entries(JSON_FAMILY_KEYS).map(([family, keys]) => [family, keys.map(dottedKey)] as const);
-const DISPLAY_NAME = dottedKey(DISPLAY_NAME_KEY);
-const IS_TURN = dottedKey(IS_TURN_KEY);
-const RUN_ID = dottedKey(RUN_ID_KEY);
-const RUN_STEP = dottedKey(RUN_STEP_KEY);
+/**
+ * The one table: every field the attributes fill ← its keys, in the priority order of the
+ * lists above (where two conventions set one field, the earlier key wins, whatever the order
+ * the attributes come in). How each field takes its keys' values is in `spanFields`.
+ */
+export const SPAN_KEYS = new KeyTable({
+  inputs: INPUT_KEYS,
+  output: OUTPUT_KEYS,
+  "usage.input_tokens": USAGE_KEYS.input_tokens,
+  "usage.prompt_tokens": USAGE_KEYS.prompt_tokens,
+  "usage.completion_tokens": USAGE_KEYS.completion_tokens,
+  "usage.output_tokens": USAGE_KEYS.output_tokens,
+  "usage.total_tokens": USAGE_KEYS.total_tokens,
+  "usage.langfuse": [LANGFUSE_USAGE_KEY],
+  ...FAMILY_KEYS,
+  "model_parameters.invocation": [INVOCATION_PARAMETERS_KEY],
+  "model_parameters.langfuse": [LANGFUSE_PARAMETERS_KEY],
+  "model_parameters.request": [REQUEST_PARAMETERS_KEY],
+  ...JSON_FAMILY_KEYS,
+  thread_id: THREAD_ID_KEYS,
+  display_name: [DISPLAY_NAME_KEY],
+  is_turn: [IS_TURN_KEY],
+  run_id: [RUN_ID_KEY],
+  run_step: [RUN_STEP_KEY],
+});
 
-/** One span's attributes, flat as received and nested by their dots. */
-export interface SpanAttributes {
-  readonly flat: OtlpAttributes;
-  readonly nested: JsonObject;
+const FIELD = SPAN_KEYS.field;
+const USAGE_FIELDS = Object.keys(USAGE_KEYS).map((name) => [name, FIELD[`usage.${name as keyof typeof USAGE_KEYS}`]] as const);
+const FAMILY_FIELDS = Object.keys(FAMILY_KEYS).map((name) => [name, FIELD[name as keyof typeof FAMILY_KEYS]] as const);
+const JSON_FAMILY_FIELDS = Object.keys(JSON_FAMILY_KEYS).map((name) => [name, FIELD[name as keyof typeof JSON_FAMILY_KEYS]] as const);
+const INFERENCE_OPERATION_SET: ReadonlySet<string> = new Set(INFERENCE_OPERATIONS);
+
+/** The span's keys of the table: one for the thread, read again for every span (`spanFields`). */
+const found = new FoundKeys(SPAN_KEYS);
+
+/** What a span's attributes give its call. */
+export interface SpanFields {
+  /** Always an object: anything else is wrapped as `{value: <it>}`; `{}` when none. */
+  readonly inputs: JsonObject;
+  readonly output: JsonValue;
+  /** `{<model or "unknown">: {<usage field>: n}}`, or null when the span reports no usage. */
+  readonly usage: JsonObject | null;
+  /** The mapped families of the call's `attributes` (absent ones left out); the caller adds `otel`. */
+  readonly families: JsonObject;
+  /** The family `operation` (also in `families`). */
+  readonly operation: string | undefined;
+  readonly threadId: string | null;
+  readonly displayName: string | null;
+  readonly isTurn: boolean;
+  readonly runId: string | null;
+  readonly runStep: number | null;
 }
 
-function firstPresent(attrs: SpanAttributes, keys: readonly DottedKey[]): JsonValue | undefined {
-  for (const key of keys) {
-    const value = lookup(attrs.flat, attrs.nested, key);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+/** A span's call fields from its attributes: `flat` as received, `nested` = `nestDottedKeys(flat)`. */
+export function spanFields(flat: OtlpAttributes, nested: JsonObject): SpanFields {
+  found.read(flat, nested);
+  const families = mappedFamilies();
+  const model = families["model"];
+  const operation = families[OPERATION_ATTRIBUTE];
+  const isTurn = found.first(FIELD.is_turn);
+  const runStep = asNumber(found.first(FIELD.run_step));
+  return {
+    inputs: callInputs(),
+    output: callOutput(),
+    usage: callUsage(typeof model === "string" ? model : UNKNOWN_MODEL),
+    families,
+    operation: typeof operation === "string" ? operation : undefined,
+    threadId: asText(found.first(FIELD.thread_id)) ?? null,
+    displayName: asText(found.first(FIELD.display_name)) ?? null,
+    isTurn: isTurn === true || isTurn === "true",
+    runId: asText(found.first(FIELD.run_id)) ?? null,
+    runStep: runStep !== undefined && Number.isSafeInteger(runStep) ? runStep : null,
+  };
 }
 
 /** Strings, numbers and booleans as text; anything else is no text. */
@@ -200,10 +245,10 @@ function depthAtMost(value: JsonValue, limit: number): boolean {
   return children.every((child) => depthAtMost(child, limit - 1));
 }
 
-/** Call inputs are always an object: anything else is wrapped as `{value: <it>}`. */
-export function callInputs(attrs: SpanAttributes): JsonObject {
-  const found = firstPresent(attrs, INPUT_PATHS);
-  return found === undefined ? {} : inputsOf(found);
+
+function callInputs(): JsonObject {
+  const value = found.first(FIELD.inputs);
+  return value === undefined ? {} : inputsOf(value);
 }
 
 function inputsOf(found: JsonValue): JsonObject {
@@ -223,106 +268,103 @@ export function inputForChildren(attributes: OtlpAttributes): JsonValue | undefi
   return Object.hasOwn(attributes, PARENT_INPUT_KEY) ? attributes[PARENT_INPUT_KEY] ?? undefined : undefined;
 }
 
-/** A model call's inputs when its own attributes have none: what its parent handed down (`inputForChildren`). */
-export function inheritedInputs(attrs: SpanAttributes, parentInput: JsonValue | undefined): JsonObject | undefined {
+/** A model call's inputs when its own attributes have none: what its parent handed down (`inputForChildren`); `operation`: SpanFields'. */
+export function inheritedInputs(operation: string | undefined, parentInput: JsonValue | undefined): JsonObject | undefined {
   if (parentInput === undefined) return undefined;
-  const operation = asText(firstPresent(attrs, OPERATION_PATHS));
   return operation !== undefined && INFERENCE_OPERATION_SET.has(operation) ? inputsOf(parentInput) : undefined;
 }
 
-export function callOutput(attrs: SpanAttributes): JsonValue {
-  const found = firstPresent(attrs, OUTPUT_PATHS);
-  return found === undefined ? null : parseJsonLooking(found);
+function callOutput(): JsonValue {
+  const value = found.first(FIELD.output);
+  return value === undefined ? null : parseJsonLooking(value);
 }
 
-export function modelName(attrs: SpanAttributes): string | undefined {
-  return asText(firstPresent(attrs, MODEL_PATHS));
-}
-
-/** `{<model or "unknown">: {<usage field>: n}}`, or null when the span reports no usage. */
-export function callUsage(attrs: SpanAttributes): JsonObject | null {
-  const usage: JsonObject = {};
-  let reported = false;
-  for (const [field, keys] of USAGE_PATHS) {
-    for (const key of keys) {
-      const n = asNumber(lookup(attrs.flat, attrs.nested, key));
-      if (n !== undefined) {
-        usage[field] = n;
-        reported = true;
-        break;
-      }
-    }
+/** Each usage field from its first key holding a number, then Langfuse's figures; under `model`. */
+function callUsage(model: string): JsonObject | null {
+  let usage: JsonObject | null = null;
+  for (const [name, field] of USAGE_FIELDS) {
+    const n = firstNumber(field);
+    if (n !== undefined) (usage ??= {})[name] = n;
   }
-  if (addLangfuseUsage(attrs, usage)) reported = true;
-  if (!reported) return null;
+  usage = withLangfuseUsage(usage);
+  if (usage === null) return null;
   const usageByModel: JsonObject = {};
-  setOwn(usageByModel, modelName(attrs) ?? UNKNOWN_MODEL, usage);
+  setOwn(usageByModel, model, usage);
   return usageByModel;
 }
 
-/** Adds Langfuse's usage figures to `usage` (a field already set stays); whether it added any. */
-function addLangfuseUsage(attrs: SpanAttributes, usage: JsonObject): boolean {
-  const details = lookup(attrs.flat, attrs.nested, LANGFUSE_USAGE);
-  if (details === undefined) return false;
+/** The number of `field`'s first key holding one (a later key counts when an earlier one holds no number). */
+function firstNumber(field: number): number | undefined {
+  for (let mask = found.mask(field); mask !== 0; mask &= mask - 1) {
+    const n = asNumber(found.value(field, lowestRank(mask)));
+    if (n !== undefined) return n;
+  }
+  return undefined;
+}
+
+/** `usage` with Langfuse's usage figures added (a field already set stays); null when there is none. */
+function withLangfuseUsage(usage: JsonObject | null): JsonObject | null {
+  const details = found.first(FIELD["usage.langfuse"]);
+  if (details === undefined) return usage;
   const parsed = parseJsonLooking(details);
-  if (!isJsonObject(parsed)) return false;
-  let added = false;
+  if (!isJsonObject(parsed)) return usage;
   for (const key of Object.keys(parsed)) {
     const n = asNumber(parsed[key] ?? null);
     const field = Object.hasOwn(LANGFUSE_USAGE_NAMES, key) ? LANGFUSE_USAGE_NAMES[key]! : key;
-    if (n === undefined || Object.hasOwn(usage, field)) continue;
-    setOwn(usage, field, n);
-    added = true;
+    if (n === undefined || (usage !== null && Object.hasOwn(usage, field))) continue;
+    setOwn((usage ??= {}), field, n);
   }
-  return added;
+  return usage;
 }
 
 /** The mapped attribute families; absent ones are left out. */
-export function mappedFamilies(attrs: SpanAttributes): JsonObject {
+function mappedFamilies(): JsonObject {
   const families: JsonObject = {};
-  for (const [family, keys] of FAMILY_PATHS) {
-    const value = asText(firstPresent(attrs, keys));
+  for (const [family, field] of FAMILY_FIELDS) {
+    const value = asText(found.first(field));
     if (value !== undefined) families[family] = value;
   }
-  const parameters = modelParameters(attrs);
-  if (hasKeys(parameters)) families["model_parameters"] = parameters;
-  for (const [family, keys] of JSON_FAMILY_PATHS) {
-    const value = jsonFamily(attrs, keys);
+  const parameters = modelParameters();
+  if (parameters !== null) families["model_parameters"] = parameters;
+  for (const [family, field] of JSON_FAMILY_FIELDS) {
+    const value = jsonFamily(field);
     if (value !== undefined) families[family] = value;
   }
   return families;
 }
 
-/** Objects found under the keys are merged (later keys' entries win); any other value is taken from the first key that has one. */
-function jsonFamily(attrs: SpanAttributes, keys: readonly DottedKey[]): JsonValue | undefined {
+/** Objects found under the field's keys are merged (later keys' entries win); any other value is taken from the first key that has one. */
+function jsonFamily(field: number): JsonValue | undefined {
   let merged: JsonObject | undefined;
   let other: JsonValue | undefined;
-  for (const key of keys) {
-    const found = lookup(attrs.flat, attrs.nested, key);
-    if (found === undefined) continue;
-    const value = parseJsonLooking(found);
-    if (isJsonObject(value)) copyInto((merged ??= {}), value);
-    else other ??= value;
+  for (let mask = found.mask(field); mask !== 0; mask &= mask - 1) {
+    const value = found.value(field, lowestRank(mask));
+    if (value === undefined) continue;
+    const parsed = parseJsonLooking(value);
+    if (isJsonObject(parsed)) copyInto((merged ??= {}), parsed);
+    else other ??= parsed;
   }
   return merged ?? other;
 }
 
-function modelParameters(attrs: SpanAttributes): JsonObject {
-  const parameters: JsonObject = {};
-  const invocation = lookup(attrs.flat, attrs.nested, INVOCATION_PARAMETERS);
+/** `model_parameters`, null when it has no entry. */
+function modelParameters(): JsonObject | null {
+  let parameters: JsonObject | null = null;
+  const invocation = found.first(FIELD["model_parameters.invocation"]);
   if (invocation !== undefined) {
     const parsed = parseJsonLooking(invocation);
+    parameters = {};
     if (isJsonObject(parsed)) copyInto(parameters, parsed);
     else parameters["invocation_parameters"] = parsed;
   }
-  const langfuse = lookup(attrs.flat, attrs.nested, LANGFUSE_PARAMETERS);
+  const langfuse = found.first(FIELD["model_parameters.langfuse"]);
   if (langfuse !== undefined) {
     const parsed = parseJsonLooking(langfuse);
-    if (isJsonObject(parsed)) copyInto(parameters, parsed);
+    if (isJsonObject(parsed)) copyInto((parameters ??= {}), parsed);
   }
-  const request = lookup(attrs.flat, attrs.nested, REQUEST_PARAMETERS);
-  if (isJsonObject(request)) copyInto(parameters, request, "model");
-  return parameters;
+  const request = found.first(FIELD["model_parameters.request"]);
+  if (isJsonObject(request)) copyInto((parameters ??= {}), request, "model");
+  return parameters !== null && hasKeys(parameters) ? parameters : null;
 }
 
 function copyInto(target: JsonObject, source: JsonObject, except?: string): void {
@@ -332,26 +374,4 @@ function copyInto(target: JsonObject, source: JsonObject, except?: string): void
 export function hasKeys(object: JsonObject): boolean {
   for (const _key in object) return true;
   return false;
-}
-
-export function threadId(attrs: SpanAttributes): string | null {
-  return asText(firstPresent(attrs, THREAD_ID_PATHS)) ?? null;
-}
-
-export function displayName(attrs: SpanAttributes): string | null {
-  return asText(lookup(attrs.flat, attrs.nested, DISPLAY_NAME)) ?? null;
-}
-
-export function isTurn(attrs: SpanAttributes): boolean {
-  const value = lookup(attrs.flat, attrs.nested, IS_TURN);
-  return value === true || value === "true";
-}
-
-export function runId(attrs: SpanAttributes): string | null {
-  return asText(lookup(attrs.flat, attrs.nested, RUN_ID)) ?? null;
-}
-
-export function runStep(attrs: SpanAttributes): number | null {
-  const n = asNumber(lookup(attrs.flat, attrs.nested, RUN_STEP));
-  return n !== undefined && Number.isSafeInteger(n) ? n : null;
 }

@@ -28,7 +28,7 @@
 import type { CallCompleteEvent } from "../queue/events.js";
 import type { OtlpAttributes, OtlpSpan, OtlpSpanBatch } from "./batch.js";
 import { STATUS_CODE_ERROR } from "./batch.js";
-import { callInputs, callOutput, callUsage, displayName, hasKeys, inheritedInputs, inputForChildren, isTurn, mappedFamilies, runId, runStep, threadId, type SpanAttributes } from "./attributes.js";
+import { hasKeys, inheritedInputs, inputForChildren, spanFields, type SpanFields } from "./attributes.js";
 import { nestDottedKeys } from "./nest.js";
 import { otelDump, resourceDump, scopeDump, type GroupDump } from "./otelDump.js";
 import type { JsonObject, JsonValue } from "../json.js";
@@ -219,12 +219,12 @@ function micros(nanos: bigint): bigint {
 }
 
 function completeEvent(shared: GroupParts, span: OtlpSpan, ctx: MapSpansContext, handedDown: Map<string, JsonValue> | null): CallCompleteEvent {
-  const attrs: SpanAttributes = { flat: span.attributes, nested: nestDottedKeys(span.attributes) };
+  const nested = nestDottedKeys(span.attributes);
+  const fields = spanFields(span.attributes, nested);
   const parent = parentId(span);
-  let inputs = callInputs(attrs);
-  if (handedDown !== null && parent !== null && !hasKeys(inputs)) inputs = inheritedInputs(attrs, handedDown.get(parent)) ?? inputs;
-  const thread = threadId(attrs);
-  const usage = callUsage(attrs);
+  let inputs = fields.inputs;
+  if (handedDown !== null && parent !== null && !hasKeys(inputs)) inputs = inheritedInputs(fields.operation, handedDown.get(parent)) ?? inputs;
+  const thread = fields.threadId;
   const failed = span.status.code === STATUS_CODE_ERROR;
   return {
     kind: "call_complete",
@@ -233,28 +233,28 @@ function completeEvent(shared: GroupParts, span: OtlpSpan, ctx: MapSpansContext,
     trace_id: span.traceId,
     parent_id: parent,
     thread_id: thread,
-    turn_id: isTurn(attrs) || (thread !== null && parent === null) ? span.spanId : null,
+    turn_id: fields.isTurn || (thread !== null && parent === null) ? span.spanId : null,
     op_name: span.name,
-    display_name: displayName(attrs),
+    display_name: fields.displayName,
     started_at: Number(micros(span.startTimeUnixNano)),
-    attributes: callAttributes(shared, attrs),
+    attributes: callAttributes(shared, fields, nested),
     inputs,
     otel_dump: otelDump(shared.dump, span, parent),
     wb_user_id: ctx.wb_user_id,
-    wb_run_id: runId(attrs),
-    wb_run_step: runStep(attrs),
+    wb_run_id: fields.runId,
+    wb_run_step: fields.runStep,
     ended_at: Number(micros(span.endTimeUnixNano)),
     exception: failed ? span.status.message || EXCEPTION_WITHOUT_MESSAGE : null,
-    output: callOutput(attrs),
-    summary: usage ? { usage } : {},
+    output: fields.output,
+    summary: fields.usage ? { usage: fields.usage } : {},
     wb_run_step_end: null,
   };
 }
 
 /** The mapped families, then `otel` (written into the families' object: no copy). */
-function callAttributes(shared: GroupParts, attrs: SpanAttributes): JsonObject {
-  const attributes = mappedFamilies(attrs);
-  attributes["otel"] = { attributes: attrs.nested, resource: shared.resource, scope: shared.scope };
+function callAttributes(shared: GroupParts, fields: SpanFields, nested: JsonObject): JsonObject {
+  const attributes = fields.families;
+  attributes["otel"] = { attributes: nested, resource: shared.resource, scope: shared.scope };
   return attributes;
 }
 
