@@ -102,6 +102,8 @@ describe("web UI: monitors", () => {
     const score = page.locator(".monitor-score");
     await score.waitFor();
     expect(await score.textContent()).toMatch(/quality.*judge.*score.*4.*right/);
+    // Shown in its own section only: the call's Feedback list leaves the monitors' scores out.
+    await page.locator("ul.feedback").getByText("none yet").waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "monitor-score-on-call.png"), fullPage: false });
   }, 120_000);
 });

@@ -46,6 +46,9 @@ export function monitorOfTrigger(triggerRef: string | null | undefined): string 
   return m?.[1] ? decodeURIComponent(m[1]) : null;
 }
 
+/** Whether a feedback is a monitor's score (its trigger names a monitor version). */
+export const isMonitorScore = (feedback: { readonly trigger_ref?: string | null }): boolean => monitorOfTrigger(feedback.trigger_ref) !== null;
+
 /** The scorer's name in a score's feedback type (`wandb.runnable.<scorer>`). */
 export const scorerOfType = (feedbackType: string): string => (feedbackType.startsWith(SCORE_TYPE_PREFIX) ? feedbackType.slice(SCORE_TYPE_PREFIX.length) : feedbackType);
 

@@ -48,7 +48,7 @@ export interface CostFigures {
 export type Thread = ThreadSchema;
 /** The answer of `/calls/usage`: per call, per model, the call and its descendants counted once. */
 export type CallsUsage = z.infer<typeof UsageRes>;
-export type Feedback = AsJson<Pick<FeedbackSchema, "id" | "feedback_type" | "payload" | "created_at" | "wb_user_id">>;
+export type Feedback = AsJson<Pick<FeedbackSchema, "id" | "feedback_type" | "payload" | "created_at" | "wb_user_id" | "trigger_ref">>;
 /** A monitor's score on a call: feedback whose `trigger_ref` is the monitor version (`runnable_ref` its scorer). */
 export type MonitorScore = AsJson<Pick<FeedbackSchema, "id" | "weave_ref" | "feedback_type" | "payload" | "created_at" | "runnable_ref" | "trigger_ref">>;
 /** `POST /monitors/status`: what a monitor version scored and the scorers it cannot run. */

@@ -3,6 +3,7 @@ import { postJson } from "../api";
 import type { ProjectRef } from "../project";
 import { formatTime } from "../format";
 import { useAction, useLoad } from "../hooks";
+import { isMonitorScore } from "../monitors";
 import type { Call, Feedback } from "../types";
 import { ErrorBox, Section } from "./common";
 import { JsonView } from "./JsonView";
@@ -19,7 +20,11 @@ export interface ScoreField {
  * The call's feedback (`/feedback/query` on its ref) and a reaction or a note added from here;
  * from an annotation queue (`queueId`) also its scores, and every feedback names the queue.
  */
-export function FeedbackPanel({ call, project, queueId, scores = [] }: { call: Call; project: ProjectRef; queueId?: string; scores?: readonly ScoreField[] }) {
+/**
+ * `monitorScoresApart`: the page shows the monitors' scores in a section of their own
+ * (MonitorScores), so they are left out here.
+ */
+export function FeedbackPanel({ call, project, queueId, scores = [], monitorScoresApart = false }: { call: Call; project: ProjectRef; queueId?: string; scores?: readonly ScoreField[]; monitorScoresApart?: boolean }) {
   const ref = `weave:///${project.projectId}/call/${call.id}`;
   const list = useLoad(
     (signal) =>
@@ -27,8 +32,8 @@ export function FeedbackPanel({ call, project, queueId, scores = [] }: { call: C
         "/feedback/query",
         { project_id: project.projectId, query: { $expr: { $eq: [{ $getField: "weave_ref" }, { $literal: ref }] } }, sort_by: [{ field: "created_at", direction: "asc" }] },
         signal,
-      ).then((r) => r.result),
-    [ref],
+      ).then((r) => (monitorScoresApart ? r.result.filter((f) => !isMonitorScore(f)) : r.result)),
+    [ref, monitorScoresApart],
   );
   const [note, setNote] = useState("");
   const { run: add, error } = useAction(async (feedback_type: string, payload: Record<string, string | number>, annotation_ref: string | null = null) => {

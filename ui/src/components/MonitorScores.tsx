@@ -1,7 +1,7 @@
 import { postJson } from "../api";
 import { formatTime } from "../format";
 import { useLoad } from "../hooks";
-import { monitorOfTrigger, scorerOfType } from "../monitors";
+import { isMonitorScore, monitorOfTrigger, scorerOfType } from "../monitors";
 import type { ProjectRef } from "../project";
 import { Link, seg } from "../router";
 import type { MonitorScore } from "../types";
@@ -22,7 +22,7 @@ export function MonitorScores({ callId, project }: { callId: string; project: Pr
         "/feedback/query",
         { project_id: project.projectId, fields: SCORE_FIELDS, query: { $expr: { $eq: [{ $getField: "weave_ref" }, { $literal: ref }] } }, sort_by: [{ field: "created_at", direction: "asc" }] },
         signal,
-      ).then((r) => r.result.filter((f) => monitorOfTrigger(f.trigger_ref) !== null)),
+      ).then((r) => r.result.filter(isMonitorScore)),
     [ref],
   );
   if (scores.error) return <ErrorBox error={scores.error} />;

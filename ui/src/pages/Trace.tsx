@@ -218,7 +218,7 @@ function CallDetail({ call, project }: { call: Call; project: ProjectRef }) {
       <UsageTable summary={call.summary} />
       {call.attributes?.otel !== undefined && <LogRecords call={call} project={project} />}
       <MonitorScores callId={call.id} project={project} />
-      <FeedbackPanel call={call} project={project} />
+      <FeedbackPanel call={call} project={project} monitorScoresApart />
       <Section title="Attributes">
         <JsonView value={call.attributes} projectId={project.projectId} openDepth={1} />
       </Section>
