@@ -38,14 +38,19 @@ export interface SetupOptions {
   readonly modelId?: string;
 }
 
+/** An LLM judge scorer named "judge" on the base model, scoring `{question}{output}`: its object's ref. */
+export function createJudge(api: Client, project: string): Promise<string> {
+  return createObject(api, project, "judge", {
+    _type: "LLMAsAJudgeScorer", _class_name: "LLMAsAJudgeScorer", _bases: ["Scorer", "Object", "BaseModel"], name: "judge",
+    model: llmModel(BASE_MODEL, []), scoring_prompt: "{question}{output}",
+  });
+}
+
 /** A dataset (through /v2/ datasets: a Dataset object over a table), an LLM judge, an evaluation and a model. */
 export async function evaluationSetup(api: Client, project: string, options: SetupOptions = {}): Promise<EvalSetup> {
   const dataset = await api.json<{ digest: string; object_id: string }>(`/v2/${project}/datasets`, { name: "sums", rows: options.rows ?? QUESTIONS });
   const datasetRef = ref(project, dataset.object_id, dataset.digest);
-  const scorer = await createObject(api, project, "judge", {
-    _type: "LLMAsAJudgeScorer", _class_name: "LLMAsAJudgeScorer", _bases: ["Scorer", "Object", "BaseModel"], name: "judge",
-    model: llmModel(BASE_MODEL, []), scoring_prompt: "{question}{output}",
-  });
+  const scorer = await createJudge(api, project);
   const evaluation = await createObject(api, project, "sums-eval", {
     _type: "Evaluation", _class_name: "Evaluation", _bases: ["Object", "BaseModel"], name: "sums-eval", dataset: datasetRef, scorers: [scorer],
     trials: options.trials ?? 1,

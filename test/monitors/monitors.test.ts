@@ -4,7 +4,7 @@ import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { JobsRepository } from "../../services/store/jobs/jobsRepository.js";
 import { sampled } from "../../services/worker/monitors/monitorSpec.js";
 import { MONITOR_SWEEP_JOB } from "../../services/worker/monitors/monitorSweeper.js";
-import { BASE_MODEL, createObject, llmModel } from "../evaluations/support.js";
+import { BASE_MODEL, createJudge, createObject, llmModel } from "../evaluations/support.js";
 import { storeOn } from "../support/database.js";
 import { sleep, until } from "../support/polling.js";
 import { client, startTestService, type Client } from "../support/service.js";
@@ -29,10 +29,7 @@ beforeAll(async () => {
   second = await startTestService({ ...ENV, CLICKHOUSE_DATABASE: first.database });
   api = client(first.url);
   store = await storeOn(first.database);
-  judge = await createObject(api, P, "judge", {
-    _type: "LLMAsAJudgeScorer", _class_name: "LLMAsAJudgeScorer", _bases: ["Scorer", "Object", "BaseModel"], name: "judge",
-    model: llmModel(BASE_MODEL, []), scoring_prompt: "{question}{output}",
-  });
+  judge = await createJudge(api, P);
 }, 120_000);
 afterAll(async () => {
   await store?.close();

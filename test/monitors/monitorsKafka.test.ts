@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { BASE_MODEL, createObject, llmModel } from "../evaluations/support.js";
+import { createJudge, createObject } from "../evaluations/support.js";
 import { sleep, until, untilRead } from "../support/polling.js";
 import { client, startTestService, type Client } from "../support/service.js";
 
@@ -38,10 +38,7 @@ interface Feedback {
 
 describe("monitors on Kafka", () => {
   it("gives each matching call one score with two workers in one group, and no other call one", async () => {
-    const judge = await createObject(api, P, "judge", {
-      _type: "LLMAsAJudgeScorer", _class_name: "LLMAsAJudgeScorer", _bases: ["Scorer", "Object", "BaseModel"], name: "judge",
-      model: llmModel(BASE_MODEL, []), scoring_prompt: "{question}{output}",
-    });
+    const judge = await createJudge(api, P);
     const monitor = await createObject(api, P, "kafka-monitor", {
       _type: "Monitor", _class_name: "Monitor", _bases: ["Object", "BaseModel"], name: "kafka-monitor", description: "", sampling_rate: 1,
       scorers: [judge], call_filter: { op_names: [`weave:///${P}/op/watched:*`] }, active: true,

@@ -5,7 +5,7 @@ import { JobsRepository } from "../../services/store/jobs/jobsRepository.js";
 import type { MonitorSpec } from "../../services/worker/monitors/monitorSpec.js";
 import { MONITOR_SWEEP_JOB } from "../../services/worker/monitors/monitorSweeper.js";
 import { ScoringQueue } from "../../services/worker/monitors/scoringQueue.js";
-import { BASE_MODEL, createObject, llmModel } from "../evaluations/support.js";
+import { createJudge, createObject } from "../evaluations/support.js";
 import { storeOn } from "../support/database.js";
 import { until } from "../support/polling.js";
 import { client, startTestService, type Client } from "../support/service.js";
@@ -47,10 +47,7 @@ describe("the monitors' scoring queue", () => {
   });
 
   it("overflowing on a sweep: the oldest calls dropped and counted, the newest scored, every call stored", async () => {
-    const judge = await createObject(api, P, "judge", {
-      _type: "LLMAsAJudgeScorer", _class_name: "LLMAsAJudgeScorer", _bases: ["Scorer", "Object", "BaseModel"], name: "judge",
-      model: llmModel(BASE_MODEL, []), scoring_prompt: "{question}{output}",
-    });
+    const judge = await createJudge(api, P);
     const monitor = await createObject(api, P, "flood", {
       _type: "Monitor", _class_name: "Monitor", _bases: ["Object", "BaseModel"], name: "flood", description: "", sampling_rate: 1,
       scorers: [judge], call_filter: { op_names: [`weave:///${P}/op/flood:*`] }, active: true,

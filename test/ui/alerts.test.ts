@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReceiver } from "../alerts/webhookReceiver.js";
 import { client, KEY_ACME, startTestService } from "../support/service.js";
-import { buildUi, launchChromium, logIn, openPage, SCREENSHOTS } from "./browser.js";
+import { browserSession, logIn, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's Alerts page in Debian's chromium, for an admin of the entity: a rule made with
@@ -18,22 +18,19 @@ const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 30_000,
 describe("web UI: alerts", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let browser: Browser;
+  const browser = browserSession();
   let page: Page;
   const api = () => client(service.url, KEY_ACME);
   const rules = async () => (await api().json<{ alerts: { id: string; name: string; state: string }[] }>("/alerts/query", { project_id: PROJECT })).alerts;
 
   beforeAll(async () => {
-    buildUi();
     receiver = await startReceiver();
     service = await startTestService({ ALERTS_ALLOWED_HOSTS: "127.0.0.1", ALERTS_EVAL_INTERVAL_MS: "300" });
-    browser = await launchChromium();
-    page = await openPage(browser);
+    page = browser.page;
     await logIn(page, service.url, KEY_ACME);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
     await service?.stop();
     await receiver?.close();
   });

@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -30,6 +31,27 @@ export async function openPage(browser: Browser): Promise<Page> {
   page.setDefaultTimeout(20_000);
   page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
   return page;
+}
+
+/**
+ * A browser page for the calling test file: the UI built (when stale) and Chromium launched
+ * before the file's own `beforeAll` (registered first, it runs first), closed after its tests.
+ */
+export function browserSession(): { readonly page: Page } {
+  let browser: Browser | null = null;
+  let page: Page | null = null;
+  beforeAll(async () => {
+    buildUi();
+    browser = await launchChromium();
+    page = await openPage(browser);
+  }, 120_000);
+  afterAll(async () => browser?.close());
+  return {
+    get page(): Page {
+      if (page === null) throw new Error("the browser is not started yet (use it inside tests or hooks)");
+      return page;
+    },
+  };
 }
 
 /** Logs `page` in to the UI of the service at `serviceUrl` with `key`, as a user does, and waits for the projects. */

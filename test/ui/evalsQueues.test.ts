@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, KEY_ACME, startTestService } from "../support/service.js";
 import { v2Client } from "../v2/support.js";
-import { buildUi, completeCall, launchChromium, openPage, SCREENSHOTS } from "./browser.js";
+import { browserSession, completeCall, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's evaluations and annotation queue pages in Debian's chromium, with data written
@@ -23,7 +23,7 @@ const PLAN = [
 
 describe("web UI: evaluations and annotation queues", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
-  let browser: Browser;
+  const browser = browserSession();
   let page: Page;
   const runs: string[] = [];
   let queueId = "";
@@ -31,7 +31,6 @@ describe("web UI: evaluations and annotation queues", () => {
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
 
   beforeAll(async () => {
-    buildUi();
     service = await startTestService();
     const v2 = v2Client(service.url, PROJECT);
     const dataset = await v2.post<{ digest: string }>("/datasets", { name: "sums", rows: QUESTIONS });
@@ -58,8 +57,7 @@ describe("web UI: evaluations and annotation queues", () => {
     queueId = (await api.json<{ id: string }>("/annotation_queues", { project_id: PROJECT, name: "answers to review", description: "check each answer", scorer_refs: [exact.scorer] })).id;
     await api.json(`/annotation_queues/${queueId}/items`, { project_id: PROJECT, call_ids: calls.map((c) => c.id), display_fields: ["inputs.prompt", "output"] });
 
-    browser = await launchChromium();
-    page = await openPage(browser);
+    page = browser.page;
     await page.goto(url("/"));
     await page.getByLabel("API key").fill(KEY_ACME);
     await page.getByRole("button", { name: "Log in" }).click();
@@ -67,7 +65,6 @@ describe("web UI: evaluations and annotation queues", () => {
   });
 
   afterAll(async () => {
-    await browser?.close();
     await service?.stop();
   });
 

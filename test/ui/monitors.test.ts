@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BASE_MODEL, createObject, llmModel } from "../evaluations/support.js";
+import { createJudge } from "../evaluations/support.js";
 import { client, KEY_ACME, startTestService } from "../support/service.js";
-import { buildUi, launchChromium, logIn, openPage, SCREENSHOTS } from "./browser.js";
+import { browserSession, logIn, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's Monitors page in Debian's chromium: a monitor made with the form from the
@@ -26,7 +26,7 @@ interface MonitorObj {
 
 describe("web UI: monitors", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
-  let browser: Browser;
+  const browser = browserSession();
   let page: Page;
   let judge: string;
   const api = () => client(service.url, KEY_ACME);
@@ -34,19 +34,13 @@ describe("web UI: monitors", () => {
     (await api().json<{ objs: MonitorObj[] }>("/objs/query", { project_id: PROJECT, filter: { object_ids: ["quality"] }, sort_by: [{ field: "created_at", direction: "asc" }] })).objs;
 
   beforeAll(async () => {
-    buildUi();
     service = await startTestService();
-    judge = await createObject(api(), PROJECT, "judge", {
-      _type: "LLMAsAJudgeScorer", _class_name: "LLMAsAJudgeScorer", _bases: ["Scorer", "Object", "BaseModel"], name: "judge",
-      model: llmModel(BASE_MODEL, []), scoring_prompt: "{question}{output}",
-    });
-    browser = await launchChromium();
-    page = await openPage(browser);
+    judge = await createJudge(api(), PROJECT);
+    page = browser.page;
     await logIn(page, service.url, KEY_ACME);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
     await service?.stop();
   });
 

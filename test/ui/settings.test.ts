@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, client, KEY_ACME, startTestService, waitStored } from "../support/service.js";
-import { buildUi, completeCall, launchChromium, logIn, openPage, SCREENSHOTS } from "./browser.js";
+import { browserSession, completeCall, logIn, SCREENSHOTS } from "./browser.js";
 
 /**
  * The web UI's settings pages in Debian's chromium, for an admin of the entity (the AUTH_KEYS
@@ -19,7 +19,7 @@ const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000,
 
 describe("web UI: project and entity settings", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
-  let browser: Browser;
+  const browser = browserSession();
   let page: Page;
   let viewerKey = "";
   const url = (path: string) => `${service.url}/ui${path}`;
@@ -30,19 +30,16 @@ describe("web UI: project and entity settings", () => {
   const logOut = () => page.getByRole("button", { name: "Log out" }).click();
 
   beforeAll(async () => {
-    buildUi();
     service = await startTestService();
     const t0 = Date.now() - 60_000;
     await client(service.url, KEY_ACME).json(`/v2/${PROJECT}/calls/complete`, {
       batch: [completeCall(PROJECT, { id: "kept-1", trace_id: "k1", op_name: "answer", inputs: { q: "something to store" }, output: "stored" }, t0, 0, 100)],
     });
     await waitStored(service.url);
-    browser = await launchChromium();
-    page = await openPage(browser);
+    page = browser.page;
   });
 
   afterAll(async () => {
-    await browser?.close();
     await service?.stop();
   });
 

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { Browser, Page, Request } from "playwright-core";
+import type { Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basic, client, KEY_ACME, startTestService } from "../support/service.js";
-import { bigTrace, buildUi, completeCall, launchChromium, openPage, SCREENSHOTS } from "./browser.js";
+import { bigTrace, browserSession, completeCall, SCREENSHOTS } from "./browser.js";
 import { jsonBody } from "../otlp/httpSupport.js";
 import { DEFAULT_USAGE_LIMIT } from "../../services/contract/usage.js";
 
@@ -22,14 +22,13 @@ const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000,
 
 describe("web UI", () => {
   let service: Awaited<ReturnType<typeof startTestService>>;
-  let browser: Browser;
+  const browser = browserSession();
   let page: Page;
   const t0 = Date.now() - 60_000;
   const url = (path: string) => `${service.url}/ui${path}`;
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
 
   beforeAll(async () => {
-    buildUi();
     service = await startTestService();
     const api = client(service.url, KEY_ACME);
     const chat = { messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "What is the capital of France?" }], model: "gpt-4o-mini" };
@@ -134,12 +133,10 @@ describe("web UI", () => {
     });
     const logs = await fetch(`${service.url}/otel/v1/logs`, { method: "POST", headers: { authorization: basic(KEY_ACME), project_id: PROJECT, "content-type": "application/json" }, body: toolLog });
     expect(logs.status).toBe(200);
-    browser = await launchChromium();
-    page = await openPage(browser);
+    page = browser.page;
   });
 
   afterAll(async () => {
-    await browser?.close();
     await service?.stop();
   });
 

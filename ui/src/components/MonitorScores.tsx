@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import { postJson } from "../api";
 import { formatTime } from "../format";
 import { useLoad } from "../hooks";
@@ -29,39 +30,50 @@ export function MonitorScores({ callId, project }: { callId: string; project: Pr
   if (!scores.data || scores.data.length === 0) return null;
   return (
     <Section title="Monitor scores">
-      <table className="plain monitor-scores">
-        <thead>
-          <tr>
-            <th>monitor</th>
-            <th>scorer</th>
-            <th>score</th>
-            <th>scored</th>
-          </tr>
-        </thead>
-        <tbody>
-          {scores.data.map((s) => (
-            <tr key={s.id} className="monitor-score">
-              <td>
-                <Link to={`${project.base}/monitors?monitor=${seg(monitorOfTrigger(s.trigger_ref)!)}`}>{monitorOfTrigger(s.trigger_ref)}</Link>
-              </td>
-              <ScoreCells score={s} project={project} />
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ScoresTable
+        scores={scores.data}
+        project={project}
+        className="monitor-scores"
+        rowClassName="monitor-score"
+        first={{
+          title: "monitor",
+          cell: (s) => <Link to={`${project.base}/monitors?monitor=${seg(monitorOfTrigger(s.trigger_ref)!)}`}>{monitorOfTrigger(s.trigger_ref)}</Link>,
+        }}
+      />
     </Section>
   );
 }
 
-/** A score's scorer, the judge's output and when it was given: the cells after what a table of scores shows first. */
-export function ScoreCells({ score, project }: { score: MonitorScore; project: ProjectRef }) {
+/** A table of scores: a first column of the caller's (the monitor, the call), then the scorer, the judge's output and when. */
+export function ScoresTable({ scores, project, className, rowClassName, first }: {
+  scores: readonly MonitorScore[];
+  project: ProjectRef;
+  className: string;
+  rowClassName?: string;
+  first: { title: string; cell: (score: MonitorScore) => ReactNode };
+}) {
   return (
-    <>
-      <td>{scorerOfType(score.feedback_type)}</td>
-      <td>
-        <JsonView value={score.payload.output} projectId={project.projectId} openDepth={1} />
-      </td>
-      <td className="muted small">{formatTime(score.created_at)}</td>
-    </>
+    <table className={`plain ${className}`}>
+      <thead>
+        <tr>
+          <th>{first.title}</th>
+          <th>scorer</th>
+          <th>score</th>
+          <th>scored</th>
+        </tr>
+      </thead>
+      <tbody>
+        {scores.map((s) => (
+          <tr key={s.id} className={rowClassName}>
+            <td>{first.cell(s)}</td>
+            <td>{scorerOfType(s.feedback_type)}</td>
+            <td>
+              <JsonView value={s.payload.output} projectId={project.projectId} openDepth={1} />
+            </td>
+            <td className="muted small">{formatTime(s.created_at)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -3,7 +3,7 @@ import { postJson } from "../api";
 import { PALETTE, TimeChart, type Series } from "../components/Chart";
 import { ErrorBox, Loading, Section } from "../components/common";
 import { parseRef } from "../components/JsonView";
-import { ScoreCells } from "../components/MonitorScores";
+import { ScoresTable } from "../components/MonitorScores";
 import { formatTime } from "../format";
 import { useAction, useLoad } from "../hooks";
 import { JUDGE_CLASS, MONITOR_CLASS, monitorObjectId, monitorValue, objectRef, opOfRef, scoreNumbers, scorerOfType } from "../monitors";
@@ -186,29 +186,18 @@ function MonitorHistory({ project, objectId }: { project: ProjectRef; objectId: 
       )}
       {chart.series.length > 0 && <TimeChart title="Mean score per bucket" times={chart.times} series={chart.series} />}
       {recent.length > 0 && (
-        <table className="plain monitor-recent">
-          <thead>
-            <tr>
-              <th>call</th>
-              <th>scorer</th>
-              <th>score</th>
-              <th>scored</th>
-            </tr>
-          </thead>
-          <tbody>
-            {recent.map((s) => {
+        <ScoresTable
+          scores={recent}
+          project={project}
+          className="monitor-recent"
+          first={{
+            title: "call",
+            cell: (s) => {
               const call = parseRef(s.weave_ref)?.name ?? s.weave_ref;
-              return (
-                <tr key={s.id}>
-                  <td>
-                    <Link to={`${project.base}/calls/${seg(call)}`}>{call}</Link>
-                  </td>
-                  <ScoreCells score={s} project={project} />
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+              return <Link to={`${project.base}/calls/${seg(call)}`}>{call}</Link>;
+            },
+          }}
+        />
       )}
     </Section>
   );
