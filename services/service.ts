@@ -194,9 +194,11 @@ interface Storage {
 }
 
 /** The durable logs (without Kafka) and ClickHouse; stops by closing ClickHouse, then the local server. */
-async function openStorage({ config, log, roles, useKafka, eventsTopic, jobsTopic }: Wiring, deps: ServiceDependencies): Promise<Started<Storage>> {
-  // Before the store: a log directory in use by another process stops the start at once.
-  const embedded = useKafka ? null : await openEmbeddedQueue(config, eventsTopic, log, lagLimits(config));
+async function openStorage({ config, log, roles, useKafka, publishesCalls, eventsTopic, jobsTopic }: Wiring, deps: ServiceDependencies): Promise<Started<Storage>> {
+  // Before the store: a log directory in use by another process stops the start at once. A
+  // process that neither writes calls nor stores them (ROLE=query) opens no log: nothing would
+  // close it, and its lock would keep the log's own process out.
+  const embedded = useKafka || !(publishesCalls || roles.has("worker")) ? null : await openEmbeddedQueue(config, eventsTopic, log, lagLimits(config));
   const embeddedJobs = useKafka || !roles.has("worker") ? null : await openEmbeddedQueue(config, jobsTopic, log).catch(async (err: unknown) => {
     await embedded?.close();
     throw err;
