@@ -1,10 +1,8 @@
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Request, Response } from "express";
 import type { Logger } from "pino";
 import type { HttpApi } from "../http/app.js";
 import { requestLogger } from "../http/requestLog.js";
 import type { McpReads } from "./context.js";
-import { mcpServer } from "./server.js";
 
 export const MCP_PATH = "/mcp";
 /** An MCP request is a JSON-RPC message of a few arguments; far less than the API's body limit. */
@@ -14,6 +12,18 @@ export interface McpRouteDeps {
   readonly reads: McpReads;
   readonly log: Logger;
 }
+
+/**
+ * The SDK's server and transport, loaded at the first MCP request: the SDK (with its own
+ * schema validator) takes about half a second to load, which a process never asked over MCP
+ * (every worker, most services) need not spend at its start.
+ */
+let sdk: Promise<{ mcpServer: typeof import("./server.js").mcpServer; Transport: typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js").StreamableHTTPServerTransport }> | null = null;
+const loadSdk = () =>
+  (sdk ??= Promise.all([import("./server.js"), import("@modelcontextprotocol/sdk/server/streamableHttp.js")]).then(([server, http]) => ({
+    mcpServer: server.mcpServer,
+    Transport: http.StreamableHTTPServerTransport,
+  })));
 
 /** GET (a stream of server messages) and DELETE (ending a session) need sessions, which a stateless server has not. */
 function methodNotAllowed(_req: Request, res: Response): void {
@@ -33,8 +43,9 @@ export function mountMcpRoutes(api: HttpApi, deps: McpRouteDeps): void {
   api.route("post", MCP_PATH, async (req, res) => {
     const principal = api.authenticate(req);
     const log = requestLogger(res, deps.log);
+    const { mcpServer, Transport } = await loadSdk();
     const server = mcpServer(principal, { reads: deps.reads, queuedWritesStored: (projects) => api.queuedWritesStored(projects), log });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES });
+    const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES });
     res.once("close", () => {
       void transport.close();
       void server.close();
