@@ -20,8 +20,6 @@ export interface BrokerCut {
   readonly brokers: string;
   /** What could not be rewritten (a test expects none). */
   readonly protocolErrors: string[];
-  /** Connections accepted so far, per broker (a test can see its clients reached each one). */
-  readonly connections: number[];
   cut(i: number): Promise<void>;
   restore(i: number): Promise<void>;
   stop(): Promise<void>;
@@ -32,7 +30,8 @@ const FIND_COORDINATOR = 10;
 /** The first flexible version (compact strings, tagged fields) of each response rewritten. */
 const FIRST_FLEXIBLE: Record<number, number> = { [METADATA]: 9, [FIND_COORDINATOR]: 3 };
 
-interface RequestHeader {
+/** What a response is read by: the API and version of the request it answers. */
+export interface RequestHeader {
   readonly apiKey: number;
   readonly apiVersion: number;
 }
@@ -131,7 +130,6 @@ export function rewriteAdvertisedPorts(frame: Buffer, request: RequestHeader, po
 class BrokerProxy {
   private readonly server: Server;
   private readonly pairs = new Set<Socket>();
-  accepted = 0;
   /** 0 until the first listen, which picks a free port; every listen after takes it again. */
   port = 0;
 
@@ -162,7 +160,6 @@ class BrokerProxy {
   }
 
   private accept(client: Socket): void {
-    this.accepted++;
     const broker = connect(this.upstreamPort, "127.0.0.1");
     const requests = new Map<number, RequestHeader>();
     const fromClient = new FrameSplitter();
@@ -234,9 +231,6 @@ export async function startBrokerCut(brokers: string): Promise<BrokerCut> {
   return {
     brokers: proxies.map((p) => `127.0.0.1:${p.port}`).join(","),
     protocolErrors,
-    get connections() {
-      return proxies.map((p) => p.accepted);
-    },
     cut: (i) => at(i).close(),
     restore: (i) => at(i).listen(),
     stop: async () => {

@@ -61,6 +61,11 @@ function kafkaEnv(): Record<string, string> {
     KAFKA_TOPIC: `faults-${suffix}`,
     KAFKA_GROUP_ID: `faults-${suffix}`,
     KAFKA_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS),
+    // No lag bound: each write while the broker is cut goes to the producer and is refused for
+    // the cut (503). With the bound, a bulk write could be held and refused 429 for the lag the
+    // worker showed just before the cut (the offsets are unreadable while a leader is away, so
+    // the last lag seen keeps ageing), and never reach a broker.
+    MAX_LAG_MS: "0",
     BATCH_MAX_WAIT_MS: "100",
     DATA_DIR: dir,
   };
