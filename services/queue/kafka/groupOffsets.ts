@@ -133,8 +133,10 @@ const LAG_POLL_MS = 250;
  * Every ingest process watches the whole group: writes from any of them make the lag.
  * The bound keeps the backlog within what the workers store in `maxLagMs`, far inside any
  * broker's retention, so the brokers never trim what the group has not read (the consumer
- * still says so loudly if they do: consumer.ts). With the offsets unreadable (brokers away)
- * nothing is refused for lag: the publish itself then fails as unavailable.
+ * still says so loudly if they do: consumer.ts). With the offsets unreadable (a broker away)
+ * the lag stays as last seen: if some partition lagged then, its age keeps growing and bulk
+ * writes are refused for it until the worker counts as stalled (10 s); what is not refused
+ * goes to the publish, which fails as unavailable on its own while the broker is away.
  */
 export class KafkaLagWatch {
   private readonly offsets: GroupOffsets;

@@ -1,0 +1,201 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Kafka, logLevel } from "kafkajs";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { startMockKafka, type MockKafka } from "../support/mockKafka.js";
+import { sleep } from "../support/polling.js";
+import { startBrokerCut, rewriteAdvertisedPorts, type BrokerCut } from "./brokerCut.js";
+import { ensureGone, expectExactlyOnce, MOCK_BROKER_PACE, printLogsIfFailed, spawnService, steadyLoad, storedCalls, storedCount, waitFor, type Load, type ServiceProcess } from "./faultSupport.js";
+
+/**
+ * One of three Kafka brokers killed under load and restarted on its address, with the roles
+ * in separate processes. The brokers are librdkafka's mock cluster (one process for all three),
+ * so the kill is a cut: each broker is reached through a proxy of its own (brokerCut.ts), and
+ * the cut one's listener is closed and every connection through it destroyed (to a client, a
+ * broker that crashed), then it listens again on the same port.
+ *
+ * The mock keeps partition leadership on the cut broker (no replica takes over, as none is
+ * out of reach of the mock itself): a send with a share for its partitions fails until the
+ * restore (503 + Retry-After after KAFKA_SEND_TIMEOUT_MS), and the workers fetch nothing of
+ * those partitions meanwhile. That is expected here; what is checked is that nothing
+ * acknowledged is lost or stored twice, and that ingest and the worker recover by themselves.
+ */
+
+const SEND_TIMEOUT_MS = 3_000;
+/** How long the broker stays cut, under load. */
+const CUT_MS = 8_000;
+/** Load kept after the restore. */
+const AFTER_RESTORE_MS = 3_000;
+
+let kafka: MockKafka;
+let proxies: BrokerCut;
+const started: ServiceProcess[] = [];
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  kafka = await startMockKafka(3);
+  proxies = await startBrokerCut(kafka.brokers);
+});
+
+afterEach(async (context) => {
+  printLogsIfFailed(context);
+  for (const p of started.splice(0)) await ensureGone(p);
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+afterAll(async () => {
+  await proxies?.stop();
+  await kafka?.stop();
+});
+
+function kafkaEnv(): Record<string, string> {
+  const suffix = randomBytes(4).toString("hex");
+  const dir = mkdtempSync(join(tmpdir(), "faults-"));
+  dirs.push(dir);
+  return {
+    CLICKHOUSE_URL: inject("clickhouseUrl"),
+    CLICKHOUSE_DATABASE: `faults_${suffix}`,
+    KAFKA_BROKERS: proxies.brokers,
+    KAFKA_TOPIC: `faults-${suffix}`,
+    KAFKA_GROUP_ID: `faults-${suffix}`,
+    KAFKA_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS),
+    // No lag bound: each write while the broker is cut goes to the producer and is refused for
+    // the cut (503). With the bound, a bulk write could be held and refused 429 for the lag the
+    // worker showed just before the cut (the offsets are unreadable while a leader is away, so
+    // the last lag seen keeps ageing), and never reach a broker.
+    MAX_LAG_MS: "0",
+    BATCH_MAX_WAIT_MS: "100",
+    DATA_DIR: dir,
+  };
+}
+
+async function start(env: Record<string, string>, role: string): Promise<ServiceProcess> {
+  const p = await spawnService({ ...env, ROLE: role });
+  started.push(p);
+  return p;
+}
+
+/**
+ * The broker (its index in `proxies.brokers`) that leads the most partitions of `topic`, as a
+ * KafkaJS admin reads the metadata through the proxies (whose ports it must see advertised),
+ * and how many it leads. The mock spreads 4 partitions over 3 brokers from a random one, so
+ * which broker leads some is known only once the topic exists.
+ */
+async function busiestLeader(topic: string): Promise<{ index: number; partitions: number }> {
+  const admin = new Kafka({ clientId: "faults-kafka-brokers", brokers: proxies.brokers.split(","), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const { brokers } = await admin.describeCluster();
+    const addresses = proxies.brokers.split(",");
+    expect(brokers.map((b) => `${b.host}:${b.port}`).sort()).toEqual([...addresses].sort());
+    const [metadata] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+    const led = new Map<number, number>();
+    for (const p of metadata!.partitions) led.set(p.leader, (led.get(p.leader) ?? 0) + 1);
+    const [nodeId, partitions] = [...led].sort((a, b) => b[1] - a[1])[0]!;
+    const broker = brokers.find((b) => b.nodeId === nodeId)!;
+    return { index: addresses.indexOf(`${broker.host}:${broker.port}`), partitions };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** How long after `since` every one of `ids` was stored and finished (to within a poll). */
+async function msUntilStored(url: string, project: string, ids: readonly string[], since: number): Promise<number> {
+  await waitFor(`${ids.length} acknowledged calls stored`, async () => {
+    const stored = new Set((await storedCalls(url, project)).filter((c) => c.ended_at !== null).map((c) => c.id));
+    return ids.every((id) => stored.has(id));
+  }, 120_000);
+  return Date.now() - since;
+}
+
+/** Answers that were not 200, summed over statuses. */
+const refused = (load: Load) => [...load.statuses].reduce((n, [status, count]) => n + (status === 200 ? 0 : count), 0);
+
+describe("faults: one of three Kafka brokers cut under load and restored (Kafka mode, separate roles)", () => {
+  it("every request answered 200 or refused with Retry-After; every acknowledged call stored once, thread turn counts and usage sums exact; ingest and the worker recover by themselves", async () => {
+    const env = kafkaEnv();
+    const P = "acme/broker-cut";
+    const ingest = await start(env, "ingest,query");
+    await start(env, "worker");
+    const load = steadyLoad(ingest.url!, P, MOCK_BROKER_PACE);
+    await waitFor("the worker to store calls", async () => (await storedCount(ingest.url!, P)) > 0, 60_000);
+
+    // The broker leading the most of the topic's partitions: a broker leading none would be
+    // a cut that neither a send nor a fetch of the topic notices (only metadata and perhaps
+    // the group's coordinator would move).
+    const victim = await busiestLeader(env.KAFKA_TOPIC!);
+    expect(victim.partitions).toBeGreaterThan(0);
+    const refusedBefore = refused(load);
+    const ackedBefore = load.acked.length;
+    await proxies.cut(victim.index);
+    await sleep(CUT_MS);
+    const refusedWhileCut = refused(load) - refusedBefore;
+    const ackedWhileCut = load.acked.length - ackedBefore;
+    await proxies.restore(victim.index);
+    const restoredAt = Date.now();
+    const ackedAtRestore = load.acked.length;
+    // Calls acknowledged before the restore whose partitions the worker could not fetch while cut.
+    const backlogStored = msUntilStored(ingest.url!, P, load.acked.slice(), restoredAt);
+    backlogStored.catch(() => undefined); // awaited below: its failure fails the test there
+    await waitFor("ingest to acknowledge again after the restore", async () => load.acked.length > ackedAtRestore, 30_000);
+    const ackedAgainMs = Date.now() - restoredAt;
+    await sleep(Math.max(0, AFTER_RESTORE_MS - ackedAgainMs));
+    await load.stop();
+
+    expect(load.badRefusals).toEqual([]);
+    expect([...load.statuses.keys()].filter((status) => status !== 200 && status !== 429 && status !== 503)).toEqual([]);
+    const backlogStoredMs = await backlogStored;
+    const lastStoredMs = await msUntilStored(ingest.url!, P, load.acked, restoredAt);
+    await expectExactlyOnce(ingest.url!, P, load);
+    expect(proxies.protocolErrors).toEqual([]);
+    // A refused send may have reached the partitions of the brokers still up: 503 for calls that are kept (a client's retry rewrites them).
+    const acked = new Set(load.acked);
+    const refusedKept = (await storedCalls(ingest.url!, P)).filter((c) => !acked.has(c.id)).length;
+    process.stdout.write(
+      `[faults/kafka-brokers] cut broker ${victim.index + 1} of 3 (leader of ${victim.partitions} of 4 partitions) for ${CUT_MS} ms: ` +
+        `${refusedWhileCut} requests refused and ${ackedWhileCut / MOCK_BROKER_PACE.callsPerRequest!} acknowledged while cut; ` +
+        `answers in all ${JSON.stringify(Object.fromEntries(load.statuses))}, ${load.acked.length} calls acknowledged, ${refusedKept} of ${load.uncertain.length} refused calls stored anyway; ` +
+        `after the restore: ingest acknowledged again within ${ackedAgainMs} ms, the calls acknowledged before it were all stored within ${backlogStoredMs} ms, ` +
+        `the last acknowledged call within ${lastStoredMs} ms (the load ran ${AFTER_RESTORE_MS} ms past it)\n`,
+    );
+  }, 150_000);
+});
+
+describe("brokerCut's rewrite of advertised brokers", () => {
+  const ports = new Map([[9001, 7001]]);
+  /** A response frame: size, correlation id, then `body`. */
+  const frame = (body: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeInt32BE(4 + body.length, 0);
+    head.writeInt32BE(42, 4);
+    return Buffer.concat([head, body]);
+  };
+  const int16 = (v: number) => Buffer.from([(v >> 8) & 0xff, v & 0xff]);
+  const int32 = (v: number) => {
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(v);
+    return b;
+  };
+  const str = (s: string | null) => (s === null ? int16(-1) : Buffer.concat([int16(s.length), Buffer.from(s)]));
+
+  it("rewrites each proxied port of a Metadata v1 broker list, and leaves others", () => {
+    const brokers = [[1, 9001], [2, 9555]].map(([id, port]) => Buffer.concat([int32(id!), str("127.0.0.1"), int32(port!), str(null)]));
+    const response = frame(Buffer.concat([int32(2), ...brokers, int32(-1)]));
+    rewriteAdvertisedPorts(response, { apiKey: 3, apiVersion: 1 }, ports);
+    expect(response.readInt32BE(8 + 4 + 4 + 11)).toBe(7001);
+    expect(response.readInt32BE(8 + 4 + (4 + 11 + 4 + 2) + 4 + 11)).toBe(9555);
+  });
+
+  it("rewrites a FindCoordinator v1 answer's port", () => {
+    const response = frame(Buffer.concat([int32(0), int16(0), str(null), int32(1), str("127.0.0.1"), int32(9001)]));
+    rewriteAdvertisedPorts(response, { apiKey: 10, apiVersion: 1 }, ports);
+    expect(response.readInt32BE(response.length - 4)).toBe(7001);
+  });
+
+  it("refuses a flexible version it does not parse", () => {
+    expect(() => rewriteAdvertisedPorts(frame(Buffer.alloc(16)), { apiKey: 3, apiVersion: 9 }, ports)).toThrow(/flexible/);
+    expect(() => rewriteAdvertisedPorts(frame(Buffer.alloc(16)), { apiKey: 10, apiVersion: 3 }, ports)).toThrow(/flexible/);
+  });
+});
