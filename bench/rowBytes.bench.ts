@@ -5,7 +5,10 @@
  * ClickHouse, the calls in January 2026 and the spans in March 2026 so that each is its own
  * partition; after OPTIMIZE ... FINAL (one version per call), prints from
  * system.parts_columns the compressed and uncompressed bytes per row of every column of
- * `calls`, for each. `npx tsx bench/run.ts rowBytes`.
+ * `calls`, for each. Then what storing each kind costs ClickHouse, and which columns make that
+ * cost: its server's CPU per row to insert the rows again into a copy of `calls` (an
+ * `INSERT ... SELECT`, less the same `SELECT` alone), as they are and with one heavy column
+ * emptied at a time; the median of BENCH_ROW_INSERT_RUNS runs. `npx tsx bench/run.ts rowBytes`.
  */
 import { decodeProtobufRequest } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
@@ -16,13 +19,25 @@ import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { mergeCallParts } from "../services/worker/callMerge.js";
 import { protobufRequest, requestSpans } from "./otlpSpans.js";
-import { printTable, startBenchClickHouse } from "./support.js";
+import { childPids, cpuSeconds, printTable, startBenchClickHouse } from "./support.js";
 
-const CALLS = Number(process.env.BENCH_ROW_CALLS ?? 4096);
-const SPAN_REQUESTS = Number(process.env.BENCH_ROW_SPAN_REQUESTS ?? 8);
+const CALLS = Number(process.env.BENCH_ROW_CALLS ?? 20_480);
+const SPAN_REQUESTS = Number(process.env.BENCH_ROW_SPAN_REQUESTS ?? 40);
 const DATABASE = "rowbytes";
 const CALLS_T0 = Date.UTC(2026, 0, 5) * 1000;
 const SPANS_T0_NS = BigInt(Date.UTC(2026, 2, 5)) * 1_000_000n;
+const INSERT_RUNS = Number(process.env.BENCH_ROW_INSERT_RUNS ?? 3);
+const CALLS_PROJECT = "bench/rows";
+const SPANS_PROJECT = "bench/spans";
+
+/** The heavy columns emptied, one variant each (the column's SQL replaced by an empty value of its type). */
+const INSERT_VARIANTS: Record<string, Record<string, string>> = {
+  "as stored": {},
+  "json_paths empty": { json_paths: "emptyArrayString()" },
+  "json_values empty": { json_values: "emptyArrayString()" },
+  "json_paths and json_values empty": { json_paths: "emptyArrayString()", json_values: "emptyArrayString()" },
+  "attributes empty": { attributes: "'{}'" },
+};
 
 /** One SDK call as the calls bench sends it, ended with an output and a usage summary. */
 function sdkCall(i: number): CallPartEvent[] {
@@ -31,7 +46,7 @@ function sdkCall(i: number): CallPartEvent[] {
   const id = `r${request}-${i % 10}`;
   return [
     {
-      kind: "call_complete", project_id: "bench/rows", id, trace_id: `t${request}`, parent_id: i % 10 === 0 ? null : `r${request}-0`,
+      kind: "call_complete", project_id: CALLS_PROJECT, id, trace_id: `t${request}`, parent_id: i % 10 === 0 ? null : `r${request}-0`,
       thread_id: null, turn_id: null, op_name: `weave:///bench/ingest/op/step${i % 20}:v1`, display_name: null, started_at: at,
       attributes: { env: "bench" }, inputs: { question: `what is ${i % 10} plus ${request}?`, n: i % 10 }, otel_dump: null,
       wb_user_id: "bench-user", wb_run_id: null, wb_run_step: null,
@@ -45,7 +60,7 @@ function spanParts(): CallPartEvent[][] {
   const byCall = new Map<string, CallPartEvent[]>();
   for (let r = 0; r < SPAN_REQUESTS; r++) {
     const batch = decodeProtobufRequest(protobufRequest(requestSpans(r, SPANS_T0_NS)));
-    const { events } = mapSpans(batch, { project_id: "bench/spans", wb_user_id: "bench-user", maxSpanBytes: 1 << 20 });
+    const { events } = mapSpans(batch, { project_id: SPANS_PROJECT, wb_user_id: "bench-user", maxSpanBytes: 1 << 20 });
     for (const e of events) byCall.set(e.id + r, [...(byCall.get(e.id + r) ?? []), e]);
   }
   return [...byCall.values()];
@@ -92,6 +107,37 @@ function report(title: string, columns: ColumnBytes[], rows: number): void {
   printTable(`${title} (${rows} rows)`, table);
 }
 
+/**
+ * ClickHouse's CPU per row to insert the project's rows of `calls` again into a copy of it,
+ * as stored and with heavy columns emptied (INSERT_VARIANTS): each run times the `SELECT`
+ * alone, then the `INSERT ... SELECT`, and counts the difference; merges are stopped so that
+ * none runs meanwhile. The server's whole CPU is read (/proc), so the machine should be quiet.
+ */
+async function insertCosts(store: ClickHouseStore, serverPid: number, project: string): Promise<Record<string, string | number>[]> {
+  const columns = (await store.rows<{ name: string }>("rowbytes_columns_of_calls", { sql: "SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'calls'", params: {} })).map((c) => c.name);
+  const [{ rows }] = (await store.rows<{ rows: string }>("rowbytes_count", { sql: `SELECT count() AS rows FROM calls WHERE project_id = '${project}'`, params: {} })) as [{ rows: string }];
+  const timed = async (sql: string): Promise<number> => {
+    const before = cpuSeconds(serverPid);
+    await store.command("rowbytes_insert_cost", { sql, params: {} });
+    return cpuSeconds(serverPid) - before;
+  };
+  await store.command("rowbytes_stop_merges", { sql: "SYSTEM STOP MERGES", params: {} });
+  const out: Record<string, string | number>[] = [];
+  for (const [variant, replaced] of Object.entries(INSERT_VARIANTS)) {
+    const select = `SELECT ${columns.map((c) => (replaced[c] ? `${replaced[c]} AS ${c}` : c)).join(", ")} FROM calls WHERE project_id = '${project}'`;
+    const copy = `calls_copy_${project.replace(/\W/g, "_")}_${out.length}`;
+    await store.command("rowbytes_copy", { sql: `CREATE TABLE ${copy} AS calls`, params: {} });
+    const perRow: number[] = [];
+    for (let run = 0; run < INSERT_RUNS; run++) {
+      const selectAlone = await timed(`SELECT count() FROM (${select})`);
+      perRow.push(((await timed(`INSERT INTO ${copy} ${select}`)) - selectAlone) * 1e6 / Number(rows));
+    }
+    out.push({ variant, "ClickHouse CPU µs per row inserted (median)": perRow.sort((a, b) => a - b)[Math.floor(perRow.length / 2)]!.toFixed(1) });
+  }
+  await store.command("rowbytes_start_merges", { sql: "SYSTEM START MERGES", params: {} });
+  return out;
+}
+
 async function main(): Promise<void> {
   const bench = await startBenchClickHouse("rowbytes");
   try {
@@ -104,6 +150,11 @@ async function main(): Promise<void> {
     const { columns, rows } = await columnBytes(store);
     report("bytes per SDK call", columns.filter((c) => c.partition === "202601"), rows.get("202601") ?? 1);
     report("bytes per OTLP span", columns.filter((c) => c.partition === "202603"), rows.get("202603") ?? 1);
+    const [serverPid] = childPids("clickhouse");
+    if (serverPid !== undefined) {
+      printTable(`inserting an SDK call's row (${rows.get("202601")} rows, ${INSERT_RUNS} runs)`, await insertCosts(store, serverPid, CALLS_PROJECT));
+      printTable(`inserting an OTLP span's row (${rows.get("202603")} rows, ${INSERT_RUNS} runs)`, await insertCosts(store, serverPid, SPANS_PROJECT));
+    }
     await store.close();
   } finally {
     await bench.stop();
