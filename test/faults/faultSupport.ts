@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer, connect, type Server, type Socket } from "node:net";
-import { expect, type TestContext } from "vitest";
+import { expect, inject, type TestContext } from "vitest";
 import { freePort } from "../../services/store/localServer.js";
 import { isoToMicros } from "../../services/times.js";
 import { sleep, until } from "../support/polling.js";
@@ -72,6 +74,34 @@ export async function spawnService(env: Record<string, string>): Promise<Service
 
 /** The processes spawned since the last `printLogsIfFailed`. */
 const spawnedInTest: ServiceProcess[] = [];
+
+/**
+ * A Kafka-mode service's environment on the suite's ClickHouse and `brokers`, with a database,
+ * topic, consumer group and data directory of its own (the directory pushed on `dirs`, for the
+ * caller to remove); `env` adds to it or overrides it.
+ */
+export function kafkaFaultEnv(brokers: string, dirs: string[], env: Record<string, string> = {}): Record<string, string> {
+  const suffix = randomBytes(4).toString("hex");
+  const dir = mkdtempSync(join(tmpdir(), "faults-"));
+  dirs.push(dir);
+  return {
+    CLICKHOUSE_URL: inject("clickhouseUrl"),
+    CLICKHOUSE_DATABASE: `faults_${suffix}`,
+    KAFKA_BROKERS: brokers,
+    KAFKA_TOPIC: `faults-${suffix}`,
+    KAFKA_GROUP_ID: `faults-${suffix}`,
+    BATCH_MAX_WAIT_MS: "100",
+    DATA_DIR: dir,
+    ...env,
+  };
+}
+
+/** Starts the service in `role` (ROLE) and notes it in `started`, for the caller to stop. */
+export async function spawnRole(started: ServiceProcess[], env: Record<string, string>, role: string): Promise<ServiceProcess> {
+  const p = await spawnService({ ...env, ROLE: role });
+  started.push(p);
+  return p;
+}
 
 /** In afterEach: a failed test's processes' last log lines on its output. */
 export function printLogsIfFailed(context: TestContext): void {

@@ -1,13 +1,10 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { Kafka, logLevel } from "kafkajs";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockKafka, type MockKafka } from "../support/mockKafka.js";
 import { sleep } from "../support/polling.js";
 import { startBrokerCut, rewriteAdvertisedPorts, type BrokerCut } from "./brokerCut.js";
-import { ensureGone, expectExactlyOnce, MOCK_BROKER_PACE, printLogsIfFailed, spawnService, steadyLoad, storedCalls, storedCount, waitFor, type Load, type ServiceProcess } from "./faultSupport.js";
+import { ensureGone, expectExactlyOnce, kafkaFaultEnv, type Load, MOCK_BROKER_PACE, printLogsIfFailed, type ServiceProcess, spawnRole, steadyLoad, storedCalls, storedCount, waitFor } from "./faultSupport.js";
 
 /**
  * One of three Kafka brokers killed under load and restarted on its address, with the roles
@@ -50,32 +47,16 @@ afterAll(async () => {
   await kafka?.stop();
 });
 
-function kafkaEnv(): Record<string, string> {
-  const suffix = randomBytes(4).toString("hex");
-  const dir = mkdtempSync(join(tmpdir(), "faults-"));
-  dirs.push(dir);
-  return {
-    CLICKHOUSE_URL: inject("clickhouseUrl"),
-    CLICKHOUSE_DATABASE: `faults_${suffix}`,
-    KAFKA_BROKERS: proxies.brokers,
-    KAFKA_TOPIC: `faults-${suffix}`,
-    KAFKA_GROUP_ID: `faults-${suffix}`,
+const kafkaEnv = (): Record<string, string> =>
+  kafkaFaultEnv(proxies.brokers, dirs, {
     KAFKA_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS),
     // No lag bound: each write while the broker is cut goes to the producer and is refused for
     // the cut (503). With the bound, a bulk write could be held and refused 429 for the lag the
     // worker showed just before the cut (the offsets are unreadable while a leader is away, so
     // the last lag seen keeps ageing), and never reach a broker.
     MAX_LAG_MS: "0",
-    BATCH_MAX_WAIT_MS: "100",
-    DATA_DIR: dir,
-  };
-}
-
-async function start(env: Record<string, string>, role: string): Promise<ServiceProcess> {
-  const p = await spawnService({ ...env, ROLE: role });
-  started.push(p);
-  return p;
-}
+  });
+const start = (env: Record<string, string>, role: string): Promise<ServiceProcess> => spawnRole(started, env, role);
 
 /**
  * The broker (its index in `proxies.brokers`) that leads the most partitions of `topic`, as a

@@ -1,10 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { sleep } from "../support/polling.js";
-import { ensureGone, expectExactlyOnce, gauge, MOCK_BROKER_PACE, printLogsIfFailed, spawnService, steadyLoad, storedCalls, storedCount, waitFor, type ServiceProcess } from "./faultSupport.js";
+import { ensureGone, expectExactlyOnce, gauge, kafkaFaultEnv, MOCK_BROKER_PACE, printLogsIfFailed, type ServiceProcess, spawnRole, steadyLoad, storedCalls, storedCount, waitFor } from "./faultSupport.js";
 
 /**
  * Kafka mode with the roles in separate processes (the suite's ClickHouse and broker, a
@@ -21,26 +18,8 @@ afterEach(async (context) => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function kafkaEnv(): Record<string, string> {
-  const suffix = randomBytes(4).toString("hex");
-  const dir = mkdtempSync(join(tmpdir(), "faults-"));
-  dirs.push(dir);
-  return {
-    CLICKHOUSE_URL: inject("clickhouseUrl"),
-    CLICKHOUSE_DATABASE: `faults_${suffix}`,
-    KAFKA_BROKERS: inject("kafkaBrokers"),
-    KAFKA_TOPIC: `faults-${suffix}`,
-    KAFKA_GROUP_ID: `faults-${suffix}`,
-    BATCH_MAX_WAIT_MS: "100",
-    DATA_DIR: dir,
-  };
-}
-
-async function start(env: Record<string, string>, role: string): Promise<ServiceProcess> {
-  const p = await spawnService({ ...env, ROLE: role });
-  started.push(p);
-  return p;
-}
+const kafkaEnv = (): Record<string, string> => kafkaFaultEnv(inject("kafkaBrokers"), dirs);
+const start = (env: Record<string, string>, role: string): Promise<ServiceProcess> => spawnRole(started, env, role);
 
 /** Waits until the workers stored some of the load, so that a kill lands while they write. */
 async function whileWriting(url: string, project: string): Promise<void> {
