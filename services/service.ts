@@ -355,24 +355,30 @@ async function startIntake(wiring: Wiring, { store }: Storage, { publisher, stor
   const http = port === undefined ? null : await listenHttp(wiring, port, servesApi, parts, storedWaits);
   // OTLP over gRPC, beside the HTTP API in the processes that run ingest (ingest/otlp/grpc.ts).
   let grpc: OtlpGrpcServer | null = null;
+  const stop = async () => {
+    const grpcStopped = grpc?.stop();
+    if (http) {
+      http.api.beginDrain();
+      await closeServer(http.server);
+      http.api.runStopHooks();
+    }
+    await grpcStopped;
+    await keySync?.stop();
+  };
   if (roles.has("ingest") && publisher && config.OTLP_GRPC_PORT !== 0) {
-    grpc = await startOtlpGrpc({ publisher, keys: parts.keys, log, limits: otlpLimits(config), host: config.HOST, port: config.OTLP_GRPC_PORT, shutdownGraceMs: SHUTDOWN_GRACE_MS });
+    try {
+      grpc = await startOtlpGrpc({ publisher, keys: parts.keys, log, limits: otlpLimits(config), host: config.HOST, port: config.OTLP_GRPC_PORT, shutdownGraceMs: SHUTDOWN_GRACE_MS });
+    } catch (err) {
+      await stop();
+      throw err;
+    }
     log.info({ port: grpc.port }, "serving OTLP/gRPC");
   }
   return {
     url: http?.url ?? null,
     otlpGrpcUrl: grpc ? `http://127.0.0.1:${grpc.port}` : null,
     operations: http ? [...http.api.operations] : [],
-    stop: async () => {
-      const grpcStopped = grpc?.stop();
-      if (http) {
-        http.api.beginDrain();
-        await closeServer(http.server);
-        http.api.runStopHooks();
-      }
-      await grpcStopped;
-      await keySync?.stop();
-    },
+    stop,
   };
 }
 
@@ -402,25 +408,26 @@ async function listenHttp(wiring: Wiring, port: number, servesApi: boolean, part
 /** Wires the roles this process runs (services/resources.ts). Each dependency is made here and passed down. */
 export async function startService(config: Config, log: Logger, deps: ServiceDependencies = {}): Promise<RunningService> {
   const wiring = wiringOf(config, log);
-  const storage = await openStorage(wiring, deps);
-  const queues = connectQueues(wiring, storage, !!deps.clickhouse);
-  let runner: JobRunner | null = null;
-  const shared = shareParts(wiring, storage, queues, () => !wiring.roles.has("worker") || runner !== null);
-  const worker = await startWorker(wiring, queues, shared);
-  runner = worker.runner;
-  const intake = await startIntake(wiring, storage, queues, shared);
-  // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
-  queues.logThread?.startThread(LOG_WORKER, { config, clickhouseUrl: storage.store.url } satisfies LogWorkerData);
-  const started = [storage, queues, shared, worker, intake];
-  return {
-    url: intake.url,
-    otlpGrpcUrl: intake.otlpGrpcUrl,
-    clickhouseUrl: storage.store.url,
-    apiKey: shared.printedKey,
-    operations: intake.operations,
-    // Intake → worker → model threads → queues → ClickHouse.
-    stop: async () => {
-      for (let i = started.length - 1; i >= 0; i--) await started[i]!.stop();
-    },
+  const started: { stop(): Promise<void> }[] = [];
+  const keep = <T extends { stop(): Promise<void> }>(part: T): T => (started.push(part), part);
+  // Intake → worker → model threads → queues → ClickHouse.
+  const stop = async () => {
+    for (let i = started.length - 1; i >= 0; i--) await started[i]!.stop();
   };
+  try {
+    const storage = keep(await openStorage(wiring, deps));
+    const queues = keep(connectQueues(wiring, storage, !!deps.clickhouse));
+    let runner: JobRunner | null = null;
+    const shared = keep(shareParts(wiring, storage, queues, () => !wiring.roles.has("worker") || runner !== null));
+    const worker = keep(await startWorker(wiring, queues, shared));
+    runner = worker.runner;
+    const intake = keep(await startIntake(wiring, storage, queues, shared));
+    // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
+    queues.logThread?.startThread(LOG_WORKER, { config, clickhouseUrl: storage.store.url } satisfies LogWorkerData);
+    return { url: intake.url, otlpGrpcUrl: intake.otlpGrpcUrl, clickhouseUrl: storage.store.url, apiKey: shared.printedKey, operations: intake.operations, stop };
+  } catch (err) {
+    // A part that cannot start (a port taken, ClickHouse gone) leaves none of the others running in a process that lives on (a test's, an embedder's).
+    await stop().catch((stopErr: unknown) => log.warn({ err: stopErr }, "stopping the parts started before a failed start"));
+    throw err;
+  }
 }

@@ -26,7 +26,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   const clickhouse = await suiteClickHouse();
   const cluster = suiteCluster();
   const ownDataDir = env.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), "tracehouse-svc-")) : null;
-  const config = loadConfig({
+  const configOnFreePort = async () => loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
     ...(typeof clickhouse === "string" ? { CLICKHOUSE_URL: clickhouse } : {}),
@@ -38,12 +38,24 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     OTLP_GRPC_PORT: String(await freePort()),
     ...env,
   });
-  const service = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }), typeof clickhouse === "string" ? {} : { clickhouse });
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  let config = await configOnFreePort();
+  let service: RunningService;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      service = await startService(config, log, typeof clickhouse === "string" ? {} : { clickhouse });
+      break;
+    } catch (err) {
+      // The free port found for OTLP/gRPC can be taken by another test process before the service binds it.
+      if (env.OTLP_GRPC_PORT !== undefined || attempt === 3 || !/OTLP_GRPC_PORT/.test(String(err))) throw err;
+      config = await configOnFreePort();
+    }
+  }
   const stop = async () => {
     await service.stop();
     if (ownDataDir !== null) rmSync(ownDataDir, { recursive: true, force: true });
   };
-  return { ...service, stop, url: service.url!, database };
+  return { ...service, stop, url: service.url!, database: config.CLICKHOUSE_DATABASE };
 }
 
 export interface Client {
