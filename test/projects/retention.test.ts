@@ -4,7 +4,7 @@ import { ParamBuilder } from "../../services/store/sql.js";
 import { partsSource } from "../../services/store/clusterSchema.js";
 import { storeOn } from "../support/database.js";
 import { untilRead } from "../support/polling.js";
-import { basic, client, iso, KEY_ACME, serviceForFile, startTestService } from "../support/service.js";
+import { basic, client, iso, KEY_ACME, serviceForFile, startTestService, waitStored } from "../support/service.js";
 
 /** The worker's retention job and ClickHouse's mutations take their time. */
 const SLOW = { timeoutMs: 120_000 };
@@ -184,17 +184,26 @@ const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7).replace("
 
 describe("RETENTION_DAYS, the server's default", () => {
   it("applies to projects without a retention of their own, and months past every project's retention are dropped", async () => {
-    const svc = await startTestService({ RETENTION_DAYS: "30", RETENTION_INTERVAL_MS: "2000" });
-    const store = await storeOn(svc.database);
+    // The data is stored before the default applies, as where an operator sets it on a running
+    // deployment: with the job running, a call could be deleted before its feedback is stored,
+    // and feedback whose call is gone cannot be told expired.
+    const before = await startTestService();
     const ANCIENT = Date.now() - 1200 * DAY;
     try {
       // A project's own retention outranks the default, and keeps the months it still needs.
-      expect((await putSettings({ retention_days: 1000 }, "acme/longer", `${svc.url}/projects/acme/longer/settings`)).status).toBe(200);
-      await writeCall(svc.url, "acme/longer", "old", OLD);
-      await writeCall(svc.url, "acme/defaulted", "ancient", ANCIENT);
-      await writeCall(svc.url, "acme/defaulted", "old", OLD);
-      await writeCall(svc.url, "acme/defaulted", "new", RECENT);
-      await writeOldLogRecord(svc.url, "acme/defaulted");
+      expect((await putSettings({ retention_days: 1000 }, "acme/longer", `${before.url}/projects/acme/longer/settings`)).status).toBe(200);
+      await writeCall(before.url, "acme/longer", "old", OLD);
+      await writeCall(before.url, "acme/defaulted", "ancient", ANCIENT);
+      await writeCall(before.url, "acme/defaulted", "old", OLD);
+      await writeCall(before.url, "acme/defaulted", "new", RECENT);
+      await writeOldLogRecord(before.url, "acme/defaulted");
+      await waitStored(before.url);
+    } finally {
+      await before.stop();
+    }
+    const svc = await startTestService({ RETENTION_DAYS: "30", RETENTION_INTERVAL_MS: "2000", CLICKHOUSE_DATABASE: before.database });
+    const store = await storeOn(svc.database);
+    try {
       const res = await readSettings("acme/defaulted", `${svc.url}/projects/acme/defaulted/settings`);
       expect(await res.json()).toMatchObject({ retention_days: null, effective_retention_days: 30 });
       expect(await visible("acme/defaulted", svc.url)).toEqual(RECENT_ONLY);
