@@ -144,17 +144,23 @@ export class CallsWriteRepository {
     return found;
   }
 
-  /** The stored version of each call that exists, found through the call index. */
+  /**
+   * The stored version of each call that exists, found through the call index. Not `FINAL`:
+   * that merges every row of the granules read, all columns, before the ids filter them; here
+   * only the ids' rows are read whole, and the newest version of each kept (as `FINAL` keeps).
+   */
   async findSnapshots(keys: readonly CallKey[]): Promise<Map<string, CallSnapshot>> {
     const found = new Map<string, CallSnapshot>();
     for (const [projectId, ids] of byProject(keys)) {
       const pb = new ParamBuilder();
       const project = pb.str(projectId);
       const rows = await this.store.rows<VersionedCallRow>("worker_find_calls", {
-        sql: `SELECT * FROM calls FINAL
+        sql: `SELECT * FROM calls
               WHERE project_id = ${project}
                 AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})
-                AND id IN ${pb.inStrings(ids)}`,
+                AND id IN ${pb.inStrings(ids)}
+              ORDER BY version DESC
+              LIMIT 1 BY id`,
         params: pb.params,
       });
       for (const row of rows) found.set(callKey(row), rowToSnapshot(row));
