@@ -125,17 +125,11 @@ async function openEmbeddedQueue<T>(config: Config, topic: Topic<T>, log: Logger
 }
 
 const SHUTDOWN_GRACE_MS = 15_000;
-/**
- * Longest an operation on a project waits for that project's queued writes to be stored
- * before it runs anyway (on what is stored): a worker far behind, or a store that is down,
- * must not hold reads for long.
- */
-const READ_YOUR_WRITES_WAIT_MS = 5_000;
 
-/** An operation on projects first waits for their queued writes (http/app.ts `queuedWritesStored`). */
-function readYourWrites(waits: ReadYourWrites, log: Logger) {
+/** An operation on projects first waits for their queued writes (http/app.ts `queuedWritesStored`), at most `waitMs`. */
+function readYourWrites(waits: ReadYourWrites, waitMs: number, log: Logger) {
   return (projects: readonly string[]) =>
-    waits.stored(READ_YOUR_WRITES_WAIT_MS, projects).catch((err: unknown) => {
+    waits.stored(waitMs, projects).catch((err: unknown) => {
       log.warn({ err: errorText(err), projects }, "queued writes not stored in time: answering from what is stored");
     });
 }
@@ -392,7 +386,7 @@ async function listenHttp(wiring: Wiring, port: number, servesApi: boolean, part
     maxBodyBytes: config.MAX_BODY_BYTES,
     maxJsonDepth: config.JSON_MAX_DEPTH,
     recordedAnswers: new RetriesRepository(store),
-    ...(storedWaits ? { queuedWritesStored: readYourWrites(storedWaits, log) } : {}),
+    ...(storedWaits ? { queuedWritesStored: readYourWrites(storedWaits, config.READ_YOUR_WRITES_WAIT_MS, log) } : {}),
   });
   mountServiceRoutes(api, { clickhouse: () => store.ping(), queue: () => (publisher ? publisher.healthy() : Promise.resolve(true)), ...(storedWaits ? { queueStored: (timeoutMs: number) => storedWaits.stored(timeoutMs) } : {}) }, config.TRUSTED_PROXIES);
   if (servesApi) mountRoutes(api, roles, parts);

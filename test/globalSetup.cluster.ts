@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { alterClusterOf } from "../scripts/clickhouseCluster.js";
 import { OWN_SERVICES_ON_CLUSTER } from "./clusterRun.js";
+import { SUITE_READ_YOUR_WRITES_WAIT_MS } from "./support/suiteSettings.js";
 import { startClusterTopology } from "./support/topology.js";
 
 declare module "vitest" {
@@ -35,6 +36,8 @@ declare module "vitest" {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = mkdtempSync(join(tmpdir(), "tracehouse-cluster-"));
   // Kept when the start fails, for its processes' logs, named in the error.
+  // The processes take the suite's read-your-writes wait from this environment (test/support/suiteSettings.ts).
+  process.env.READ_YOUR_WRITES_WAIT_MS ??= SUITE_READ_YOUR_WRITES_WAIT_MS;
   const { cluster, kafkaBrokers, topology, stop } = await startClusterTopology(dir);
   project.provide("clickhouseUrl", cluster.nodes[0]!.url);
   project.provide("clickhouseCluster", cluster.cluster);

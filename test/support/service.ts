@@ -8,6 +8,7 @@ import { loadConfig } from "../../services/config.js";
 import { startService, type RunningService } from "../../services/service.js";
 import { freePort } from "../../services/store/localServer.js";
 import { suiteClickHouse, suiteCluster } from "./database.js";
+import { SUITE_READ_YOUR_WRITES_WAIT_MS } from "./suiteSettings.js";
 import { AUTH_KEYS, basic, KEY_ACME } from "./keys.js";
 
 export { AUTH_KEYS, basic, KEY_ACME, KEY_ADMIN, KEY_OTHER } from "./keys.js";
@@ -35,6 +36,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     ...(ownDataDir === null ? {} : { DATA_DIR: ownDataDir }),
     AUTH_KEYS,
     LOG_LEVEL: "silent",
+    READ_YOUR_WRITES_WAIT_MS: SUITE_READ_YOUR_WRITES_WAIT_MS,
     OTLP_GRPC_PORT: String(await freePort()),
     ...env,
   });
