@@ -14,6 +14,7 @@ import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
 import { iso, PARTS_PER_REQUEST, realisticBatchBodies, T0 } from "./callBodies.js";
+import { quoteString } from "../services/store/sql.js";
 
 const CLIENTS = 8;
 const INGEST_REQUESTS = Number(process.env.BENCH_INGEST_REQUESTS ?? 800);
@@ -66,7 +67,7 @@ async function startLatency(service: ServiceProcess, project: string, rate: numb
 
 async function seedQueryCalls(ch: LocalClickHouse, database: string, project: string): Promise<void> {
   const sql = `INSERT INTO calls (project_id, id, trace_id, parent_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, json_paths, json_values, storage_size_bytes, version)
-    SELECT '${project}', concat('q', toString(number)), concat('t', toString(intDiv(number, 10))),
+    SELECT ${quoteString(project)}, concat('q', toString(number)), concat('t', toString(intDiv(number, 10))),
       if(number % 10 = 0, NULL, concat('q', toString(number - number % 10))),
       concat('weave:///bench/query/op/step', toString(number % 20), ':v1'),
       ${T0 * 1000} + number * 1000, ${T0 * 1000} + number * 1000 + 500000,
@@ -86,23 +87,23 @@ async function queries(service: ServiceProcess, ch: LocalClickHouse, database: s
     {
       name: "first page, started_at desc",
       body: { project_id: project, limit: 100, sort_by: desc },
-      sql: `SELECT * FROM calls FINAL WHERE project_id = '${project}' ORDER BY started_at DESC LIMIT 100`,
+      sql: `SELECT * FROM calls FINAL WHERE project_id = ${quoteString(project)} ORDER BY started_at DESC LIMIT 100`,
     },
     {
       name: "same, op_names filter",
       body: { project_id: project, limit: 100, sort_by: desc, filter: { op_names: ["weave:///bench/query/op/step7:v1"] } },
-      sql: `SELECT * FROM calls FINAL WHERE project_id = '${project}' AND op_name = 'weave:///bench/query/op/step7:v1' ORDER BY started_at DESC LIMIT 100`,
+      sql: `SELECT * FROM calls FINAL WHERE project_id = ${quoteString(project)} AND op_name = 'weave:///bench/query/op/step7:v1' ORDER BY started_at DESC LIMIT 100`,
     },
     {
       name: "same, $expr on inputs.category",
       body: { project_id: project, limit: 100, sort_by: desc, query: { $expr: { $eq: [{ $getField: "inputs.category" }, { $literal: "c7" }] } } },
-      sql: `SELECT * FROM calls FINAL WHERE project_id = '${project}' AND json_values[indexOf(json_paths, 'inputs.category')] = 'c7' ORDER BY started_at DESC LIMIT 100`,
+      sql: `SELECT * FROM calls FINAL WHERE project_id = ${quoteString(project)} AND json_values[indexOf(json_paths, 'inputs.category')] = 'c7' ORDER BY started_at DESC LIMIT 100`,
     },
     {
       name: "query_stats count",
       path: "/calls/query_stats",
       body: { project_id: project },
-      sql: `SELECT count() FROM calls FINAL WHERE project_id = '${project}'`,
+      sql: `SELECT count() FROM calls FINAL WHERE project_id = ${quoteString(project)}`,
     },
   ];
   const rows = [];

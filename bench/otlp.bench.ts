@@ -26,6 +26,7 @@ import { mapSpans } from "../services/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
 import { errorDetails, exportClient } from "../test/otlp/grpcSupport.js";
 import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
+import { quoteString } from "../services/store/sql.js";
 
 const EXPORTERS = 8;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 400);
@@ -186,7 +187,7 @@ async function main() {
       "refusals retried": t.retries,
     })));
     const sizes = clickhouseClient(ch,
-      `SELECT avg(length(attributes)), avg(length(otel_dump)), avg(length(inputs)) + avg(length(ifNull(output, ''))), avg(length(json_paths)) FROM calls WHERE project_id = '${PROJECT}' FORMAT TSV`, { database });
+      `SELECT avg(length(attributes)), avg(length(otel_dump)), avg(length(inputs)) + avg(length(ifNull(output, ''))), avg(length(json_paths)) FROM calls WHERE project_id = ${quoteString(PROJECT)} FORMAT TSV`, { database });
     const [attributes, otelDump, io, leaves] = sizes.stdout.trim().split("\t").map(Number);
     printTable("Stored row, average per span", [{ "attributes chars": attributes ?? 0, "otel_dump chars": otelDump ?? 0, "inputs+output chars": io ?? 0, "json_paths leaves": leaves ?? 0 }]);
   } finally {

@@ -20,6 +20,7 @@ import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { mergeCallParts } from "../services/worker/callMerge.js";
 import { protobufRequest, requestSpans } from "./otlpSpans.js";
 import { childPids, cpuSeconds, printTable, startBenchClickHouse } from "./support.js";
+import { quoteString } from "../services/store/sql.js";
 
 const CALLS = Number(process.env.BENCH_ROW_CALLS ?? 20_480);
 const SPAN_REQUESTS = Number(process.env.BENCH_ROW_SPAN_REQUESTS ?? 40);
@@ -115,7 +116,7 @@ function report(title: string, columns: ColumnBytes[], rows: number): void {
  */
 async function insertCosts(store: ClickHouseStore, serverPid: number, project: string): Promise<Record<string, string | number>[]> {
   const columns = (await store.rows<{ name: string }>("rowbytes_columns_of_calls", { sql: "SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'calls'", params: {} })).map((c) => c.name);
-  const [{ rows }] = (await store.rows<{ rows: string }>("rowbytes_count", { sql: `SELECT count() AS rows FROM calls WHERE project_id = '${project}'`, params: {} })) as [{ rows: string }];
+  const [{ rows }] = (await store.rows<{ rows: string }>("rowbytes_count", { sql: `SELECT count() AS rows FROM calls WHERE project_id = ${quoteString(project)}`, params: {} })) as [{ rows: string }];
   const timed = async (sql: string): Promise<number> => {
     const before = cpuSeconds(serverPid);
     await store.command("rowbytes_insert_cost", { sql, params: {} });
@@ -124,7 +125,7 @@ async function insertCosts(store: ClickHouseStore, serverPid: number, project: s
   await store.command("rowbytes_stop_merges", { sql: "SYSTEM STOP MERGES", params: {} });
   const out: Record<string, string | number>[] = [];
   for (const [variant, replaced] of Object.entries(INSERT_VARIANTS)) {
-    const select = `SELECT ${columns.map((c) => (replaced[c] ? `${replaced[c]} AS ${c}` : c)).join(", ")} FROM calls WHERE project_id = '${project}'`;
+    const select = `SELECT ${columns.map((c) => (replaced[c] ? `${replaced[c]} AS ${c}` : c)).join(", ")} FROM calls WHERE project_id = ${quoteString(project)}`;
     const copy = `calls_copy_${project.replace(/\W/g, "_")}_${out.length}`;
     await store.command("rowbytes_copy", { sql: `CREATE TABLE ${copy} AS calls`, params: {} });
     const perRow: number[] = [];

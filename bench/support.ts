@@ -7,6 +7,7 @@ import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { loadConfig } from "../services/config.js";
 import { freePorts, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
+import { quoteString } from "../services/store/sql.js";
 
 /** Shared pieces of the benchmarks: a service process, timing statistics, printing. */
 export const BENCH_KEY = "bench-key-0123456789abcdef";
@@ -357,8 +358,8 @@ export function clickhouseClientInsertRate(
   const client = (sql: string, run: Omit<ClientRun, "database"> = {}) => clickhouseClient(ch, sql, { database, ...run }).stdout;
   try {
     // Straight to a file: the dump can exceed what one string or buffer holds.
-    client(`SELECT * FROM calls WHERE project_id = '${project}' FORMAT RowBinary`, { outputFile: file });
-    const rows = Number(client(`SELECT count() FROM calls WHERE project_id = '${project}'`).trim());
+    client(`SELECT * FROM calls WHERE project_id = ${quoteString(project)} FORMAT RowBinary`, { outputFile: file });
+    const rows = Number(client(`SELECT count() FROM calls WHERE project_id = ${quoteString(project)}`).trim());
     return rows / timedInsert(client, copy, file, "RowBinary");
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -387,7 +388,7 @@ export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, databa
     query: kind ?? "", queries: Number(count), [`CPU µs per ${unit}`]: Number(micros) / units, [`rows written per ${unit}`]: Number(written) / units, [`rows read per ${unit}`]: Number(read) / units,
   })));
   const merges = rows(`SELECT table, count(), sum(rows), sum(duration_ms) FROM system.part_log
-    WHERE event_type = 'MERGE_PARTS' AND database = '${database}' GROUP BY table ORDER BY sum(rows) DESC`);
+    WHERE event_type = 'MERGE_PARTS' AND database = ${quoteString(database)} GROUP BY table ORDER BY sum(rows) DESC`);
   printTable(`${server}: background merges (part_log)`, merges.map(([table, count, merged, ms]) => ({
     table: table ?? "", merges: Number(count), [`rows merged per ${unit}`]: Number(merged) / units, "wall s": Number(ms) / 1000,
   })));

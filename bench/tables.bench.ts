@@ -17,6 +17,7 @@ import { tableDigest } from "../services/digests.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import { ensureDatabase } from "../services/store/migrations.js";
 import { BENCH_AUTH, childPids, CpuMeter, printCpuTable, printTable, sampleServiceRss, spawnService, startBenchClickHouse, stats, timeIt, type ServiceProcess } from "./support.js";
+import { quoteString } from "../services/store/sql.js";
 
 const ROWS = Number(process.env.BENCH_TABLE_ROWS ?? 100_000);
 const PARALLEL = Number(process.env.BENCH_TABLE_PARALLEL ?? 4);
@@ -165,7 +166,7 @@ async function main(): Promise<void> {
 
     const [sizes] = await store.rows<{ rows: string; leaves: string; bytes: string }>("bench_sizes", {
       sql: `SELECT (SELECT toString(count()) FROM table_rows) AS rows, (SELECT toString(count()) FROM table_row_leaves) AS leaves,
-              (SELECT toString(sum(bytes)) FROM system.parts WHERE active AND database = '${DATABASE}' AND table LIKE 'table%') AS bytes`,
+              (SELECT toString(sum(bytes)) FROM system.parts WHERE active AND database = ${quoteString(DATABASE)} AND table LIKE 'table%') AS bytes`,
       params: {},
     });
     printTable("Stored", [{ "table_rows": Number(sizes!.rows), "table_row_leaves": Number(sizes!.leaves), "MB on disk (tables module)": Number(sizes!.bytes) / 1e6 }]);

@@ -21,7 +21,7 @@ import type { ThreadSortBy } from "../services/contract/threads.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
-import { renderSql } from "../services/store/sql.js";
+import { renderSql, quoteString } from "../services/store/sql.js";
 import { toThreadView, type ThreadRow, type ThreadView } from "../services/store/threads/threadRows.js";
 import { ThreadsReadRepository } from "../services/store/threads/threadsRead.js";
 import { threadsPageQuery, threadsThresholdQuery, type ThreadsQuerySpec } from "../services/store/threads/threadsQuery.js";
@@ -54,7 +54,7 @@ function clickhouse(ch: LocalClickHouse, sql: string): void {
 function seedCalls(ch: LocalClickHouse): void {
   const common = `json_paths, json_values, storage_size_bytes, version`;
   clickhouse(ch, `INSERT INTO calls (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, ${common})
-    SELECT '${PROJECT}', concat('turn-', toString(number)), concat('tr-', toString(number)), NULL,
+    SELECT ${quoteString(PROJECT)}, concat('turn-', toString(number)), concat('tr-', toString(number)), NULL,
       concat('th-', toString(${THREAD_OF("number")})), concat('turn-', toString(number)),
       'weave:///bench/threads/op/chat:v1', ${TURN_START("number")},
       if(${TURN_RUNNING("number")}, NULL, ${TURN_START("number")} + ${TURN_DURATION("number")}),
@@ -62,14 +62,14 @@ function seedCalls(ch: LocalClickHouse): void {
       ['inputs.message'], [concat('turn ', toString(number))], 120, 2000000000000000
     FROM numbers(${TURNS})`);
   clickhouse(ch, `INSERT INTO calls (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, ${common})
-    SELECT '${PROJECT}', concat('n-', toString(number)), concat('tr-', toString(k)), concat('turn-', toString(k)),
+    SELECT ${quoteString(PROJECT)}, concat('n-', toString(number)), concat('tr-', toString(k)), concat('turn-', toString(k)),
       concat('th-', toString(${THREAD_OF("k")})), concat('turn-', toString(k)),
       concat('weave:///bench/threads/op/step', toString(intDiv(number, ${TURNS})), ':v1'),
       ${TURN_START("k")} + (intDiv(number, ${TURNS}) + 1) * 1000, ${TURN_START("k")} + (intDiv(number, ${TURNS}) + 1) * 1000 + 500,
       '{}', '{"step":true}', '{"ok":true}', '{}', 'bench', [], [], 40, 2000000000000000
     FROM (SELECT number, number % ${TURNS} AS k FROM numbers(${TURNS * NESTED_PER_TURN}))`);
   clickhouse(ch, `INSERT INTO call_deletions (project_id, id, deleted_at, wb_user_id)
-    SELECT '${PROJECT}', concat('turn-', toString(number)), ${T0_MICROS}, 'bench' FROM numbers(${TURNS}) WHERE cityHash64(number, 3) % 1000 = 0`);
+    SELECT ${quoteString(PROJECT)}, concat('turn-', toString(number)), ${T0_MICROS}, 'bench' FROM numbers(${TURNS}) WHERE cityHash64(number, 3) % 1000 = 0`);
 }
 
 /** The same page computed from the raw calls in one query: what the aggregates spare. */
@@ -83,8 +83,8 @@ function rawPageSql(orderBy: string): string {
   if(countIf(${done}) > 0, q[1], NULL) AS p50_turn_duration_ms,
   if(countIf(${done}) > 0, q[2], NULL) AS p99_turn_duration_ms
 FROM calls FINAL
-WHERE project_id = '${PROJECT}' AND turn_id = id AND thread_id != ''
-  AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = '${PROJECT}')
+WHERE project_id = ${quoteString(PROJECT)} AND turn_id = id AND thread_id != ''
+  AND id NOT IN (SELECT id FROM call_deletions WHERE project_id = ${quoteString(PROJECT)})
 GROUP BY thread_id
 ORDER BY ${orderBy}
 LIMIT 50`;

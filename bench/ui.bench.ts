@@ -25,6 +25,7 @@ import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { buildUi, launchChromium } from "../test/ui/browser.js";
 import { BENCH_KEY, clickhouseClient, inProcessServiceLog, printTable, startBenchClickHouse, stats } from "./support.js";
+import { quoteString } from "../services/store/sql.js";
 
 const CALLS = Number(process.env.BENCH_UI_CALLS ?? 1_000_000);
 const TRACE_CALLS = 10_000;
@@ -40,13 +41,13 @@ function clickhouse(ch: LocalClickHouse, sql: string): void {
 
 function insertCalls(ch: LocalClickHouse, count: number, id: string, trace: string, parent: string, startedAt: string, op: string): void {
   clickhouse(ch, `INSERT INTO calls (project_id, id, trace_id, parent_id, op_name, started_at, ended_at, exception, attributes, inputs, output, summary, wb_user_id, json_paths, json_values, storage_size_bytes, version)
-    SELECT '${PROJECT}', ${id}, ${trace}, ${parent}, ${op}, ${startedAt}, ${startedAt} + 250000 + (number % 1000) * 1000,
+    SELECT ${quoteString(PROJECT)}, ${id}, ${trace}, ${parent}, ${op}, ${startedAt}, ${startedAt} + 250000 + (number % 1000) * 1000,
       if(number % 97 = 0, 'ValueError: failed', NULL), '{}', concat('{"n":', toString(number), '}'), '{"ok":true}',
       '{"usage":{"gpt-4o-mini":{"prompt_tokens":10,"completion_tokens":5,"requests":1}}}', 'bench',
       ['inputs.n', 'summary.usage.gpt-4o-mini.prompt_tokens', 'summary.usage.gpt-4o-mini.completion_tokens', 'summary.usage.gpt-4o-mini.requests'],
       [toString(number), '10', '5', '1'], 200, 1
     FROM numbers(${count})`);
-  clickhouse(ch, `INSERT INTO call_index (project_id, id, started_at, trace_id, parent_id) SELECT '${PROJECT}', ${id}, ${startedAt}, ${trace}, ${parent} FROM numbers(${count})`);
+  clickhouse(ch, `INSERT INTO call_index (project_id, id, started_at, trace_id, parent_id) SELECT ${quoteString(PROJECT)}, ${id}, ${startedAt}, ${trace}, ${parent} FROM numbers(${count})`);
 }
 
 async function logIn(page: Page, url: string): Promise<void> {

@@ -15,6 +15,7 @@ import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { BENCH_AUTH, BENCH_KEY, clickhouseClient, inProcessServiceLog, printTable, startBenchClickHouse, stats, timeIt } from "./support.js";
 import { MIGRATIONS } from "../services/resources.js";
+import { quoteString } from "../services/store/sql.js";
 
 const BACKGROUND = Number(process.env.BENCH_BACKGROUND_CALLS ?? 100_000);
 const TRACE_CALLS = 1000;
@@ -40,19 +41,19 @@ async function main(): Promise<void> {
     await migrate(store, MIGRATIONS);
     await store.close();
 
-    const model = (n: string) => `arrayElement([${MODELS.map((m) => `'${m}'`).join(", ")}], ${n} % ${MODELS.length} + 1)`;
+    const model = (n: string) => `arrayElement([${MODELS.map((m) => quoteString(m)).join(", ")}], ${n} % ${MODELS.length} + 1)`;
     const paths = (m: string) => `[concat('summary.usage.', ${m}, '.prompt_tokens'), concat('summary.usage.', ${m}, '.completion_tokens'), concat('summary.usage.', ${m}, '.requests'), 'inputs.n']`;
     const values = "[toString(number % 100 + 1), toString(number % 10), '1', toString(number)]";
     const insert = (count: number, id: string, trace: string, parent: string, startedAt: string) => {
       const m = model("number");
       clickhouse(ch, `INSERT INTO calls (project_id, id, trace_id, parent_id, op_name, started_at, ended_at, attributes, inputs, output, summary, wb_user_id, json_paths, json_values, storage_size_bytes, version)
-        SELECT '${PROJECT}', ${id}, ${trace}, ${parent}, 'weave:///bench/usage/op/step:v1', ${startedAt}, ${startedAt} + 250000,
+        SELECT ${quoteString(PROJECT)}, ${id}, ${trace}, ${parent}, 'weave:///bench/usage/op/step:v1', ${startedAt}, ${startedAt} + 250000,
           '{}', concat('{"n":', toString(number), '}'), '{"ok":true}',
           concat('{"usage":{"', ${m}, '":{"prompt_tokens":', toString(number % 100 + 1), ',"completion_tokens":', toString(number % 10), ',"requests":1}}}'),
           'bench', ${paths(m)}, ${values}, 200, 1
         FROM numbers(${count})`);
       clickhouse(ch, `INSERT INTO call_index (project_id, id, started_at, trace_id, parent_id)
-        SELECT '${PROJECT}', ${id}, ${startedAt}, ${trace}, ${parent} FROM numbers(${count})`);
+        SELECT ${quoteString(PROJECT)}, ${id}, ${startedAt}, ${trace}, ${parent} FROM numbers(${count})`);
     };
     const t0 = performance.now();
     // Background: traces of 10 calls, one call a second.
