@@ -34,10 +34,10 @@ declare module "vitest" {
  * (`superviseCluster`), and said so on stderr.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const dir = mkdtempSync(join(tmpdir(), "tracehouse-cluster-"));
-  // Kept when the start fails, for its processes' logs, named in the error.
   // The processes take the suite's read-your-writes wait from this environment (test/support/suiteSettings.ts).
   process.env.READ_YOUR_WRITES_WAIT_MS ??= SUITE_READ_YOUR_WRITES_WAIT_MS;
+  const dir = mkdtempSync(join(tmpdir(), "tracehouse-cluster-"));
+  // Kept when the start fails, for its processes' logs, named in the error.
   const { cluster, kafkaBrokers, topology, stop } = await startClusterTopology(dir);
   project.provide("clickhouseUrl", cluster.nodes[0]!.url);
   project.provide("clickhouseCluster", cluster.cluster);
