@@ -24,14 +24,14 @@ VITEST := node_modules/vitest/vitest.mjs
 ## (2 ingest, 2 workers, 1 query on a 3-broker Kafka mock), under Node.js 20, one file at a time: the files share
 ## those processes, and with Kafka a read waits until the whole topic is stored (docs/architecture.md, "The path
 ## of a read"), so a file's reads would wait on another file's writes and, past 5 s, answer without them.
-## The 18.16 and cluster runs' files share their processes' module cache (--no-isolate, docs/testing.md): the service is loaded once per process.
+## The cluster run's files share their process's module cache (--no-isolate, docs/testing.md): the service is loaded once.
 ## The faults suite runs last, alone and one file at a time: it stops and starts its own ClickHouse,
 ## broker and service processes, and its timings (consumer-group rebalances) need the cores to itself.
 test: install
 	npx tsc --noEmit -p .
 	npx tsc --noEmit -p ui
 	npx depcruise services ui/src --config .dependency-cruiser.cjs
-	$(NODE_24) $(VITEST) run --project clickhouse-18.16 --no-isolate
+	$(NODE_24) $(VITEST) run --project clickhouse-18.16
 	node $(VITEST) run --project chdb-26.7
 	node $(VITEST) run --project cluster-18.16 --no-file-parallelism --no-isolate
 	$(NODE_24) $(VITEST) run --project faults-18.16 --no-file-parallelism
