@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     await migrate(store, MIGRATIONS);
     await store.close();
 
-    const model = (n: string) => `arrayElement([${MODELS.map((m) => quoteString(m)).join(", ")}], ${n} % ${MODELS.length} + 1)`;
+    const model = (n: string) => `arrayElement([${MODELS.map(quoteString).join(", ")}], ${n} % ${MODELS.length} + 1)`;
     const paths = (m: string) => `[concat('summary.usage.', ${m}, '.prompt_tokens'), concat('summary.usage.', ${m}, '.completion_tokens'), concat('summary.usage.', ${m}, '.requests'), 'inputs.n']`;
     const values = "[toString(number % 100 + 1), toString(number % 10), '1', toString(number)]";
     const insert = (count: number, id: string, trace: string, parent: string, startedAt: string) => {

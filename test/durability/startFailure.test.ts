@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { freePort } from "../../services/store/localServer.js";
+import { freePorts } from "../../services/store/localServer.js";
 import { client, iso, startTestService, waitStored } from "../support/service.js";
 
 /** A start that fails part way (OTLP/gRPC's port taken) in a process that lives on, as a test's or an embedder's does. */
@@ -17,7 +17,7 @@ const listening = (port: number): Promise<Server> =>
 describe("a start that fails part way", () => {
   it("is refused with the port it could not take, and leaves the log, its lock and the HTTP port free for the next start", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "tracehouse-start-"));
-    const [httpPort, grpcPort] = [await freePort(), await freePort()];
+    const [httpPort, grpcPort] = (await freePorts(2)) as [number, number];
     const taken = await listening(grpcPort);
     try {
       const env = { DATA_DIR: dataDir, PORT: String(httpPort) };
