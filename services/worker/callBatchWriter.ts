@@ -36,6 +36,11 @@ function group(events: readonly CallEvent[]): Grouped {
   return { withStart, withoutStart, deletes };
 }
 
+/** The same parked parts, in the same order (the two reads of one batch: most often equal). */
+function sameParts(a: readonly OrphanPart[], b: readonly OrphanPart[]): boolean {
+  return a.length === b.length && a.every((part, i) => JSON.stringify(part) === JSON.stringify(b[i]));
+}
+
 /**
  * Turns one batch of events into storage writes. Parts are grouped per call; calls without
  * their start in the batch are read back from ClickHouse first, and parts of calls that
@@ -45,8 +50,11 @@ function group(events: readonly CallEvent[]): Grouped {
  * received; a Kafka rebalance can briefly hand a partition to two consumers), so the start
  * and the end of one call can be in two batches written at the same moment. Each side
  * writes first and reads the other side after its writes are done: the start's batch
- * looks for parked parts of its calls, the parking batch looks again for the starts. Whatever the interleaving, at least one of them sees the other, and a
- * call found by both is merged twice into the same result.
+ * looks for parked parts of its calls, the parking batch looks again for the starts. Whatever
+ * the interleaving, at least one of them sees the other, and a call found by both is merged
+ * twice into the same result. The start's batch also looks before it writes, so that parts
+ * parked by an earlier batch (an end sent before its start) go into its one write; its
+ * second look writes a call again only for parts parked in between.
  *
  * An end that names its start time and finds no start also writes a placeholder row (and its
  * `call_index` row) so that the call shows finished at once; it is parked all the same, and the
@@ -64,8 +72,11 @@ export class CallBatchWriter {
 
   async write(events: readonly CallEvent[]): Promise<void> {
     const { withStart, withoutStart, deletes } = group(events);
-    const existing = await this.repo.findSnapshots(withoutStart.map((l) => l[0]!));
-    const started = withStart.map((list) => mergeCallParts(null, list).snapshot!);
+    const [existing, parkedBefore] = await Promise.all([
+      this.repo.findSnapshots(withoutStart.map((l) => l[0]!)),
+      this.repo.findOrphans(withStart.map((l) => l[0]!)),
+    ]);
+    const started = withStart.map((list) => mergeCallParts(null, list, parkedBefore.get(callKey(list[0]!))).snapshot!);
     const continued: CallSnapshot[] = [];
     const placeholders: CallSnapshot[] = [];
     const parked: OrphanPart[][] = [];
@@ -82,19 +93,23 @@ export class CallBatchWriter {
       parkAfterIndex ? undefined : this.repo.insertOrphans(parked.flat(), now),
     ]);
     if (parkAfterIndex) await this.repo.insertOrphans(parked.flat(), now);
-    const [final, adopted] = await Promise.all([this.applyParked(withStart, started), this.adoptParked(parked)]);
+    const [final, adopted] = await Promise.all([this.applyParked(withStart, started, parkedBefore), this.adoptParked(parked)]);
     const calls = [...final, ...continued, ...placeholders, ...adopted];
     const deleted = await applyDeletes(this.repo, deletes, calls);
     for (const writer of this.derived) await writer.write(calls, deleted);
   }
 
-  /** Calls started in this batch that had parts parked before: written again with them. */
-  private async applyParked(withStart: CallPartEvent[][], started: CallSnapshot[]): Promise<CallSnapshot[]> {
+  /**
+   * Calls started in this batch with parts parked meanwhile (after `parkedBefore` was read, by
+   * another writer): written again with them.
+   */
+  private async applyParked(withStart: CallPartEvent[][], started: CallSnapshot[], parkedBefore: ReadonlyMap<string, readonly OrphanPart[]>): Promise<CallSnapshot[]> {
     const orphans = await this.repo.findOrphans(withStart.map((l) => l[0]!));
     if (orphans.size === 0) return started;
     const final = withStart.map((list, i) => {
-      const parkedParts = orphans.get(callKey(list[0]!));
-      return parkedParts ? mergeCallParts(null, list, parkedParts).snapshot! : started[i]!;
+      const key = callKey(list[0]!);
+      const parkedParts = orphans.get(key);
+      return parkedParts && !sameParts(parkedParts, parkedBefore.get(key) ?? []) ? mergeCallParts(null, list, parkedParts).snapshot! : started[i]!;
     });
     await this.insertLater(final.filter((s, i) => s !== started[i]));
     return final;

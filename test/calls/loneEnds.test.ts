@@ -79,6 +79,17 @@ describe("a complete call", () => {
   });
 });
 
+describe("a start that comes after its parked end", () => {
+  it("is written once, with the parked parts: the call is never seen running after its end came", async () => {
+    const p = "acme/start-after-end";
+    const w = new CallBatchWriter(repo);
+    await w.write([end(p, "c", false), update(p, "c")]);
+    await w.write([start(p, "c")]);
+    expect((await versions(p, "c")).map((v) => ({ ...v, ended_at: Number(v.ended_at) }))).toEqual([{ ended_at: T0 + 2_000_123, op_name: WHOLE.op_name }]);
+    expect(await read(p, "c")).toEqual({ ...WHOLE, project_id: p });
+  });
+});
+
 describe("an end that names its start time", () => {
   it("shows a finished placeholder call until the start comes, then the start fills it in", async () => {
     const p = "acme/placeholder";

@@ -119,8 +119,8 @@ export class CallsWriteRepository {
   /**
    * Ends and updates parked for these calls because they came before the start. The calls of
    * projects with no parked part at all (most: every OTLP-only project) are not looked up one
-   * by one: one query finds which projects have any. It reads when the lookups would (after
-   * the batch's writes, callBatchWriter.ts), so a part parked before it is found all the same.
+   * by one: one query finds which projects have any, at each lookup, so a part parked before
+   * the lookup is found all the same.
    */
   async findOrphans(keys: readonly CallKey[]): Promise<Map<string, ParkedPart[]>> {
     const found = new Map<string, ParkedPart[]>();
