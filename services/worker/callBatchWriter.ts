@@ -36,6 +36,9 @@ function group(events: readonly CallEvent[]): Grouped {
   return { withStart, withoutStart, deletes };
 }
 
+/** How many calls with parked parts a writer remembers (a few MB). */
+const PARKED_REMEMBERED = 100_000;
+
 /** The same parked parts, in the same order (the two reads of one batch: most often equal). */
 function sameParts(a: readonly OrphanPart[], b: readonly OrphanPart[]): boolean {
   return a.length === b.length && a.every((part, i) => JSON.stringify(part) === JSON.stringify(b[i]));
@@ -52,9 +55,10 @@ function sameParts(a: readonly OrphanPart[], b: readonly OrphanPart[]): boolean 
  * writes first and reads the other side after its writes are done: the start's batch
  * looks for parked parts of its calls, the parking batch looks again for the starts. Whatever
  * the interleaving, at least one of them sees the other, and a call found by both is merged
- * twice into the same result. The start's batch also looks before it writes, so that parts
- * parked by an earlier batch (an end sent before its start) go into its one write; its
- * second look writes a call again only for parts parked in between.
+ * twice into the same result. The start's batch also looks before it writes for the calls
+ * this writer parked parts of (an end sent before its start, most often), so that those parts
+ * go into its one write; its second look writes a call again only for parts parked elsewhere
+ * or in between.
  *
  * An end that names its start time and finds no start also writes a placeholder row (and its
  * `call_index` row) so that the call shows finished at once; it is parked all the same, and the
@@ -65,16 +69,32 @@ function sameParts(a: readonly OrphanPart[], b: readonly OrphanPart[]): boolean 
  * the start's fields (its parent) are always the last written.
  */
 export class CallBatchWriter {
+  /**
+   * The calls this writer parked parts of, oldest first (at most PARKED_REMEMBERED): their
+   * start most often comes to this writer too (the same partition or lane), and only those
+   * are looked up before the writes. The look after them finds any call's.
+   */
+  private readonly parkedHere = new Set<string>();
+
   constructor(
     private readonly repo: CallsWriteRepository,
     private readonly derived: readonly CallsDerivedWriter[] = [],
   ) {}
 
+  private rememberParked(parked: readonly OrphanPart[][]): void {
+    for (const list of parked) this.parkedHere.add(callKey(list[0]!));
+    for (const key of this.parkedHere) {
+      if (this.parkedHere.size <= PARKED_REMEMBERED) break;
+      this.parkedHere.delete(key);
+    }
+  }
+
   async write(events: readonly CallEvent[]): Promise<void> {
     const { withStart, withoutStart, deletes } = group(events);
+    const parkedHereStarted = withStart.map((l) => l[0]!).filter((k) => this.parkedHere.has(callKey(k)));
     const [existing, parkedBefore] = await Promise.all([
       this.repo.findSnapshots(withoutStart.map((l) => l[0]!)),
-      this.repo.findOrphans(withStart.map((l) => l[0]!)),
+      this.repo.findOrphans(parkedHereStarted),
     ]);
     const started = withStart.map((list) => mergeCallParts(null, list, parkedBefore.get(callKey(list[0]!))).snapshot!);
     const continued: CallSnapshot[] = [];
@@ -93,6 +113,8 @@ export class CallBatchWriter {
       parkAfterIndex ? undefined : this.repo.insertOrphans(parked.flat(), now),
     ]);
     if (parkAfterIndex) await this.repo.insertOrphans(parked.flat(), now);
+    for (const key of parkedHereStarted) this.parkedHere.delete(callKey(key));
+    this.rememberParked(parked);
     const [final, adopted] = await Promise.all([this.applyParked(withStart, started, parkedBefore), this.adoptParked(parked)]);
     const calls = [...final, ...continued, ...placeholders, ...adopted];
     const deleted = await applyDeletes(this.repo, deletes, calls);
