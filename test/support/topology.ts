@@ -180,7 +180,7 @@ export interface ClusterTopology {
  * is stopped and the directory kept for those logs.
  */
 export async function startClusterTopology(dir: string, options: Pick<TopologySettings, "serviceArgs" | "logLevel"> = {}): Promise<ClusterTopology> {
-  const cluster = await startCluster(dir);
+  let cluster = await startCluster(dir);
   const supervisor = superviseCluster(dir, (name, why) => console.error(`[cluster] ${name} started again: ${why}`));
   const kafka = await startMockKafka(KAFKA_BROKERS);
   const logDir = join(dir, "services");
@@ -198,7 +198,8 @@ export async function startClusterTopology(dir: string, options: Pick<TopologySe
       // its ZooKeeper session in the seconds after the start (the statement finds no session):
       // the crashed node is started again, and the topology on a fresh database.
       if (!(err instanceof StoreUnavailableError)) throw err;
-      await startCluster(dir);
+      // Its state again: the node started again has another pid.
+      cluster = await startCluster(dir);
       return start();
     })
     .catch(async (err: unknown) => {
