@@ -36,7 +36,7 @@ function group(events: readonly CallEvent[]): Grouped {
   return { withStart, withoutStart, deletes };
 }
 
-/** How many calls with parked parts a writer remembers (a few MB). */
+/** How many calls with parked parts a writer remembers (about 10 MB at most). */
 const PARKED_REMEMBERED = 100_000;
 
 /** The same parked parts, in the same order (the two reads of one batch: most often equal). */
@@ -94,7 +94,7 @@ export class CallBatchWriter {
     const parkedHereStarted = withStart.map((l) => l[0]!).filter((k) => this.parkedHere.has(callKey(k)));
     const [existing, parkedBefore] = await Promise.all([
       this.repo.findSnapshots(withoutStart.map((l) => l[0]!)),
-      this.repo.findOrphans(parkedHereStarted),
+      this.repo.findParked(parkedHereStarted),
     ]);
     const started = withStart.map((list) => mergeCallParts(null, list, parkedBefore.get(callKey(list[0]!))).snapshot!);
     const continued: CallSnapshot[] = [];

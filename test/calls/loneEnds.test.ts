@@ -88,6 +88,13 @@ describe("a start that comes after its parked end", () => {
     expect((await versions(p, "c")).map((v) => ({ ...v, ended_at: Number(v.ended_at) }))).toEqual([{ ended_at: T0 + 2_000_123, op_name: WHOLE.op_name }]);
     expect(await read(p, "c")).toEqual({ ...WHOLE, project_id: p });
   });
+
+  it("is merged with parts another writer parked (another process, a partition moved)", async () => {
+    const p = "acme/start-elsewhere";
+    await new CallBatchWriter(repo).write([end(p, "c", false), update(p, "c")]);
+    await new CallBatchWriter(repo).write([start(p, "c")]);
+    expect(await read(p, "c")).toEqual({ ...WHOLE, project_id: p });
+  });
 });
 
 describe("an end that names its start time", () => {

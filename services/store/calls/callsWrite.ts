@@ -123,10 +123,15 @@ export class CallsWriteRepository {
    * the lookup is found all the same.
    */
   async findOrphans(keys: readonly CallKey[]): Promise<Map<string, ParkedPart[]>> {
-    const found = new Map<string, ParkedPart[]>();
-    if (keys.length === 0) return found;
+    if (keys.length === 0) return new Map();
     const parking = await this.projectsWithOrphans([...new Set(keys.map((k) => k.project_id))]);
-    for (const [projectId, ids] of byProject(keys.filter((k) => parking.has(k.project_id)))) {
+    return this.findParked(keys.filter((k) => parking.has(k.project_id)));
+  }
+
+  /** The parts parked for these calls, known to have some (parked by the caller): no check of their projects first. */
+  async findParked(keys: readonly CallKey[]): Promise<Map<string, ParkedPart[]>> {
+    const found = new Map<string, ParkedPart[]>();
+    for (const [projectId, ids] of byProject(keys)) {
       const pb = new ParamBuilder();
       const rows = await this.store.rows<{ id: string; event: string }>("worker_find_orphans", {
         sql: `SELECT id, event FROM call_orphan_parts
