@@ -91,7 +91,8 @@ export class CallBatchWriter {
 
   async write(events: readonly CallEvent[]): Promise<void> {
     const { withStart, withoutStart, deletes } = group(events);
-    const parkedHereStarted = withStart.map((l) => l[0]!).filter((k) => this.parkedHere.has(callKey(k)));
+    const startKeys = withStart.map((l) => l[0]!);
+    const parkedHereStarted = startKeys.filter((k) => this.parkedHere.has(callKey(k)));
     const [existing, parkedBefore] = await Promise.all([
       this.repo.findSnapshots(withoutStart.map((l) => l[0]!)),
       this.repo.findParked(parkedHereStarted),
@@ -115,7 +116,7 @@ export class CallBatchWriter {
     if (parkAfterIndex) await this.repo.insertOrphans(parked.flat(), now);
     for (const key of parkedHereStarted) this.parkedHere.delete(callKey(key));
     this.rememberParked(parked);
-    const [final, adopted] = await Promise.all([this.applyParked(withStart, started, parkedBefore), this.adoptParked(parked)]);
+    const [final, adopted] = await Promise.all([this.applyParked(withStart, startKeys, started, parkedBefore), this.adoptParked(parked)]);
     const calls = [...final, ...continued, ...placeholders, ...adopted];
     const deleted = await applyDeletes(this.repo, deletes, calls);
     for (const writer of this.derived) await writer.write(calls, deleted);
@@ -125,11 +126,11 @@ export class CallBatchWriter {
    * Calls started in this batch with parts parked meanwhile (after `parkedBefore` was read, by
    * another writer): written again with them.
    */
-  private async applyParked(withStart: CallPartEvent[][], started: CallSnapshot[], parkedBefore: ReadonlyMap<string, readonly OrphanPart[]>): Promise<CallSnapshot[]> {
-    const orphans = await this.repo.findOrphans(withStart.map((l) => l[0]!));
+  private async applyParked(withStart: CallPartEvent[][], startKeys: readonly CallKey[], started: CallSnapshot[], parkedBefore: ReadonlyMap<string, readonly OrphanPart[]>): Promise<CallSnapshot[]> {
+    const orphans = await this.repo.findOrphans(startKeys);
     if (orphans.size === 0) return started;
     const final = withStart.map((list, i) => {
-      const key = callKey(list[0]!);
+      const key = callKey(startKeys[i]!);
       const parkedParts = orphans.get(key);
       return parkedParts && !sameParts(parkedParts, parkedBefore.get(key) ?? []) ? mergeCallParts(null, list, parkedParts).snapshot! : started[i]!;
     });
