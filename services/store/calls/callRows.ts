@@ -43,8 +43,8 @@ export type CallRow = { [K in CallFieldName]: OrNull<(typeof CALL_FIELDS)[K], Ro
   storage_size_bytes: string | number;
 };
 
-/** A `calls` row read whole, with its version (the worker's lookups). */
-export type VersionedCallRow = CallRow & { version: string | number };
+/** A call's fields as stored, with its row's version (the worker's lookups). */
+export type VersionedCallRow = Omit<CallRow, "storage_size_bytes"> & { version: string | number };
 
 function parseJson<T extends JsonValue>(text: string | null, fallback: T): T {
   if (text === null || text === "") return fallback;

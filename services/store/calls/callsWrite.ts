@@ -39,6 +39,13 @@ const CALL_COLUMNS = [
   "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
+/**
+ * What the worker reads of a stored call: its fields and version, not the leaves, which are
+ * derived again when the call is written (the `json_*` arrays are most of a row's bytes, and a
+ * lookup reads every row of the granules its ids are in).
+ */
+const SNAPSHOT_COLUMNS = [...CALL_FIELD_ENTRIES.map(([name]) => name), "version"].join(", ");
+
 /** Bytes per `calls` row the first insert's buffer is sized for; later ones for what the last insert's rows took, ROW_BYTES_MARGIN more. */
 const ROW_BYTES_GUESS = 2048;
 const ROW_BYTES_MARGIN = 1.25;
@@ -160,7 +167,7 @@ export class CallsWriteRepository {
       const pb = new ParamBuilder();
       const project = pb.str(projectId);
       const rows = await this.store.rows<VersionedCallRow>("worker_find_calls", {
-        sql: `SELECT * FROM calls
+        sql: `SELECT ${SNAPSHOT_COLUMNS} FROM calls
               WHERE project_id = ${project}
                 AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})
                 AND id IN ${pb.inStrings(ids)}
