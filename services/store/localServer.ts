@@ -66,6 +66,16 @@ const QUERY_AND_PART_LOGS = ["query_log", "part_log"]
   .join("");
 
 /**
+ * Every merge vertical (a column at a time) rather than only those of 131,072 rows or more and
+ * 11 columns or more: a horizontal merge copies row by row, every column of the row, and the
+ * wide rows of `calls` (their arrays of leaves) made its merges the larger half of ClickHouse's
+ * CPU under ingest. Merges of `calls` took a third to a half of the time with it
+ * (docs/benchmarks.md, "Vertical merges"). Engines a vertical merge does not serve (Aggregating,
+ * Summing) still merge horizontally.
+ */
+const VERTICAL_MERGES = `<merge_tree><vertical_merge_algorithm_min_rows_to_activate>1</vertical_merge_algorithm_min_rows_to_activate><vertical_merge_algorithm_min_columns_to_activate>1</vertical_merge_algorithm_min_columns_to_activate></merge_tree>`;
+
+/**
  * Bounded disk: ClickHouse keeps a system log table (query, query thread, part, trace, metric,
  * text logs...) only for a section of its config that names it, and this config names none
  * (but the diagnosis logs above, when asked for): the server writes no log tables at all
@@ -93,7 +103,8 @@ export function serverConfigXml(dir: string, httpPort: number, tcpPort: number, 
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <timezone>UTC</timezone>
-  <mlock_executable>false</mlock_executable>${LOG_QUERIES ? QUERY_AND_PART_LOGS : ""}${extra}
+  <mlock_executable>false</mlock_executable>
+  ${VERTICAL_MERGES}${LOG_QUERIES ? QUERY_AND_PART_LOGS : ""}${extra}
 </yandex>
 `;
 }

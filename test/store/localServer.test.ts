@@ -38,6 +38,30 @@ describe("the local ClickHouse server (make start)", () => {
     }
   });
 
+  it("merges every part vertically, and a ReplacingMergeTree merged so keeps each row's newest version", async () => {
+    const server = await startLocalClickHouse(mkdtempSync(join(dir, "merges-")));
+    try {
+      const query = async (sql: string) => {
+        const res = await fetch(`${server.url}/?database=default`, { method: "POST", body: sql });
+        const text = await res.text();
+        expect(res.status, text).toBe(200);
+        return text;
+      };
+      expect(await query("SELECT name, value FROM system.merge_tree_settings WHERE name LIKE 'vertical_merge_algorithm_min_%' ORDER BY name FORMAT TSV")).toBe(
+        "vertical_merge_algorithm_min_columns_to_activate\t1\nvertical_merge_algorithm_min_rows_to_activate\t1\n",
+      );
+      await query("CREATE TABLE r (k UInt64, v String, tags Array(String), version UInt64) ENGINE = ReplacingMergeTree(version) ORDER BY k");
+      for (let version = 1; version <= 3; version++) {
+        await query(`INSERT INTO r SELECT number, concat('v', toString(${version})), [toString(number), 'x'], ${version} FROM system.numbers LIMIT ${version * 100}`);
+      }
+      await query("OPTIMIZE TABLE r FINAL");
+      expect(await query("SELECT count(), uniqExact(k), countIf(version = 3 AND v = 'v3' AND tags = [toString(k), 'x']) FROM r FORMAT TSV")).toBe("300\t300\t300\n");
+      expect(await query("SELECT count() FROM system.parts WHERE table = 'r' AND active FORMAT TSV")).toBe("1\n");
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("stops on SIGTERM by itself, without being killed, and starts again on its data", async () => {
     const server = await startLocalClickHouse(dir);
     // A connection left open from the start-up check would hold the server's shutdown until it is killed.
