@@ -7,14 +7,17 @@ import { startLocalClickHouse } from "../../services/store/localServer.js";
 const dir = mkdtempSync(join(tmpdir(), "local-ch-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Runs one statement on the server at `url`; its answer's text, or a failed expectation naming the statement. */
+const queryOn = (url: string) => async (sql: string): Promise<string> => {
+  const res = await fetch(`${url}/?database=default`, { method: "POST", body: sql });
+  const text = await res.text();
+  expect(res.status, `${sql}: ${text}`).toBe(200);
+  return text;
+};
+
 /** The server's own log tables (`system.*_log`: query, query thread, part, trace, metric, text logs...) and the rows each holds. */
 async function systemLogRows(url: string): Promise<Record<string, number>> {
-  const query = async (sql: string) => {
-    const res = await fetch(`${url}/?database=default`, { method: "POST", body: sql });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${sql}: ${res.status} ${text}`);
-    return text;
-  };
+  const query = queryOn(url);
   const tables = (await query("SELECT name FROM system.tables WHERE database = 'system' AND name LIKE '%\\_log' FORMAT TSV")).split("\n").filter(Boolean);
   const out: Record<string, number> = {};
   for (const table of tables) out[table] = Number(await query(`SELECT count() FROM system.${table}`));
@@ -26,7 +29,7 @@ describe("the local ClickHouse server (make start)", () => {
   it.skipIf(process.env.CLICKHOUSE_LOG_QUERIES === "1")("keeps no log tables of its own: queries, inserts and merges leave nothing in system.*_log", async () => {
     const server = await startLocalClickHouse(mkdtempSync(join(dir, "logs-")));
     try {
-      const run = async (sql: string) => expect((await fetch(`${server.url}/?database=default`, { method: "POST", body: sql })).status).toBe(200);
+      const run = queryOn(server.url);
       await run("CREATE TABLE t (k UInt64, v String) ENGINE = MergeTree() ORDER BY k");
       for (let i = 0; i < 5; i++) await run(`INSERT INTO t SELECT number, toString(number) FROM system.numbers LIMIT ${i * 1000}, 1000`);
       await run("OPTIMIZE TABLE t FINAL");
@@ -41,12 +44,7 @@ describe("the local ClickHouse server (make start)", () => {
   it("merges every part vertically, and a ReplacingMergeTree merged so keeps each row's newest version", async () => {
     const server = await startLocalClickHouse(mkdtempSync(join(dir, "merges-")));
     try {
-      const query = async (sql: string) => {
-        const res = await fetch(`${server.url}/?database=default`, { method: "POST", body: sql });
-        const text = await res.text();
-        expect(res.status, text).toBe(200);
-        return text;
-      };
+      const query = queryOn(server.url);
       expect(await query("SELECT name, value FROM system.merge_tree_settings WHERE name LIKE 'vertical_merge_algorithm_min_%' ORDER BY name FORMAT TSV")).toBe(
         "vertical_merge_algorithm_min_columns_to_activate\t1\nvertical_merge_algorithm_min_rows_to_activate\t1\n",
       );

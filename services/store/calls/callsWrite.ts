@@ -33,9 +33,12 @@ function* byProject(keys: readonly CallKey[]): Generator<[string, string[]]> {
   for (const [projectId, ids] of grouped) for (const chunk of idChunks(ids)) yield [projectId, chunk];
 }
 
-/** The call's fields (contract/callFields.ts, in its order), then what storage adds. */
+/** The call's fields, in contract/callFields.ts's order. */
+const CALL_FIELD_NAMES = CALL_FIELD_ENTRIES.map(([name]) => name);
+
+/** The call's fields, then what storage adds. */
 const CALL_COLUMNS = [
-  ...CALL_FIELD_ENTRIES.map(([name]) => name),
+  ...CALL_FIELD_NAMES,
   "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
@@ -44,7 +47,7 @@ const CALL_COLUMNS = [
  * derived again when the call is written (the `json_*` arrays are most of a row's bytes, and a
  * lookup reads every row of the granules its ids are in).
  */
-const SNAPSHOT_COLUMNS = [...CALL_FIELD_ENTRIES.map(([name]) => name), "version"].join(", ");
+const SNAPSHOT_COLUMNS = [...CALL_FIELD_NAMES, "version"].join(", ");
 
 /** Bytes per `calls` row the first insert's buffer is sized for; later ones for what the last insert's rows took, ROW_BYTES_MARGIN more. */
 const ROW_BYTES_GUESS = 2048;
