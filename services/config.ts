@@ -21,9 +21,11 @@ export const DEFAULTS = {
   FILE_MAX_BYTES: 1024 * 1024 * 1024,
   BATCH_MAX_EVENTS: 50_000,
   BATCH_MAX_BYTES: 6 * 1024 * 1024,
+  KAFKA_BATCH_MAX_BYTES: 12 * 1024 * 1024,
   LOG_BATCHES_IN_FLIGHT: 2,
   LOG_EXPORT_WRITERS: 2,
   BATCH_MAX_WAIT_MS: 200,
+  KAFKA_BATCH_MAX_WAIT_MS: 2_000,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
   QUEUE_MAX_PENDING_BYTES: 64 * 1024 * 1024,
   LOG_MAX_BYTES: 1024 ** 3,
@@ -46,6 +48,8 @@ export const DEFAULTS = {
   MONITORS_SWEEP_INTERVAL_MS: 10_000,
   MONITORS_QUEUE_SIZE: 10_000,
 } as const;
+
+const mib = (bytes: number): string => `${bytes / 1024 ** 2} MiB`;
 
 /** The roles a process can run; what each one mounts and runs is the table in services/resources.ts. */
 export const ROLE_NAMES = ["ingest", "worker", "query", "inference"] as const;
@@ -115,15 +119,15 @@ export const EnvVariables = z.object({
   JSON_MAX_DEPTH: z.coerce.number().int().min(1).max(10_000).default(DEFAULTS.JSON_MAX_DEPTH).describe("Deepest nesting of objects and arrays in a JSON request body (400 beyond)."),
   FILE_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.FILE_MAX_BYTES).describe("Largest file `/file/create` and `/image/create` store (413 beyond; nothing of the upload is kept)."),
   BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS).describe("Most events the worker stores in one batch: ClickHouse's CPU per row falls as inserts grow."),
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_BYTES).describe("Most log bytes (durable log) or message bytes (Kafka) in one worker batch (a single bigger record still goes, alone). The worker holds a batch and its rows until they are stored, so this bounds its memory when events are fat (OTLP exports), and how long one batch takes to store: positions and offsets are committed a batch at a time, so the lag bound (`MAX_LAG_MS`) sees the worker's lag in steps of a batch. A Kafka worker buffers two batches: one stored while the next is fetched."),
-  BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_WAIT_MS).describe("Longest the worker waits to fill a batch (sooner once `BATCH_MAX_EVENTS` are waiting, at once for a backlog; on the durable log also at once when no batch went out in the last `BATCH_MAX_WAIT_MS`, so a lone write to an idle worker does not wait). It bounds how soon a write is stored after a burst, and how many small inserts a quiet process makes."),
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().optional().describe(`Most log bytes (durable log) or message bytes (Kafka) in one worker batch (a single bigger record still goes, alone). The worker holds a batch and its rows until they are stored, so this bounds its memory when events are fat (OTLP exports), and how long one batch takes to store: positions and offsets are committed a batch at a time, so the lag bound (\`MAX_LAG_MS\`) sees the worker's lag in steps of a batch. A Kafka worker buffers two batches: one stored while the next is fetched. Unset: ${mib(DEFAULTS.BATCH_MAX_BYTES)} on the durable log, ${mib(DEFAULTS.KAFKA_BATCH_MAX_BYTES)} with Kafka (see \`BATCH_MAX_WAIT_MS\`).`),
+  BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().optional().describe(`Longest the worker waits to fill a batch: sooner once \`BATCH_MAX_EVENTS\` or \`BATCH_MAX_BYTES\` are waiting, at once when no batch went out in the last \`BATCH_MAX_WAIT_MS\` (a lone write to an idle worker does not wait), and with Kafka once fetches stop bringing anything new (the burst is over). Under a steady stream it is how often each worker inserts: it bounds how soon a write is stored under load, and how many inserts a busy process makes. Unset: ${DEFAULTS.BATCH_MAX_WAIT_MS} ms on the durable log, ${DEFAULTS.KAFKA_BATCH_MAX_WAIT_MS} ms with Kafka, where each insert into a replicated table costs every replica a part to fetch and ZooKeeper a few dozen transactions (docs/operations.md, "Running at scale").`),
   LOG_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(DEFAULTS.LOG_BATCHES_IN_FLIGHT).describe("Durable log: batches its worker handles at once, so that one is merged while ClickHouse stores the one before. Positions are committed in order; each batch in flight holds its memory."),
   LOG_EXPORT_WRITERS: z.coerce.number().int().min(0).max(8).default(DEFAULTS.LOG_EXPORT_WRITERS).describe("Durable log: writer threads beside the log's worker thread; a batch made only of OTLP exports goes to one of them (waiting while all are busy), which maps the spans and stores their calls, so that the worker thread stays free for small writes (0: the worker thread does it all). Each holds a V8 heap of its own; as many as `LOG_BATCHES_IN_FLIGHT` keep every batch in flight on a thread of its own."),
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(DEFAULTS.HEAP_GROWING_PERCENT).describe("How far past what a full garbage collection left each V8 heap (every thread's) may grow before the next one, in percent (V8's `--heap-growing-percent`; 0: V8's own factor, which lets heaps grow up to 4 times under a high allocation rate). Lower holds less garbage (a lower peak RSS) for more collector CPU; the figures are in docs/benchmarks.md, section Memory."),
   PROCESSES: z.coerce.number().int().min(1).max(256).default(DEFAULTS.PROCESSES).describe("Copies of the service on one port (Node's cluster module), each with its own log and worker; a process that dies is replaced by one that replays its log. For machines with more cores than ClickHouse needs (docs/operations.md)."),
   PROCESS_INDEX: z.coerce.number().int().min(0).max(255).default(0).describe("Which of the `PROCESSES` this one is (its log directory); set by the cluster's primary, not by users."),
   LOG_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.LOG_MAX_BYTES).describe("Bytes the durable log may hold that are not yet stored (while ClickHouse is down, say); beyond it ingest answers 429 with `Retry-After`. A lone request is always admitted."),
-  MAX_LAG_MS: z.coerce.number().int().min(0).default(DEFAULTS.MAX_LAG_MS).describe("While the worker is storing but the oldest write it has not stored yet is older than this, a bulk write (see `LAG_BULK_ITEMS`) waits up to 5 s for that to change and is then answered 429 with `Retry-After`, while small writes are admitted at once. With Kafka each ingest process reads the worker group's committed offsets against the topic's end every 250 ms, per partition: this keeps the group's backlog far inside the brokers' retention. A worker that stored nothing for 10 s (ClickHouse down) does not count: the log then acknowledges up to `LOG_MAX_BYTES`, Kafka up to its retention. 0: no lag bound."),
+  MAX_LAG_MS: z.coerce.number().int().min(0).default(DEFAULTS.MAX_LAG_MS).describe("While the worker is storing but the oldest write it has not stored yet waited longer than this past `BATCH_MAX_WAIT_MS` (the wait for its batch), a bulk write (see `LAG_BULK_ITEMS`) waits up to 5 s for that to change and is then answered 429 with `Retry-After`, while small writes are admitted at once. With Kafka each ingest process reads the worker group's committed offsets against the topic's end every 250 ms, per partition: this keeps the group's backlog far inside the brokers' retention. A worker that stored nothing for 10 s (ClickHouse down) does not count: the log then acknowledges up to `LOG_MAX_BYTES`, Kafka up to its retention. 0: no lag bound."),
   READ_YOUR_WRITES_WAIT_MS: z.coerce.number().int().min(0).default(DEFAULTS.READ_YOUR_WRITES_WAIT_MS).describe("Longest an operation on a project waits for that project's queued writes to be stored before it runs anyway, on what is stored (and logs a warning): a worker far behind, or a store that is down, must not hold reads for long (docs/architecture.md, \"The path of a read\"). The suite sets it to 60 s: its reads must see their writes however loaded the machine."),
   LAG_BULK_ITEMS: z.coerce.number().int().min(0).default(DEFAULTS.LAG_BULK_ITEMS).describe("A write of more calls, spans or log records than this (an OTLP export of its spans, an `upsert_batch` of its parts) is bulk for `MAX_LAG_MS`."),
   LAG_BULK_BYTES: z.coerce.number().int().positive().default(DEFAULTS.LAG_BULK_BYTES).describe("A write of more bytes than this (log bytes; with Kafka, request bytes) is bulk for `MAX_LAG_MS`, whatever its count. Durable log: a write that is not bulk and lands behind more than this many log bytes not yet stored is stored ahead of them (readable at once, committed in order)."),
@@ -153,7 +157,27 @@ export const EnvVariables = z.object({
   ALERTS_EVAL_INTERVAL_MS: z.coerce.number().int().min(100).max(30_000).default(DEFAULTS.ALERTS_EVAL_INTERVAL_MS).describe("How often the worker evaluates every alert rule (at most 30 s, so that a rule is evaluated at least that often)."),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("pino log level (JSON lines on stdout, buffered: written out within 100 ms, never waited on by a request); at `info` one line per request, `warn` drops those."),
 });
-const EnvSchema = EnvVariables.transform((env) => ({ ...env, KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC) }));
+const EnvSchema = EnvVariables.transform((env) => ({
+  ...env,
+  KAFKA_JOBS_TOPIC: env.KAFKA_JOBS_TOPIC ?? defaultJobsTopic(env.KAFKA_TOPIC),
+  ...batchDefaults(env),
+}));
+
+/** Whether writes go through Kafka (scale-out) rather than the durable local log. */
+export const usesKafka = (env: { KAFKA_BROKERS?: readonly string[] }): boolean => (env.KAFKA_BROKERS?.length ?? 0) > 0;
+
+/**
+ * A worker's batch when `BATCH_MAX_WAIT_MS` and `BATCH_MAX_BYTES` are unset: with Kafka fewer,
+ * bigger ones, since its store is a cluster where each insert costs every replica a part to
+ * fetch and ZooKeeper a few dozen transactions (docs/operations.md, "Running at scale").
+ */
+function batchDefaults(env: { KAFKA_BROKERS?: readonly string[]; BATCH_MAX_WAIT_MS?: number; BATCH_MAX_BYTES?: number }): { BATCH_MAX_WAIT_MS: number; BATCH_MAX_BYTES: number } {
+  const kafka = usesKafka(env);
+  return {
+    BATCH_MAX_WAIT_MS: env.BATCH_MAX_WAIT_MS ?? (kafka ? DEFAULTS.KAFKA_BATCH_MAX_WAIT_MS : DEFAULTS.BATCH_MAX_WAIT_MS),
+    BATCH_MAX_BYTES: env.BATCH_MAX_BYTES ?? (kafka ? DEFAULTS.KAFKA_BATCH_MAX_BYTES : DEFAULTS.BATCH_MAX_BYTES),
+  };
+}
 
 /** The names of every environment variable the service reads (deploy/ is checked against them). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvVariables.shape);

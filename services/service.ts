@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { KeyRing, localKeys } from "./auth/keys.js";
 import { KeySync } from "./auth/keySync.js";
 import { KeysRepository } from "./store/keys/keysRepository.js";
-import { rolesOf, type Config, type RoleName } from "./config.js";
+import { rolesOf, usesKafka, type Config, type RoleName } from "./config.js";
 import { setUpMetrics } from "./metrics.js";
 import type { Operation } from "./contract/operation.js";
 import { HttpApi } from "./http/app.js";
@@ -93,8 +93,16 @@ export function resolveKeys(config: Config, log: Logger): { ring: KeyRing; print
   return { ring: new KeyRing(keys), printed: key };
 }
 
-/** The call events' lag bound, on the log or Kafka (the jobs topic has none: its writes are single job submissions). */
-const lagLimits = (config: Config): LagLimits => ({ maxLagMs: config.MAX_LAG_MS, bulkItems: config.LAG_BULK_ITEMS, bulkBytes: config.LAG_BULK_BYTES });
+/**
+ * The call events' lag bound, on the log or Kafka (the jobs topic has none: its writes are
+ * single job submissions). `MAX_LAG_MS` counts past the batching wait: a write may wait
+ * `BATCH_MAX_WAIT_MS` for its batch by design, and that alone must not refuse bulk writes.
+ */
+const lagLimits = (config: Config): LagLimits => ({
+  maxLagMs: config.MAX_LAG_MS === 0 ? 0 : config.MAX_LAG_MS + config.BATCH_MAX_WAIT_MS,
+  bulkItems: config.LAG_BULK_ITEMS,
+  bulkBytes: config.LAG_BULK_BYTES,
+});
 
 const consumerOptions = (config: Config, log: Logger): ConsumerOptions => ({ maxWaitMs: config.BATCH_MAX_WAIT_MS, maxBatchEvents: config.BATCH_MAX_EVENTS, maxBatchBytes: config.BATCH_MAX_BYTES, log });
 
@@ -172,7 +180,7 @@ interface Wiring {
 function wiringOf(config: Config, log: Logger): Wiring {
   const roles = rolesOf(config.ROLE);
   setUpMetrics(config.ROLE, { processMetrics: true });
-  const useKafka = !!config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0;
+  const useKafka = usesKafka(config);
   const publishesCalls = roles.has("ingest") || roles.has("inference");
   if (publishesCalls !== roles.has("worker") && !useKafka) {
     throw new Error(`ROLE=${config.ROLE} needs KAFKA_BROKERS: separate ingest (or inference) and worker roles talk through Kafka`);

@@ -37,6 +37,14 @@ describe("configuration", () => {
     expect(loadConfig({ KAFKA_TOPIC: "calls", KAFKA_JOBS_TOPIC: "work" }).KAFKA_JOBS_TOPIC).toBe("work");
   });
 
+  it("makes bigger worker batches with Kafka than on the durable log, unless BATCH_MAX_WAIT_MS and BATCH_MAX_BYTES say otherwise", () => {
+    expect(loadConfig({})).toMatchObject({ BATCH_MAX_WAIT_MS: 200, BATCH_MAX_BYTES: 6 * 1024 ** 2 });
+    expect(loadConfig({ KAFKA_BROKERS: "" })).toMatchObject({ BATCH_MAX_WAIT_MS: 200, BATCH_MAX_BYTES: 6 * 1024 ** 2 });
+    expect(loadConfig({ KAFKA_BROKERS: "k:9092" })).toMatchObject({ BATCH_MAX_WAIT_MS: 2000, BATCH_MAX_BYTES: 12 * 1024 ** 2 });
+    expect(loadConfig({ KAFKA_BROKERS: "k:9092", BATCH_MAX_WAIT_MS: "50", BATCH_MAX_BYTES: "1000" })).toMatchObject({ BATCH_MAX_WAIT_MS: 50, BATCH_MAX_BYTES: 1000 });
+    expect(() => loadConfig({ BATCH_MAX_WAIT_MS: "0" })).toThrow(/BATCH_MAX_WAIT_MS/);
+  });
+
   it("serves OTLP/gRPC on 4317 by default, on OTLP_GRPC_PORT when set, and not at all for 0", () => {
     expect(loadConfig({}).OTLP_GRPC_PORT).toBe(4317);
     expect(loadConfig({ OTLP_GRPC_PORT: "14317" }).OTLP_GRPC_PORT).toBe(14317);

@@ -32,8 +32,8 @@ function startEvent(id: string): CallStartEvent {
 const publisherOf = (topic: string, group: string) =>
   new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
 /** A consumer whose `start` takes the store and puts the worker's delivery in front of it, as the service does. */
-function consumerOf(topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000, logger = log) {
-  const consumer = new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs: 100, maxBatchEvents, maxBatchBytes: 1 << 24, log: logger });
+function consumerOf(topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000, logger = log, maxWaitMs = 100) {
+  const consumer = new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs, maxBatchEvents, maxBatchBytes: 1 << 24, log: logger });
   return {
     start: (store: BatchHandler<TraceEvent>) => consumer.start(deliverWith(store, logger, topic)),
     /** Without the worker's delivery: what `deliver` throws reaches KafkaJS. */
@@ -95,6 +95,27 @@ describe("the Kafka queue against a Kafka-protocol broker", GROUP_TESTS, () => {
     await consumer.shutdown();
     expect(Math.max(...sizes)).toBeLessThanOrEqual(10);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(95);
+  });
+
+  it("stores a lone write at once and a burst once fetches stop bringing more, without waiting out maxWaitMs", async () => {
+    const topic = `burst-${unique()}`;
+    const group = `g-${unique()}`;
+    const publisher = publisherOf(topic, group);
+    const batches: string[][] = [];
+    // A wait far longer than the test's: what is stored, is stored before it ran out.
+    const consumer = consumerOf(topic, settings(group), 10_000, log, 600_000);
+    await consumer.start(async (batch) => {
+      batches.push(batch.flatMap((e) => (e.kind === "call_start" ? [e.id] : [])));
+    });
+    await publisher.publish([startEvent("lone")]);
+    await until(async () => batches.length === 1);
+    const burst = Array.from({ length: 40 }, (_, i) => startEvent(`b${i}`));
+    for (let i = 0; i < burst.length; i += 10) await publisher.publish(burst.slice(i, i + 10));
+    await until(async () => batches.flat().length === 41);
+    await consumer.shutdown();
+    await publisher.close();
+    expect(batches[0]).toEqual(["lone"]);
+    expect(batches.flat().sort()).toEqual(["lone", ...burst.map((e) => e.id)].sort());
   });
 
   it("sends events the store refuses to the dead-letter topic and goes on with the rest", async () => {

@@ -31,6 +31,20 @@ const CONSUMER_RESTART_MS = 1_000;
 const CONSUMER_RESTART_MAX_MS = 30_000;
 /** How often a fetch waiting for room in the buffer heartbeats, so the group keeps the member. */
 const ROOM_HEARTBEAT_MS = 1_000;
+/**
+ * Longest a fetch waits at the broker for messages: short, so that a write to an idle worker is
+ * fetched soon even from a broker that answers a fetch only when its wait ran out (the
+ * Kafka-protocol mock of the tests does), whatever the batch's own wait.
+ */
+const FETCH_MAX_WAIT_MS = 200;
+/**
+ * A batch waiting to fill goes once fetches brought nothing for longer than a fetch waits at
+ * the broker (and its round trip): the burst that filled it is over, and waiting out
+ * `maxWaitMs` would only delay it. Under a steady stream fetches keep bringing messages and
+ * the batch fills for `maxWaitMs`. Shorter, and a fetch that met an empty partition of the
+ * mock broker (it answers only when its wait ran out) would end batches in mid-burst.
+ */
+const QUIET_MS = FETCH_MAX_WAIT_MS + 100;
 /** Batches of the buffer at most, in events and bytes: one stored while the next fills. */
 const BUFFERED_BATCHES = 2;
 
@@ -132,6 +146,8 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private roomWaiters: (() => void)[] = [];
   /** When the last batch went to the delivery. */
   private lastBatchAt = 0;
+  /** When a fetch last brought messages into the buffer. */
+  private lastFetchAt = 0;
   /** Wakes a store loop that waits for its batch to fill. */
   private batchFull: (() => void) | null = null;
 
@@ -148,7 +164,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
       // A crashed worker's partitions move to the others after this long.
       sessionTimeout: 10_000,
       heartbeatInterval: 1_000,
-      maxWaitTimeInMs: options.maxWaitMs,
+      maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
       minBytes: 1,
       maxBytesPerPartition: 16 * 1024 * 1024,
       allowAutoTopicCreation: true,
@@ -246,6 +262,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
     this.expected.set(batch.partition, BigInt(last.offset) + 1n);
     const records = batch.messages.map((m) => this.readRecord(m));
     this.buffer.push({ partition: batch.partition, records, generation });
+    this.lastFetchAt = Date.now();
     for (const record of records) {
       this.bufferedEvents += eventsOf(record);
       this.bufferedBytes += record.bytes;
@@ -288,13 +305,14 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
 
   /**
    * Stores the buffer, a batch at a time, until it is empty. A batch goes at once when a full
-   * one is buffered or none went out in the last `maxWaitMs`; else it waits for that, so that a
-   * steady stream makes one insert per table every `maxWaitMs` rather than one per fetch (on a
-   * cluster each insert costs every replica a part and ZooKeeper a dozen transactions).
+   * one is buffered or none went out in the last `maxWaitMs`, and once fetches bring nothing
+   * more for QUIET_MS; else it fills for up to `maxWaitMs`, so that a steady stream makes one
+   * insert per table every `maxWaitMs` rather than one per fetch (on a cluster each insert
+   * costs every replica a part and ZooKeeper a few dozen transactions).
    */
   private async storeBuffered(deliver: Deliver<T>): Promise<void> {
     while (this.buffer.length > 0 && !this.stopping) {
-      const wait = this.lastBatchAt + this.options.maxWaitMs - Date.now();
+      const wait = Math.min(this.lastBatchAt + this.options.maxWaitMs, this.lastFetchAt + QUIET_MS) - Date.now();
       if (wait > 0 && !this.full(1)) {
         await Promise.race([sleep(wait), new Promise<void>((r) => (this.batchFull = r))]);
         this.batchFull = null;
