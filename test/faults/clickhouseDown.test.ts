@@ -124,7 +124,7 @@ describe("faults: ClickHouse down", () => {
       CLICKHOUSE_URL: ch.url,
       CLICKHOUSE_DATABASE: `faults_${randomBytes(4).toString("hex")}`,
       DATA_DIR: tempDir("faults-svc-"),
-      // Any record not stored at once puts the worker past the bound; 5 calls make a bulk write.
+      // A record not stored within the batching wait and 1 ms puts the worker past the bound; 5 calls make a bulk write.
       MAX_LAG_MS: "1",
       LAG_BULK_ITEMS: "4",
       BATCH_MAX_WAIT_MS: "100",
@@ -140,6 +140,8 @@ describe("faults: ClickHouse down", () => {
     await clickhouse!.stop();
     // Not stored from now on: the worker is behind, and storing (it stored a batch just now).
     expect((await api.post("/call/start", { start: startOf("single-1") })).status).toBe(200);
+    // The bound counts past the batching wait (MAX_LAG_MS + BATCH_MAX_WAIT_MS: 101 ms here).
+    await sleep(300);
     const refused = await api.post("/call/upsert_batch", bulk("refused"));
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
