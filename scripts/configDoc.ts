@@ -10,23 +10,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { z } from "zod";
-import { EnvVariables, OTHER_VARIABLES, REMOVED_VARIABLES } from "../services/config.js";
+import { EnvVariables, formatBytes, OTHER_VARIABLES, REMOVED_VARIABLES } from "../services/config.js";
 
 export const CONFIGURATION_DOC = fileURLToPath(new URL("../docs/configuration.md", import.meta.url));
 
-const UNITS = [
-  ["GiB", 1024 ** 3],
-  ["MiB", 1024 ** 2],
-  ["KiB", 1024],
-] as const;
-
 /** A byte count in the largest binary unit that divides it; other numbers as written. */
-function formatNumber(name: string, value: number): string {
-  if (name.endsWith("_BYTES")) {
-    for (const [unit, size] of UNITS) if (value >= size && value % size === 0) return `${value / size} ${unit}`;
-  }
-  return String(value);
-}
+const formatNumber = (name: string, value: number): string => (name.endsWith("_BYTES") ? formatBytes(value) : String(value));
 
 /** What the variable is when it is not set: its schema's default, or "unset". */
 function formatDefault(name: string, schema: z.ZodType): string {

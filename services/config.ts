@@ -20,10 +20,12 @@ export const DEFAULTS = {
   JSON_MAX_DEPTH: 256,
   FILE_MAX_BYTES: 1024 * 1024 * 1024,
   BATCH_MAX_EVENTS: 50_000,
+  // The worker's batch on the durable log; with Kafka the KAFKA_ values (batchDefaults below).
   BATCH_MAX_BYTES: 6 * 1024 * 1024,
   KAFKA_BATCH_MAX_BYTES: 12 * 1024 * 1024,
   LOG_BATCHES_IN_FLIGHT: 2,
   LOG_EXPORT_WRITERS: 2,
+  // As BATCH_MAX_BYTES: the log's wait, then Kafka's.
   BATCH_MAX_WAIT_MS: 200,
   KAFKA_BATCH_MAX_WAIT_MS: 2_000,
   QUEUE_MAX_PENDING_EVENTS: 200_000,
@@ -49,7 +51,17 @@ export const DEFAULTS = {
   MONITORS_QUEUE_SIZE: 10_000,
 } as const;
 
-const mib = (bytes: number): string => `${bytes / 1024 ** 2} MiB`;
+const BYTE_UNITS = [
+  ["GiB", 1024 ** 3],
+  ["MiB", 1024 ** 2],
+  ["KiB", 1024],
+] as const;
+
+/** A byte count in the largest binary unit that divides it (as the descriptions and docs/configuration.md write sizes). */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of BYTE_UNITS) if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  return String(bytes);
+}
 
 /** The roles a process can run; what each one mounts and runs is the table in services/resources.ts. */
 export const ROLE_NAMES = ["ingest", "worker", "query", "inference"] as const;
@@ -119,7 +131,7 @@ export const EnvVariables = z.object({
   JSON_MAX_DEPTH: z.coerce.number().int().min(1).max(10_000).default(DEFAULTS.JSON_MAX_DEPTH).describe("Deepest nesting of objects and arrays in a JSON request body (400 beyond)."),
   FILE_MAX_BYTES: z.coerce.number().int().positive().default(DEFAULTS.FILE_MAX_BYTES).describe("Largest file `/file/create` and `/image/create` store (413 beyond; nothing of the upload is kept)."),
   BATCH_MAX_EVENTS: z.coerce.number().int().positive().default(DEFAULTS.BATCH_MAX_EVENTS).describe("Most events the worker stores in one batch: ClickHouse's CPU per row falls as inserts grow."),
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().optional().describe(`Most log bytes (durable log) or message bytes (Kafka) in one worker batch (a single bigger record still goes, alone). The worker holds a batch and its rows until they are stored, so this bounds its memory when events are fat (OTLP exports), and how long one batch takes to store: positions and offsets are committed a batch at a time, so the lag bound (\`MAX_LAG_MS\`) sees the worker's lag in steps of a batch. A Kafka worker buffers two batches: one stored while the next is fetched. Unset: ${mib(DEFAULTS.BATCH_MAX_BYTES)} on the durable log, ${mib(DEFAULTS.KAFKA_BATCH_MAX_BYTES)} with Kafka (see \`BATCH_MAX_WAIT_MS\`).`),
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().optional().describe(`Most log bytes (durable log) or message bytes (Kafka) in one worker batch (a single bigger record still goes, alone). The worker holds a batch and its rows until they are stored, so this bounds its memory when events are fat (OTLP exports), and how long one batch takes to store: positions and offsets are committed a batch at a time, so the lag bound (\`MAX_LAG_MS\`) sees the worker's lag in steps of a batch. A Kafka worker buffers two batches: one stored while the next is fetched. Unset: ${formatBytes(DEFAULTS.BATCH_MAX_BYTES)} on the durable log, ${formatBytes(DEFAULTS.KAFKA_BATCH_MAX_BYTES)} with Kafka (see \`BATCH_MAX_WAIT_MS\`).`),
   BATCH_MAX_WAIT_MS: z.coerce.number().int().positive().optional().describe(`Longest the worker waits to fill a batch: sooner once \`BATCH_MAX_EVENTS\` or \`BATCH_MAX_BYTES\` are waiting, at once when no batch went out in the last \`BATCH_MAX_WAIT_MS\` (a lone write to an idle worker does not wait), and with Kafka once fetches stop bringing anything new (the burst is over). Under a steady stream it is how often each worker inserts: it bounds how soon a write is stored under load, and how many inserts a busy process makes. Unset: ${DEFAULTS.BATCH_MAX_WAIT_MS} ms on the durable log, ${DEFAULTS.KAFKA_BATCH_MAX_WAIT_MS} ms with Kafka, where each insert into a replicated table costs every replica a part to fetch and ZooKeeper a few dozen transactions (docs/operations.md, "Running at scale").`),
   LOG_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(DEFAULTS.LOG_BATCHES_IN_FLIGHT).describe("Durable log: batches its worker handles at once, so that one is merged while ClickHouse stores the one before. Positions are committed in order; each batch in flight holds its memory."),
   LOG_EXPORT_WRITERS: z.coerce.number().int().min(0).max(8).default(DEFAULTS.LOG_EXPORT_WRITERS).describe("Durable log: writer threads beside the log's worker thread; a batch made only of OTLP exports goes to one of them (waiting while all are busy), which maps the spans and stores their calls, so that the worker thread stays free for small writes (0: the worker thread does it all). Each holds a V8 heap of its own; as many as `LOG_BATCHES_IN_FLIGHT` keep every batch in flight on a thread of its own."),

@@ -32,7 +32,7 @@ function startEvent(id: string): CallStartEvent {
 const publisherOf = (topic: string, group: string) =>
   new KafkaEventPublisher(traceEventsTopic(topic), settings(group), { maxPendingEvents: 10_000, maxPendingBytes: 64 * 1024 * 1024 });
 /** A consumer whose `start` takes the store and puts the worker's delivery in front of it, as the service does. */
-function consumerOf(topic: string, kafka: KafkaSettings, maxBatchEvents = 10_000, logger = log, maxWaitMs = 100) {
+function consumerOf(topic: string, kafka: KafkaSettings, { maxBatchEvents = 10_000, logger = log, maxWaitMs = 100 }: { maxBatchEvents?: number; logger?: typeof log; maxWaitMs?: number } = {}) {
   const consumer = new KafkaEventConsumer(traceEventsTopic(topic), kafka, { maxWaitMs, maxBatchEvents, maxBatchBytes: 1 << 24, log: logger });
   return {
     start: (store: BatchHandler<TraceEvent>) => consumer.start(deliverWith(store, logger, topic)),
@@ -86,7 +86,7 @@ describe("the Kafka queue against a Kafka-protocol broker", GROUP_TESTS, () => {
     await publisher.close();
     const sizes: number[] = [];
     const seen = new Set<string>();
-    const consumer = consumerOf(topic, settings(group), 10);
+    const consumer = consumerOf(topic, settings(group), { maxBatchEvents: 10 });
     await consumer.start(async (batch) => {
       sizes.push(batch.length);
       for (const e of batch) if (e.kind === "call_start") seen.add(e.id);
@@ -103,7 +103,7 @@ describe("the Kafka queue against a Kafka-protocol broker", GROUP_TESTS, () => {
     const publisher = publisherOf(topic, group);
     const batches: string[][] = [];
     // A wait far longer than the test's: what is stored, is stored before it ran out.
-    const consumer = consumerOf(topic, settings(group), 10_000, log, 600_000);
+    const consumer = consumerOf(topic, settings(group), { maxWaitMs: 600_000 });
     await consumer.start(async (batch) => {
       batches.push(batch.flatMap((e) => (e.kind === "call_start" ? [e.id] : [])));
     });
@@ -149,14 +149,14 @@ describe("the Kafka queue against a Kafka-protocol broker", GROUP_TESTS, () => {
     const topic = `log-${unique()}`;
     const lines: { level: number; kafkajs?: string; msg: string; memberAssignment?: Record<string, number[]> }[] = [];
     const infoLog = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const consumer = consumerOf(topic, { ...settings(`g-${unique()}`), log: infoLog }, 100, infoLog);
+    const consumer = consumerOf(topic, { ...settings(`g-${unique()}`), log: infoLog }, { maxBatchEvents: 100, logger: infoLog });
     await consumer.start(async () => {});
     const joined = await until(async () => lines.find((l) => l.msg === "Consumer has joined the group"));
     await consumer.shutdown();
     expect(joined).toMatchObject({ level: 30, kafkajs: "ConsumerGroup", memberAssignment: { [topic]: [0, 1, 2, 3] } });
     const quiet: unknown[] = [];
     const warnLog = pino({ level: "warn" }, { write: (line: string) => void quiet.push(line) });
-    const second = consumerOf(topic, { ...settings(`g-${unique()}`), log: warnLog }, 100, warnLog);
+    const second = consumerOf(topic, { ...settings(`g-${unique()}`), log: warnLog }, { maxBatchEvents: 100, logger: warnLog });
     await second.start(async () => {});
     await second.shutdown();
     expect(quiet).toEqual([]);
@@ -286,7 +286,7 @@ describe("records packed a partition at a time", GROUP_TESTS, () => {
 
     const sizes: number[] = [];
     const storedByA = new Set<string>();
-    const a = consumerOf(topic, settings(group), 10);
+    const a = consumerOf(topic, settings(group), { maxBatchEvents: 10 });
     await a.start(async (batch) => {
       if (sizes.length >= 5) throw new StoreUnavailableError("stops here");
       sizes.push(batch.length);
@@ -296,7 +296,7 @@ describe("records packed a partition at a time", GROUP_TESTS, () => {
     await a.shutdown();
 
     const storedByB = new Set<string>();
-    const b = consumerOf(topic, settings(group), 10);
+    const b = consumerOf(topic, settings(group), { maxBatchEvents: 10 });
     await b.start(async (batch) => {
       sizes.push(batch.length);
       for (const e of batch) if (e.kind === "call_start") storedByB.add(e.id);
@@ -351,7 +351,7 @@ describe("read-your-writes with Kafka: the worker group's committed offsets agai
     await expect(barrier.stored(300)).rejects.toBeInstanceOf(RetryableError);
 
     const stored = new Set<string>();
-    const worker = consumerOf(topic, settings(group), 7);
+    const worker = consumerOf(topic, settings(group), { maxBatchEvents: 7 });
     await worker.start(async (batch) => {
       await sleep(20);
       for (const e of batch) if (e.kind === "call_start") stored.add(e.id);
