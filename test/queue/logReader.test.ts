@@ -1,10 +1,11 @@
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { LogReader } from "../../services/queue/durableLog/storage/logReader.js";
 import { SegmentedLog } from "../../services/queue/durableLog/storage/segmentedLog.js";
+import { openFilesUnder } from "./support/openFiles.js";
 
 const root = mkdtempSync(join(tmpdir(), "log-reader-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -89,14 +90,7 @@ describe("the log reader of another thread", () => {
     const dir = freshDir();
     const log = await SegmentedLog.open(dir, { segmentBytes: 128 });
     const reader = new LogReader(dir);
-    const deletedOpen = () =>
-      readdirSync("/proc/self/fd").filter((fd) => {
-        try {
-          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir) && readlinkSync(`/proc/self/fd/${fd}`).endsWith("(deleted)");
-        } catch {
-          return false;
-        }
-      }).length;
+    const deletedOpen = () => openFilesUnder(dir).filter((target) => target.endsWith("(deleted)")).length;
     try {
       for (let i = 0; i < 8; i++) await log.append([Buffer.from("x".repeat(60))]);
       const first = await readUpTo(reader, 0, log.end);
@@ -107,6 +101,24 @@ describe("the log reader of another thread", () => {
       const rest = await readUpTo(reader, first.next, log.end);
       expect(rest.payloads).toHaveLength(4);
       expect(deletedOpen()).toBe(0);
+    } finally {
+      await reader.close();
+      await log.close();
+    }
+  });
+
+  it("opens a segment once for reads that ask for it at the same time, and closes it", async () => {
+    const dir = freshDir();
+    const log = await SegmentedLog.open(dir, { segmentBytes: 1 << 20 });
+    const reader = new LogReader(dir);
+    try {
+      for (let i = 0; i < 4; i++) await log.append([Buffer.from(`record-${i}`)]);
+      const before = openFilesUnder(dir).length;
+      const reads = await Promise.all(Array.from({ length: 4 }, () => reader.read(0, log.end, 1 << 20)));
+      expect(reads.map((r) => r.records.length)).toEqual([4, 4, 4, 4]);
+      expect(openFilesUnder(dir).length).toBe(before + 1);
+      await reader.close();
+      expect(openFilesUnder(dir).length).toBe(before);
     } finally {
       await reader.close();
       await log.close();

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { crc32, tableCrc32 } from "../../services/queue/durableLog/storage/crc32.js";
 import { lockDirectory, LogInUseError, processIdentity } from "../../services/queue/durableLog/storage/lock.js";
 import { SegmentedLog } from "../../services/queue/durableLog/storage/segmentedLog.js";
+import { openFilesUnder } from "./support/openFiles.js";
 
 const root = mkdtempSync(join(tmpdir(), "segmented-log-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -152,6 +153,18 @@ describe("segments, checkpoint and trimming", () => {
     expect(segmentFiles(dir)).toHaveLength(1);
     expect(await again.append([Buffer.from("next")])).toEqual([ends[11]! + 12]);
     await again.close();
+  });
+
+  it("opens a segment once for reads that ask for it at the same time, and closes every file", async () => {
+    const dir = freshDir();
+    const log = await SegmentedLog.open(dir, { segmentBytes: 1 << 20 });
+    for (let i = 0; i < 4; i++) await log.append([Buffer.from(`record-${i}`)]);
+    const before = openFilesUnder(dir).length;
+    const reads = await Promise.all(Array.from({ length: 4 }, () => log.read(0, log.end, 1 << 20)));
+    expect(reads.map((r) => r.records.length)).toEqual([4, 4, 4, 4]);
+    expect(openFilesUnder(dir).length).toBe(before + 1);
+    await log.close();
+    expect(openFilesUnder(dir)).toEqual([]);
   });
 
   it("replays the whole log when the checkpoint is damaged, and ignores a half-written temporary checkpoint", async () => {

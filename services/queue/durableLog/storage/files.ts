@@ -12,6 +12,36 @@ export async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
+/**
+ * A file's read handle, opened once however many reads ask for it at the same time (each
+ * waiting for its own open would leave all but one handle to the garbage collector), and
+ * opened again after `close`. A failed open is tried again by the next read.
+ */
+export class SharedReader {
+  private opening: Promise<FileHandle> | null = null;
+
+  constructor(readonly path: string) {}
+
+  handle(): Promise<FileHandle> {
+    if (!this.opening) {
+      const opening = open(this.path, "r");
+      this.opening = opening;
+      opening.catch(() => {
+        if (this.opening === opening) this.opening = null;
+      });
+    }
+    return this.opening;
+  }
+
+  /** Closes the handle, once an open under way ends. */
+  async close(): Promise<void> {
+    const opening = this.opening;
+    this.opening = null;
+    const handle = await opening?.catch(() => null);
+    await handle?.close();
+  }
+}
+
 /** Writes all of `data` at `position`, however many writes it takes. */
 export async function writeFully(handle: FileHandle, data: Buffer, position: number): Promise<void> {
   let done = 0;

@@ -1,10 +1,11 @@
-import { open, readdir, type FileHandle } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { readRecords, SEGMENT_NAME, segmentName, type LogRecord } from "./segmentedLog.js";
+import { SharedReader } from "./files.js";
 
 interface ReadSegment {
   readonly base: number;
-  handle: FileHandle | null;
+  readonly reader: SharedReader;
 }
 
 /**
@@ -19,6 +20,7 @@ interface ReadSegment {
  */
 export class LogReader {
   private segments: ReadSegment[] = [];
+  private listing: Promise<void> | null = null;
 
   constructor(readonly dir: string) {}
 
@@ -30,7 +32,7 @@ export class LogReader {
       if (position >= upTo) return { records: [], next: position };
       const index = this.segmentIndexAt(position);
       const segment = this.segments[index]!;
-      const handle = await this.handleOf(segment);
+      const handle = await segment.reader.handle();
       const size = (await handle.stat()).size;
       const following = this.segments[index + 1];
       if (position >= segment.base + size) {
@@ -41,7 +43,7 @@ export class LogReader {
         continue;
       }
       const limit = Math.min(upTo, segment.base + size);
-      const records = await readRecords(handle, join(this.dir, segmentName(segment.base)), segment.base, position, limit, maxBytes);
+      const records = await readRecords(handle, segment.reader.path, segment.base, position, limit, maxBytes);
       const next = records.length > 0 ? records[records.length - 1]!.end : position;
       return { records, next: following && next >= segment.base + size ? following.base : next };
     }
@@ -49,11 +51,11 @@ export class LogReader {
 
   /** Closes the files of the segments wholly before `position` (the committed one). */
   async release(position: number): Promise<void> {
-    while (this.segments.length > 1 && this.segments[1]!.base <= position) await this.segments.shift()!.handle?.close();
+    while (this.segments.length > 1 && this.segments[1]!.base <= position) await this.segments.shift()!.reader.close();
   }
 
   async close(): Promise<void> {
-    for (const segment of this.segments) await segment.handle?.close();
+    for (const segment of this.segments) await segment.reader.close();
     this.segments = [];
   }
 
@@ -62,7 +64,13 @@ export class LogReader {
     throw new RangeError(`position ${position} is before the log in ${this.dir}`);
   }
 
-  private async list(): Promise<void> {
+  /** One listing for the reads that ask at the same time: each would make its own segments (and files). */
+  private list(): Promise<void> {
+    this.listing ??= this.listSegments().finally(() => (this.listing = null));
+    return this.listing;
+  }
+
+  private async listSegments(): Promise<void> {
     const known = new Map(this.segments.map((s) => [s.base, s]));
     const bases = (await readdir(this.dir)).flatMap((name) => {
       const match = SEGMENT_NAME.exec(name);
@@ -72,12 +80,7 @@ export class LogReader {
     const listed = bases.filter((base) => base >= first).sort((a, b) => a - b);
     // A segment the other side deleted meanwhile (committed past it) is closed here.
     const kept = new Set(listed);
-    for (const [base, segment] of known) if (!kept.has(base)) await segment.handle?.close();
-    this.segments = listed.map((base) => known.get(base) ?? { base, handle: null });
-  }
-
-  private async handleOf(segment: ReadSegment): Promise<FileHandle> {
-    segment.handle ??= await open(join(this.dir, segmentName(segment.base)), "r");
-    return segment.handle;
+    for (const [base, segment] of known) if (!kept.has(base)) await segment.reader.close();
+    this.segments = listed.map((base) => known.get(base) ?? { base, reader: new SharedReader(join(this.dir, segmentName(base))) });
   }
 }

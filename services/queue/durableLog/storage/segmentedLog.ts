@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, unlink, writeFile, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { readCheckpoint, readFully, syncDirectory, writeCheckpoint, writeFully } from "./files.js";
+import { readCheckpoint, readFully, SharedReader, syncDirectory, writeCheckpoint, writeFully } from "./files.js";
 import { frameAll, framingAt, HEADER_BYTES } from "./records.js";
 
 /**
@@ -30,7 +30,7 @@ const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 interface Segment {
   readonly base: number;
   size: number;
-  reader: FileHandle | null;
+  readonly reader: SharedReader;
 }
 
 export interface LogRecord {
@@ -148,8 +148,7 @@ export class SegmentedLog {
     if (position >= upTo) return { records: [], next: position };
     const segment = this.segmentAt(position);
     const limit = Math.min(upTo, segment.base + segment.size);
-    const reader = await this.readerOf(segment);
-    const records = await readRecords(reader, join(this.dir, segmentName(segment.base)), segment.base, position, limit, maxBytes);
+    const records = await readRecords(await segment.reader.handle(), segment.reader.path, segment.base, position, limit, maxBytes);
     const at = records.length > 0 ? records[records.length - 1]!.end : position;
     return { records, next: this.skipGap(at) };
   }
@@ -161,7 +160,7 @@ export class SegmentedLog {
     this.committedPosition = position;
     while (this.segments.length > 1 && this.segments[1]!.base <= position) {
       const gone = this.segments.shift()!;
-      await gone.reader?.close();
+      await gone.reader.close();
       await unlink(join(this.dir, segmentName(gone.base)));
     }
   }
@@ -169,8 +168,7 @@ export class SegmentedLog {
   async close(): Promise<void> {
     await this.writer.close();
     for (const segment of this.segments) {
-      await segment.reader?.close();
-      segment.reader = null;
+      await segment.reader.close();
     }
   }
 
@@ -211,11 +209,6 @@ export class SegmentedLog {
     if (position >= segment.base + segment.size && index < this.segments.length - 1) return this.skipGap(this.segments[index + 1]!.base);
     return position;
   }
-
-  private async readerOf(segment: Segment): Promise<FileHandle> {
-    segment.reader ??= await open(join(this.dir, segmentName(segment.base)), "r");
-    return segment.reader;
-  }
 }
 
 /**
@@ -249,7 +242,7 @@ async function listSegments(dir: string): Promise<Segment[]> {
     if (!match) continue;
     const handle = await open(join(dir, name), "r");
     try {
-      segments.push({ base: Number(match[1]), size: (await handle.stat()).size, reader: null });
+      segments.push({ base: Number(match[1]), size: (await handle.stat()).size, reader: new SharedReader(join(dir, name)) });
     } finally {
       await handle.close();
     }
@@ -261,7 +254,7 @@ async function createSegment(dir: string, base: number): Promise<Segment> {
   const handle = await open(join(dir, segmentName(base)), "wx");
   await handle.close();
   await syncDirectory(dir);
-  return { base, size: 0, reader: null };
+  return { base, size: 0, reader: new SharedReader(join(dir, segmentName(base))) };
 }
 
 /**
