@@ -14,7 +14,7 @@ import { EnvVariables, formatBytes, OTHER_VARIABLES, REMOVED_VARIABLES } from ".
 
 export const CONFIGURATION_DOC = fileURLToPath(new URL("../docs/configuration.md", import.meta.url));
 
-/** A byte count in the largest binary unit that divides it; other numbers as written. */
+/** A size (a name ending in `_BYTES`) in binary units; other numbers as written. */
 const formatNumber = (name: string, value: number): string => (name.endsWith("_BYTES") ? formatBytes(value) : String(value));
 
 /** What the variable is when it is not set: its schema's default, or "unset". */

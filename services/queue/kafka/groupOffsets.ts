@@ -53,8 +53,8 @@ export class GroupOffsets {
  * How soon a waiting barrier reads the group's committed offsets again (one read shared by every
  * waiter): 25 ms at first, then twice as long after each read, up to 100 ms while waiters remain.
  * A Kafka worker commits once a batch is stored, up to `BATCH_MAX_WAIT_MS` (2 s) apart under load:
- * reads at a steady 25 ms cost a reading process more CPU than its reads while a bulk load is
- * stored, for at most 75 ms sooner answers.
+ * read every 25 ms through such waits, the offsets cost the reading process more CPU than its
+ * queries did in the cluster bench (docs/benchmarks.md); an answer comes at most 75 ms later.
  */
 const STORED_POLL_MS = 25;
 const STORED_POLL_MAX_MS = 100;
