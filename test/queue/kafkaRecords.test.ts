@@ -57,9 +57,9 @@ describe("packed records (services/queue/kafka/records.ts)", () => {
 
   it("reads a record that is not JSON, or one message not of the topic's shape, as malformed text, whole", () => {
     const read = recordReader(topic);
-    expect(read("{not json")).toEqual({ messages: [], malformed: ["{not json"] });
+    expect(read(Buffer.from("{not json"))).toEqual({ messages: [], malformed: ["{not json"] });
     const wrong = JSON.stringify({ ...startEvent("w"), started_at: "yesterday" });
-    expect(read(wrong)).toEqual({ messages: [], malformed: [wrong] });
-    expect(read(JSON.stringify(startEvent("ok")))).toEqual({ messages: [startEvent("ok")], malformed: [] });
+    expect(read(Buffer.from(wrong))).toEqual({ messages: [], malformed: [wrong] });
+    expect(read(Buffer.from(JSON.stringify(startEvent("ok"))))).toEqual({ messages: [startEvent("ok")], malformed: [] });
   });
 });

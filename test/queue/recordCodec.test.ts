@@ -101,9 +101,9 @@ describe("the durable log's record codec", () => {
   it("keeps a topic whose schema is not a union of objects as JSON objects", () => {
     const jobs = recordCodecOf(jobsTopic("jobs"));
     const job: JobMessage = { id: "j", type: "t", serial_key: "k", input: { a: 1 }, submitted_at: T };
-    const record = jobs.encode([job]);
-    expect(record.toString()).toBe(JSON.stringify([job]));
-    expect(jobs.decode(record)).toEqual({ messages: [job] });
+    const record = jobs.encode([job, job]);
+    expect(record.toString()).toBe(`[\n${JSON.stringify(job)},\n${JSON.stringify(job)}\n]`);
+    expect(jobs.decode(record)).toEqual({ messages: [job, job] });
   });
 
   describe("an OTLP export's body (a bytes field)", () => {
@@ -152,11 +152,11 @@ describe("the durable log's record codec", () => {
       const body = Buffer.from([0, 1, 2, 250, 251]);
       const text = messageWriter(topic)(exportOf(body));
       expect(JSON.parse(text)).toMatchObject({ kind: "otlp_export", body: body.toString("base64") });
-      const [read] = recordReader(topic)(text).messages as OtlpExportEvent[];
+      const [read] = recordReader(topic)(Buffer.from(text)).messages as OtlpExportEvent[];
       expect(Buffer.from(read!.body).equals(body)).toBe(true);
-      const packed = recordReader(topic)(`[${text},${text}]`).messages as OtlpExportEvent[];
+      const packed = recordReader(topic)(Buffer.from(`[${text},${text}]`)).messages as OtlpExportEvent[];
       expect(packed.map((m) => Buffer.from(m.body).equals(body))).toEqual([true, true]);
-      expect(recordReader(topic)(JSON.stringify({ ...exportOf(body), body: 7 })).messages).toEqual([]);
+      expect(recordReader(topic)(Buffer.from(JSON.stringify({ ...exportOf(body), body: 7 }))).messages).toEqual([]);
     });
   });
 });

@@ -124,7 +124,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
   private readonly consumer: Consumer;
   private readonly deadLetters: Producer;
   private readonly offsets: GroupOffsets;
-  private readonly read: (text: string) => RecordContents<T>;
+  private readonly read: (bytes: Buffer) => RecordContents<T>;
   private readonly write: (message: T) => string;
   private stopping = false;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -275,7 +275,7 @@ export class KafkaEventConsumer<T> implements EventConsumer<T> {
 
   private readRecord(m: KafkaMessage): FetchedRecord<T> {
     // A record without a value (a tombstone: nothing here writes one) is set aside like any record not of the topic's shape.
-    const contents = m.value ? this.read(m.value.toString()) : { messages: [], malformed: [""] };
+    const contents = m.value ? this.read(m.value) : { messages: [], malformed: [""] };
     return { ...contents, offset: BigInt(m.offset), key: m.key, bytes: m.value?.length ?? 0, last: true };
   }
 

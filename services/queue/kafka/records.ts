@@ -1,8 +1,10 @@
+import { arrayLines, parseArrayLines } from "../jsonArrayLines.js";
 import { messageFromJson, messageWriter, type Topic } from "../queue.js";
 
 /**
  * The records on a topic. A publish packs its messages into one record per partition: a
- * JSON array of the messages in their order, cut past RECORD_TEXT_BYTES. Each message's
+ * JSON array of the messages in their order, a message per line (queue/jsonArrayLines.ts;
+ * arrays written on one line read as well), cut past RECORD_TEXT_BYTES. Each message's
  * partition is the one KafkaJS's default partitioner gives its key alone, so the messages of
  * one key (one call's parts) stay in one partition and in order, as when each was a record
  * of its own; a record holding one message (from before packing, from another producer, or
@@ -51,7 +53,7 @@ export function murmur2(key: string): number {
 export const partitionOfKey = (key: string, partitions: number): number => (murmur2(key) & 0x7fffffff) % partitions;
 
 /** A record to send: packed ones name their partition, a lone message its key (the partitioner places it). */
-export type PackedRecord = { readonly partition: number; readonly value: string } | { readonly key: string; readonly value: string };
+export type PackedRecord = { readonly partition: number; readonly value: Buffer } | { readonly key: string; readonly value: string };
 
 /** Packs messages into records for a topic of `partitions` partitions; not known (0), a record per message. */
 export function recordPacker<T>(topic: Topic<T>): (messages: readonly T[], partitions: number) => PackedRecord[] {
@@ -71,13 +73,13 @@ export function recordPacker<T>(topic: Topic<T>): (messages: readonly T[], parti
       let bytes = 0;
       list.forEach((text, i) => {
         if (i > from && bytes + text.length > RECORD_TEXT_BYTES) {
-          records.push({ partition, value: `[${list.slice(from, i).join(",")}]` });
+          records.push({ partition, value: arrayLines(list.slice(from, i)) });
           from = i;
           bytes = 0;
         }
         bytes += text.length + 1;
       });
-      records.push({ partition, value: `[${list.slice(from).join(",")}]` });
+      records.push({ partition, value: arrayLines(list.slice(from)) });
     }
     return records;
   };
@@ -92,18 +94,21 @@ export interface RecordContents<T> {
 }
 
 /** Reads a record's value: a JSON array of messages (packed) or one message. */
-export function recordReader<T>(topic: Topic<T>): (text: string) => RecordContents<T> {
+export function recordReader<T>(topic: Topic<T>): (bytes: Buffer) => RecordContents<T> {
   const fromJson = messageFromJson(topic);
-  return (text) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return { messages: [], malformed: [text] };
+  return (bytes) => {
+    let value: unknown = parseArrayLines(bytes, 0, bytes.length);
+    const text = () => bytes.toString("utf8");
+    if (value === null) {
+      try {
+        value = JSON.parse(text());
+      } catch {
+        return { messages: [], malformed: [text()] };
+      }
     }
     if (!Array.isArray(value)) {
       const message = fromJson(value);
-      return message === null ? { messages: [], malformed: [text] } : { messages: [message], malformed: [] };
+      return message === null ? { messages: [], malformed: [text()] } : { messages: [message], malformed: [] };
     }
     const messages: T[] = [];
     const malformed: string[] = [];
@@ -112,7 +117,7 @@ export function recordReader<T>(topic: Topic<T>): (text: string) => RecordConten
     value.forEach((element, i) => {
       const message = fromJson(element);
       if (message !== null) messages.push(message);
-      else malformed.push(JSON.stringify((asSent ??= JSON.parse(text) as unknown[])[i]));
+      else malformed.push(JSON.stringify((asSent ??= JSON.parse(text()) as unknown[])[i]));
     });
     return { messages, malformed };
   };

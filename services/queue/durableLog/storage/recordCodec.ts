@@ -1,9 +1,11 @@
 import { z } from "zod";
 import { bytesFieldsOf, replacingBytes, restoreBytes, type BytesFields } from "../../bytesFields.js";
+import { arrayLines, arrayLinesBytes, parseArrayLines, writeArrayLines } from "../../jsonArrayLines.js";
 import type { Topic } from "../../queue.js";
 
 /**
- * The payload of one log record: one request's messages, as a JSON array. Encoded in the
+ * The payload of one log record: one request's messages, as a JSON array, a message per line
+ * (queue/jsonArrayLines.ts; records written before as one line read as well). Encoded in the
  * request's thread, decoded by the consumer (read back from the log, or handed over).
  *
  * A topic whose schema is a discriminated union of objects (the call events) writes each
@@ -57,17 +59,16 @@ export function recordCodecOf<T>(topic: Topic<T>): RecordCodec<T> {
 
 function encodeRecord(messages: readonly Fields[], layouts: Layouts | null, bytes: BytesFields): Buffer {
   const attachments: Uint8Array[] = [];
-  const values = messages.map((message) => {
+  const texts = messages.map((message) => {
     const kept = replacingBytes(message, bytes, (value) => attachments.push(value) - 1);
-    return layouts ? (toTuple(kept, layouts) ?? kept) : kept;
+    return JSON.stringify(layouts ? (toTuple(kept, layouts) ?? kept) : kept);
   });
-  const json = JSON.stringify(values);
-  if (attachments.length === 0) return Buffer.from(json);
-  const jsonBytes = Buffer.byteLength(json);
+  if (attachments.length === 0) return arrayLines(texts);
+  const jsonBytes = arrayLinesBytes(texts);
   const record = Buffer.allocUnsafe(5 + jsonBytes + attachments.reduce((sum, a) => sum + 4 + a.length, 0));
   record[0] = RECORD_WITH_BYTES;
   record.writeUInt32LE(jsonBytes, 1);
-  let at = 5 + record.write(json, 5);
+  let at = writeArrayLines(record, 5, texts);
   for (const attachment of attachments) {
     record.writeUInt32LE(attachment.length, at);
     record.set(attachment, at + 4);
@@ -76,9 +77,9 @@ function encodeRecord(messages: readonly Fields[], layouts: Layouts | null, byte
   return record;
 }
 
-/** The JSON text of a record and the bytes kept apart from it; null when a record with bytes is cut short. */
-function splitRecord(payload: Buffer): { text: string; attachments: Uint8Array[] } | null {
-  if (payload[0] !== RECORD_WITH_BYTES) return { text: payload.toString("utf8"), attachments: [] };
+/** Where a record's JSON is, and the bytes kept apart from it; null when a record with bytes is cut short. */
+function splitRecord(payload: Buffer): { start: number; end: number; attachments: Uint8Array[] } | null {
+  if (payload[0] !== RECORD_WITH_BYTES) return { start: 0, end: payload.length, attachments: [] };
   if (payload.length < 5) return null;
   const jsonEnd = 5 + payload.readUInt32LE(1);
   if (jsonEnd > payload.length) return null;
@@ -90,7 +91,7 @@ function splitRecord(payload: Buffer): { text: string; attachments: Uint8Array[]
     attachments.push(payload.subarray(at + 4, end));
     at = end;
   }
-  return { text: payload.toString("utf8", 5, jsonEnd), attachments };
+  return { start: 5, end: jsonEnd, attachments };
 }
 
 function layoutsOf(schema: z.ZodType): Layouts | null {
@@ -142,12 +143,15 @@ function fromTuple(tuple: readonly unknown[], layouts: Layouts): unknown {
 function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => value is T, layouts: Layouts | null, bytes: BytesFields): DecodedPayload<T> {
   const split = splitRecord(payload);
   if (split === null) return { messages: [], malformed: [payload.toString("base64")] };
-  const { text, attachments } = split;
-  let values: unknown;
-  try {
-    values = JSON.parse(text);
-  } catch {
-    return { messages: [], malformed: [text] };
+  const { start, end, attachments } = split;
+  let values: unknown = parseArrayLines(payload, start, end);
+  if (values === null) {
+    const text = payload.toString("utf8", start, end);
+    try {
+      values = JSON.parse(text);
+    } catch {
+      return { messages: [], malformed: [text] };
+    }
   }
   let list: unknown[] = Array.isArray(values) ? values : [values];
   if (layouts) list = list.map((value) => (Array.isArray(value) ? fromTuple(value, layouts) : value));
