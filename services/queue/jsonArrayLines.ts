@@ -70,3 +70,15 @@ export function parseArrayLines(bytes: Buffer, start: number, end: number): unkn
     from = lineEnd + 1;
   }
 }
+
+/** JSON in `bytes[start, end)`: an array an element per line read an element at a time, anything else parsed whole; its text when it is not JSON. */
+export function parseJsonBytes(bytes: Buffer, start: number, end: number): { value: unknown } | { notJson: string } {
+  const elements = parseArrayLines(bytes, start, end);
+  if (elements !== null) return { value: elements };
+  const text = bytes.toString("utf8", start, end);
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return { notJson: text };
+  }
+}

@@ -1,4 +1,4 @@
-import { arrayLines, parseArrayLines } from "../jsonArrayLines.js";
+import { arrayLines, parseJsonBytes } from "../jsonArrayLines.js";
 import { messageFromJson, messageWriter, type Topic } from "../queue.js";
 
 /**
@@ -97,15 +97,10 @@ export interface RecordContents<T> {
 export function recordReader<T>(topic: Topic<T>): (bytes: Buffer) => RecordContents<T> {
   const fromJson = messageFromJson(topic);
   return (bytes) => {
-    let value: unknown = parseArrayLines(bytes, 0, bytes.length);
+    const parsed = parseJsonBytes(bytes, 0, bytes.length);
+    if ("notJson" in parsed) return { messages: [], malformed: [parsed.notJson] };
+    const { value } = parsed;
     const text = () => bytes.toString("utf8");
-    if (value === null) {
-      try {
-        value = JSON.parse(text());
-      } catch {
-        return { messages: [], malformed: [text()] };
-      }
-    }
     if (!Array.isArray(value)) {
       const message = fromJson(value);
       return message === null ? { messages: [], malformed: [text()] } : { messages: [message], malformed: [] };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { bytesFieldsOf, replacingBytes, restoreBytes, type BytesFields } from "../../bytesFields.js";
-import { arrayLines, arrayLinesBytes, parseArrayLines, writeArrayLines } from "../../jsonArrayLines.js";
+import { arrayLines, arrayLinesBytes, parseJsonBytes, writeArrayLines } from "../../jsonArrayLines.js";
 import type { Topic } from "../../queue.js";
 
 /**
@@ -144,16 +144,9 @@ function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => value is 
   const split = splitRecord(payload);
   if (split === null) return { messages: [], malformed: [payload.toString("base64")] };
   const { start, end, attachments } = split;
-  let values: unknown = parseArrayLines(payload, start, end);
-  if (values === null) {
-    const text = payload.toString("utf8", start, end);
-    try {
-      values = JSON.parse(text);
-    } catch {
-      return { messages: [], malformed: [text] };
-    }
-  }
-  let list: unknown[] = Array.isArray(values) ? values : [values];
+  const parsed = parseJsonBytes(payload, start, end);
+  if ("notJson" in parsed) return { messages: [], malformed: [parsed.notJson] };
+  let list: unknown[] = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
   if (layouts) list = list.map((value) => (Array.isArray(value) ? fromTuple(value, layouts) : value));
   for (const value of list) restoreBytes(value, bytes, attachments);
   const messages = list.filter(accepts);
