@@ -227,7 +227,7 @@ interface Queues {
   /** The call events' consumer and the jobs' consumer, in a worker (started by startWorker). */
   readonly consumer: EventConsumer<TraceEvent> | null;
   readonly jobConsumer: EventConsumer<JobMessage> | null;
-  /** The log when its consumer runs in a thread of its own (started once the service listens). */
+  /** The log when its consumer runs in a thread of its own (started before the service listens). */
   readonly logThread: DurableLogQueue<TraceEvent> | null;
   /** Read-your-writes (queue/queue.ts `ReadYourWrites`): with Kafka any process can tell; the log, where it is written. */
   readonly storedWaits: ReadYourWrites | null;
@@ -307,7 +307,7 @@ function shareParts(wiring: Wiring, { store }: Storage, { publisher, jobPublishe
 
 /**
  * A worker's consumption and periodic work: the call events (here, or in the log's thread
- * once the service listens), the job runner, the retention job and the worker tasks. Stops
+ * started before the service listens), the job runner, the retention job and the worker tasks. Stops
  * the tasks, the runner, then the retention job; the consumers stop with the queues. `runner`
  * is null in a process that runs no worker.
  */
@@ -421,11 +421,13 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     const queues = keep(connectQueues(wiring, storage, !!deps.clickhouse));
     let runner: JobRunner | null = null;
     const shared = keep(shareParts(wiring, storage, queues, () => !wiring.roles.has("worker") || runner !== null));
+    const threadsBooted = queues.logThread?.startThread(LOG_WORKER, { config, clickhouseUrl: storage.store.url } satisfies LogWorkerData);
     const worker = keep(await startWorker(wiring, queues, shared));
     runner = worker.runner;
+    // Listening once the log's threads have loaded their modules (a second of a core each): on a
+    // small machine, loading them while answering made the first seconds' answers slow.
+    await threadsBooted;
     const intake = keep(await startIntake(wiring, storage, queues, shared));
-    // Once listening, so that loading the thread's modules does not delay the first answers; meanwhile the log keeps what is acknowledged.
-    queues.logThread?.startThread(LOG_WORKER, { config, clickhouseUrl: storage.store.url } satisfies LogWorkerData);
     return { url: intake.url, otlpGrpcUrl: intake.otlpGrpcUrl, clickhouseUrl: storage.store.url, apiKey: shared.printedKey, operations: intake.operations, stop };
   } catch (err) {
     // A part that cannot start (a port taken, ClickHouse gone) leaves none of the others running in a process that lives on (a test's, an embedder's).

@@ -29,6 +29,8 @@ interface Typed {
 }
 type MetricsAsk = { readonly type: "metrics"; readonly id: number };
 type MetricsAnswer = { readonly type: "metrics"; readonly id: number; readonly snapshot: MetricsSnapshot };
+/** Sent by threadBoot.mjs once the thread's entry module has run. */
+type Booted = { readonly type: "booted" };
 
 
 /**
@@ -79,6 +81,13 @@ export class SupervisedThread<In extends Typed, Out extends Typed> {
   private restartTimer: NodeJS.Timeout | null = null;
   private readonly metricsRequests = new ThreadMetricsRequests(METRICS_WAIT_MS);
   private readonly removeMetricsSource: () => void;
+  private markBooted: () => void = () => {};
+  /**
+   * Resolves once the first start has loaded and run the thread's entry module, or has ended
+   * (its restarts are the supervision's). Loading a thread's modules takes about a second of a
+   * core: a service that answers meanwhile answers its first requests slowly on a small machine.
+   */
+  readonly booted = new Promise<void>((resolve) => (this.markBooted = resolve));
 
   constructor(private readonly options: SupervisedThreadOptions<Out>) {
     this.start();
@@ -130,14 +139,16 @@ export class SupervisedThread<In extends Typed, Out extends Typed> {
     const { entry, data, name, log } = this.options;
     const worker = new Worker(BOOT, { workerData: { ...data(), entry: entry.href }, resourceLimits: THREAD_LIMITS });
     this.worker = worker;
-    worker.on("message", (message: Out | MetricsAnswer) => {
+    worker.on("message", (message: Out | MetricsAnswer | Booted) => {
       if (isMetricsAnswer(message)) this.metricsRequests.answered(message.id, message.snapshot);
+      else if (isBooted(message)) this.markBooted();
       else this.options.onMessage(message);
     });
     worker.on("error", (err) => log.error({ err: errorText(err) }, `${name} thread failed`));
     this.exited = new Promise<void>((resolve) =>
       worker.once("exit", (code) => {
         this.worker = null;
+        this.markBooted();
         resolve();
         if (this.stopping) return;
         this.options.onEnded?.(code);
@@ -153,6 +164,7 @@ export class SupervisedThread<In extends Typed, Out extends Typed> {
 }
 
 const isMetricsAnswer = (message: Typed): message is MetricsAnswer => message.type === "metrics";
+const isBooted = (message: Typed): message is Booted => message.type === "booted";
 
 /**
  * The thread's side: hands each message to `onMessage`, answers metrics requests itself, and

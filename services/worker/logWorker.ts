@@ -31,6 +31,8 @@ setUpMetrics(config.ROLE, { processMetrics: false });
 const topic = traceEventsTopic(config.KAFKA_TOPIC);
 const WRITER_ENTRY = moduleBeside(import.meta.url, "./exportWriter");
 const writers = startWriterThreads<TraceEvent>(config.LOG_EXPORT_WRITERS, WRITER_ENTRY, { config, clickhouseUrl } satisfies LogWorkerData, log);
+// This thread counts as started (threadBoot.mjs) once its writers have: the service listens only then.
+await writers.booted;
 const onlyExports = (events: readonly TraceEvent[]) => events.every(isOtlpExport);
 const handler = withWriterThreads(callBatchHandler({ store }), writers.threads, onlyExports);
 runLogThread(topic, measuredDelivery(topic.name, handler, log), log, async () => {

@@ -47,6 +47,11 @@ export class WriterThread<T> {
     });
   }
 
+  /** Resolves once the thread has started (supervisedThread.ts). */
+  get booted(): Promise<void> {
+    return this.thread.booted;
+  }
+
   get idle(): boolean {
     return this.thread.running && this.pending === null;
   }
@@ -119,10 +124,10 @@ export function withWriterThreads<T>(local: BatchHandler<T>, threads: readonly W
   };
 }
 
-/** Starts `count` writer threads running `entry` (a module that calls runWriterThread), each given `data`. */
-export function startWriterThreads<T>(count: number, entry: URL, data: unknown, log: Logger): { threads: WriterThread<T>[]; close: () => Promise<void> } {
+/** Starts `count` writer threads running `entry` (a module that calls runWriterThread), each given `data`; `booted` once all have started. */
+export function startWriterThreads<T>(count: number, entry: URL, data: unknown, log: Logger): { threads: WriterThread<T>[]; booted: Promise<void>; close: () => Promise<void> } {
   const threads = Array.from({ length: count }, () => new WriterThread<T>(entry, data, log));
-  return { threads, close: async () => void (await Promise.all(threads.map((t) => t.close()))) };
+  return { threads, booted: Promise.all(threads.map((t) => t.booted)).then(() => {}), close: async () => void (await Promise.all(threads.map((t) => t.close()))) };
 }
 
 /** What the thread's entry module was given (`data` of startWriterThreads). */

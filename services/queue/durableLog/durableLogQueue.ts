@@ -235,14 +235,15 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T>, 
   /**
    * Consumes in a worker thread (consume/logThread.ts) running `entry`, a module that makes the
    * handler from `data` and calls runLogThread; this thread then only appends and commits.
+   * Resolves once the thread has started.
    */
-  startThread(entry: URL, data: unknown): void {
+  startThread(entry: URL, data: unknown): Promise<void> {
     if (this.follower) throw new Error("already started");
     const place = () => ({ dir: this.options.dir, committed: this.log.committed, end: this.durableEnd, settings: this.consumerSettings });
     const thread = new LogThread<T>(place, entry, data, { commitStored: (position) => this.commitStored(position), storedAhead: this.storedAhead }, this.options.log);
     this.follower = thread;
     this.followerKeepsMessages = false;
-    thread.run();
+    return thread.run();
   }
 
   /** The consumer stored these records ahead of the committed position (express): reads may see them. */

@@ -66,8 +66,11 @@ export class LogThread<T> {
     private readonly log: Logger,
   ) {}
 
-  /** Started again from the committed position when it ends (records handled twice: the handler is idempotent). */
-  run(): void {
+  /**
+   * Started again from the committed position when it ends (records handled twice: the handler
+   * is idempotent). Resolves once the first start has loaded its modules (supervisedThread.ts).
+   */
+  run(): Promise<void> {
     this.thread = new SupervisedThread<ToThread, FromThread>({
       entry: this.entry,
       data: () => ({ ...this.start(), data: this.data }) satisfies Omit<ThreadStart, "entry">,
@@ -78,6 +81,7 @@ export class LogThread<T> {
         else if (message.type === "storedAhead") this.reports.storedAhead(message.ends);
       },
     });
+    return this.thread.booted;
   }
 
   appended(records: readonly LoggedRecord<T>[], end: number): void {
