@@ -1,9 +1,25 @@
 import { isUtf8 } from "node:buffer";
 import { JsonParseError } from "./errors.js";
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./jsonSyntax.js";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./jsonSyntax.js";
 
 /** Containers a JSON request body may nest (`JSON_MAX_DEPTH`); deeper ones are refused before parsing. */
 export const DEFAULT_JSON_MAX_DEPTH = 256;
+
+/**
+ * Where the longest array that is a member's value of a top-level object lies, as the check
+ * found it on its way (`{"batch":[...]}`): its key's string token, its brackets and the commas
+ * between its elements. A hint for parsing the body in pieces (jsonPieces.ts), which checks it.
+ */
+export interface MemberArray {
+  /** The key's opening and closing quotes. */
+  readonly keyStart: number;
+  readonly keyEnd: number;
+  /** The array's `[` and `]`. */
+  readonly open: number;
+  readonly close: number;
+  /** The commas between its elements, in order. */
+  readonly commas: readonly number[];
+}
 
 /**
  * Checks the bytes of a JSON request body before they are decoded and parsed: valid UTF-8
@@ -12,25 +28,49 @@ export const DEFAULT_JSON_MAX_DEPTH = 256;
  * the recursive code that walks them: serializers, flatteners, validators), and no `\u`
  * escape of a lone surrogate (ClickHouse refuses one in a stored string: an event of the
  * worker's batch would be acknowledged, then refused and dead-lettered).
- * Syntax is left to the parser. Throws JsonParseError (400).
+ * Syntax is left to the parser. Throws JsonParseError (400). Answers the body's longest
+ * member array (MemberArray), or null when it has none.
  */
-export function checkJsonBytes(bytes: Uint8Array, maxDepth: number): void {
+export function checkJsonBytes(bytes: Uint8Array, maxDepth: number): MemberArray | null {
   if (!isUtf8(bytes)) {
     const at = firstInvalidUtf8(bytes);
     throw new JsonParseError(`the body is not valid UTF-8 (byte ${at})`, at);
   }
   let depth = 0;
+  let inObject = false;
+  let keyStart = -1;
+  let keyEnd = -1;
+  let open = -1;
+  let commas: number[] = [];
+  let longest: MemberArray | null = null;
   const strings = new StringSkipper(bytes);
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
     if (b === QUOTE) {
+      const start = i;
       i = strings.end(i);
+      if (depth === 1) {
+        keyStart = start;
+        keyEnd = i;
+      }
+    } else if (b === COMMA) {
+      if (depth === 2 && open >= 0) commas.push(i);
     } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
       if (++depth > maxDepth) throw new JsonParseError(`containers nested deeper than ${maxDepth} levels`, i);
+      if (depth === 1) inObject = b === OPEN_OBJECT;
+      else if (depth === 2 && inObject && b === OPEN_ARRAY && keyStart >= 0) {
+        open = i;
+        commas = [];
+      }
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+      if (depth === 2 && open >= 0) {
+        if (b === CLOSE_ARRAY && (longest === null || i - open > longest.close - longest.open)) longest = { keyStart, keyEnd, open, close: i, commas };
+        open = -1;
+      }
       depth--;
     }
   }
+  return longest;
 }
 
 const U = 0x75;

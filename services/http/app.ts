@@ -1,5 +1,6 @@
 import { checkJsonSyntax } from "../jsonSyntax.js";
-import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../jsonBounds.js";
+import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH, type MemberArray } from "../jsonBounds.js";
+import { parseJsonBody } from "../jsonPieces.js";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
 import type { Logger } from "pino";
@@ -34,8 +35,6 @@ export interface HttpOptions {
 }
 
 const ANONYMOUS: Principal = { username: "anonymous", roles: new Map() };
-/** Dropped before parsing, as body-parser's UTF-8 decoding drops it. */
-const LEADING_BOM = /^\uFEFF/;
 
 /**
  * Writes an operation's own error body (e.g. OTLP's `google.rpc.Status`) for an answer
@@ -295,10 +294,11 @@ export class HttpApi {
    * decodes or refuses it; both check and answer alike.
    */
   private jsonBody(keepText: boolean): BodyStep {
-    const verify = (req: IncomingMessage, bytes: Buffer) => {
-      checkJsonBytes(bytes, this.maxJsonDepth);
+    const verify = (req: IncomingMessage, bytes: Buffer): MemberArray | null => {
+      const array = checkJsonBytes(bytes, this.maxJsonDepth);
       this.bodySizes.set(req, bytes.length);
       if (keepText) this.bodyTexts.set(req, bytes.toString("utf8"));
+      return array;
     };
     const parser = express.json({ limit: this.options.maxBodyBytes, type: () => true, strict: false, verify: (req, _res, buf) => verify(req, buf) });
     return (req, res, next) => {
@@ -306,13 +306,14 @@ export class HttpApi {
       if (length === null) return parser(req, res, next);
       readPlainBody(req, length, (err, bytes) => {
         if (err) return next(err);
+        let array: MemberArray | null;
         try {
-          verify(req, bytes);
+          array = verify(req, bytes);
         } catch (refused) {
           return next(refused);
         }
         try {
-          req.body = JSON.parse(bytes.toString("utf8").replace(LEADING_BOM, "")) as unknown;
+          req.body = parseJsonBody(bytes, array);
         } catch (malformed) {
           return next(Object.assign(new Error(malformed instanceof Error ? malformed.message : String(malformed)), { status: 400, type: "entity.parse.failed" }));
         }
