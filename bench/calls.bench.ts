@@ -12,7 +12,7 @@
 import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, warmLoadGenerator, type ServiceProcess } from "./support.js";
 import { iso, PARTS_PER_REQUEST, realisticBatchBodies, T0 } from "./callBodies.js";
 import { quoteString } from "../services/store/sql.js";
 
@@ -142,6 +142,7 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
 }
 
 async function latencySection(env: Record<string, string>, brokers: string): Promise<void> {
+  await warmLoadGenerator();
   const embedded = await spawnService(env);
   const embeddedLatency = await startLatency(embedded, "bench/latency", 500, 6);
   await embedded.stop();

@@ -19,13 +19,11 @@
  * BENCH_SECTIONS=throughput,latency,latency-rl,readable,readable-otlp (the default) picks the parts;
  * BENCH_SINGLE_SECONDS sets the length of the throughput runs (10 s).
  */
-import { spawn } from "node:child_process";
 import { gzipSync } from "node:zlib";
 import autocannon from "autocannon";
-import { freePort } from "../services/store/localServer.js";
 import { iso, T0 } from "./callBodies.js";
 import { protobufRequest, requestSpans } from "./otlpSpans.js";
-import { BENCH_AUTH, CpuMeter, keptAlivePoster, printTable, sendAllRetrying, spawnService, startBenchClickHouse, stats, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, CpuMeter, keptAlivePoster, printTable, sendAllRetrying, spawnService, startBenchClickHouse, startReferenceServer, stats, type ServiceProcess } from "./support.js";
 import { benchBaseModel, createModel, rlJob, sampleTrajectories, trainingApi } from "./trainingApi.js";
 
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "throughput,latency,latency-rl,readable,readable-otlp").split(",");
@@ -38,31 +36,6 @@ const POLL_MS = 10;
 const OTLP_EXPORTERS = 8;
 const OTLP_EXPORTS = 400;
 const HEADERS = { "content-type": "application/json", authorization: BENCH_AUTH };
-
-/** A trivial server in a process of its own: reads the body, answers 200 `{}` (what any Node HTTP service costs at least). */
-const REFERENCE_SERVER = `
-const http = require("node:http");
-const server = http.createServer((req, res) => {
-  req.on("data", () => {});
-  req.on("end", () => { res.writeHead(200, { "content-type": "application/json", "content-length": "2" }); res.end("{}"); });
-});
-server.keepAliveTimeout = 65000;
-server.listen(Number(process.env.PORT), "127.0.0.1", () => process.send("listening"));
-`;
-
-async function startReferenceServer(): Promise<ServiceProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["-e", REFERENCE_SERVER], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
-  await new Promise<void>((resolve, reject) => {
-    child.once("message", () => resolve());
-    child.once("exit", (code) => reject(new Error(`reference server ended (${code})`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    stop: () => new Promise<void>((done) => (child.once("exit", () => done()), child.kill("SIGTERM"))),
-  };
-}
 
 let written = 0;
 /** A `/call/start` body of a call of its own. */

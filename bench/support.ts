@@ -4,6 +4,7 @@ import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
+import autocannon from "autocannon";
 import pino, { type Logger } from "pino";
 import { loadConfig } from "../services/config.js";
 import { freePorts, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
@@ -47,6 +48,44 @@ export function inProcessServiceLog(): Logger {
 
 /** BENCH_CPU_PROF=<dir>: node's flags that write a V8 CPU profile there when the process stops. */
 export const cpuProfileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+
+/** A trivial server in a process of its own: reads the body, answers 200 `{}` (what any Node HTTP service costs at least). */
+const REFERENCE_SERVER = `
+const http = require("node:http");
+const server = http.createServer((req, res) => {
+  req.on("data", () => {});
+  req.on("end", () => { res.writeHead(200, { "content-type": "application/json", "content-length": "2" }); res.end("{}"); });
+});
+server.keepAliveTimeout = 65000;
+server.listen(Number(process.env.PORT), "127.0.0.1", () => process.send("listening"));
+`;
+
+export async function startReferenceServer(): Promise<ServiceProcess> {
+  const port = (await freePorts(1))[0]!;
+  const child = spawn(process.execPath, ["-e", REFERENCE_SERVER], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  await new Promise<void>((resolve, reject) => {
+    child.once("message", () => resolve());
+    child.once("exit", (code) => reject(new Error(`reference server ended (${code})`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    stop: () => new Promise<void>((done) => (child.once("exit", () => done()), child.kill("SIGTERM"))),
+  };
+}
+
+/**
+ * Runs autocannon for a couple of seconds against a trivial server, so that a latency measured
+ * next is the service's and not that of the load generator's own first, unoptimized seconds.
+ */
+export async function warmLoadGenerator(): Promise<void> {
+  const reference = await startReferenceServer();
+  try {
+    await autocannon({ url: reference.url, method: "POST", connections: 64, overallRate: 500, duration: 2, body: "{}" });
+  } finally {
+    await reference.stop();
+  }
+}
 
 /**
  * The service as its own process, as `make start` runs it (its defaults, `LOG_LEVEL` too),
