@@ -424,8 +424,8 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     const threadsBooted = queues.logThread?.startThread(LOG_WORKER, { config, clickhouseUrl: storage.store.url } satisfies LogWorkerData);
     const worker = keep(await startWorker(wiring, queues, shared));
     runner = worker.runner;
-    // Listening once the log's threads have loaded their modules (a second of a core each): on a
-    // small machine, loading them while answering made the first seconds' answers slow.
+    // Listening once the log's thread has loaded its modules (a second of a core): on a small
+    // machine, loading it while answering made the first seconds' answers slow.
     await threadsBooted;
     const intake = keep(await startIntake(wiring, storage, queues, shared));
     return { url: intake.url, otlpGrpcUrl: intake.otlpGrpcUrl, clickhouseUrl: storage.store.url, apiKey: shared.printedKey, operations: intake.operations, stop };

@@ -14,6 +14,8 @@ import { serveThread, SupervisedThread } from "../supervisedThread.js";
  * consumer thread still takes every batch in order and commits positions in order; a thread
  * only stores.
  *
+ * A thread starts at the first batch that could go to it: a service sent no OTLP exports never
+ * loads one, and until one has loaded its modules the consumer thread stores the batches itself.
  * Each is a SupervisedThread (supervisedThread.ts: restarts, metrics passed on to `/metrics`). A
  * thread that ends fails the batch it held with a RetryableError, and the consumer hands it
  * over again. It is started again at most MAX_RESTARTS times in a row with no batch stored
@@ -29,13 +31,27 @@ const MAX_RESTARTS = 3;
 
 
 export class WriterThread<T> {
-  private readonly thread: SupervisedThread<ToWriter, FromWriter>;
+  private thread: SupervisedThread<ToWriter, FromWriter> | null = null;
+  /** Its first start has loaded the thread's modules: batches may go to it. */
+  private booted = false;
   private pending: { readonly id: number; readonly resolve: () => void; readonly reject: (err: Error) => void } | null = null;
   private nextId = 0;
   /** Resolves once the batch held last ends (stored or failed). */
   private lastWrite: Promise<void> = Promise.resolve();
 
-  constructor(entry: URL, data: unknown, log: Logger) {
+  constructor(
+    private readonly entry: URL,
+    private readonly data: unknown,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Starts the thread, once: at the first batch it could take (withWriterThreads), so that a
+   * service that is sent no OTLP exports never loads it (about a second of a core).
+   */
+  start(): void {
+    if (this.thread) return;
+    const { entry, data, log } = this;
     this.thread = new SupervisedThread<ToWriter, FromWriter>({
       entry,
       data: () => ({ data }),
@@ -45,15 +61,11 @@ export class WriterThread<T> {
       onEnded: (code) => this.settle(new RetryableError(`writer thread ended (${code})`)),
       maxRestarts: MAX_RESTARTS,
     });
-  }
-
-  /** Resolves once the thread has started (supervisedThread.ts). */
-  get booted(): Promise<void> {
-    return this.thread.booted;
+    void this.thread.booted.then(() => (this.booted = true));
   }
 
   get idle(): boolean {
-    return this.thread.running && this.pending === null;
+    return this.booted && this.thread!.running && this.pending === null;
   }
 
   get busy(): boolean {
@@ -66,11 +78,12 @@ export class WriterThread<T> {
   }
 
   write(messages: readonly T[]): Promise<void> {
-    if (!this.thread.running || this.pending) return Promise.reject(new RetryableError("writer thread busy or down"));
+    const thread = this.thread;
+    if (!this.booted || !thread?.running || this.pending) return Promise.reject(new RetryableError("writer thread busy, down or not started"));
     const id = ++this.nextId;
     const written = new Promise<void>((resolve, reject) => {
       this.pending = { id, resolve, reject };
-      this.thread.post({ type: "store", id, messages });
+      thread.post({ type: "store", id, messages });
     });
     this.lastWrite = written.then(
       () => {},
@@ -81,18 +94,18 @@ export class WriterThread<T> {
 
   /** The thread's own metrics (also passed on to `/metrics`). */
   metrics(): Promise<MetricsSnapshot> {
-    return this.thread.metrics();
+    return this.thread?.metrics() ?? Promise.resolve([]);
   }
 
   async close(): Promise<void> {
-    await this.thread.stop();
+    await this.thread?.stop();
     this.settle(new RetryableError("writer thread closed"));
   }
 
   private answered(answer: FromWriter): void {
     if (answer.id !== this.pending?.id) return;
     const { error } = answer;
-    this.thread.progressed();
+    this.thread?.progressed();
     if (!error) return this.settle(null);
     this.settle(error.retryAfterSeconds === null ? new Error(error.message) : new RetryableError(error.message, error.retryAfterSeconds));
   }
@@ -108,12 +121,13 @@ export class WriterThread<T> {
 
 /**
  * Batches that `handOver` accepts go to an idle writer thread, waiting for one while all are
- * busy; they are stored by `local` only while none is running or busy (all down). The rest
- * are stored by `local`.
+ * busy; they are stored by `local` while none is idle or busy (all starting, or down). The
+ * first such batch starts the threads. The rest are stored by `local`.
  */
 export function withWriterThreads<T>(local: BatchHandler<T>, threads: readonly WriterThread<T>[], handOver: (messages: readonly T[]) => boolean): BatchHandler<T> {
   return async (messages) => {
     if (!handOver(messages)) return local(messages);
+    for (const thread of threads) thread.start();
     for (;;) {
       const idle = threads.find((t) => t.idle);
       if (idle) return idle.write(messages);
@@ -124,10 +138,10 @@ export function withWriterThreads<T>(local: BatchHandler<T>, threads: readonly W
   };
 }
 
-/** Starts `count` writer threads running `entry` (a module that calls runWriterThread), each given `data`; `booted` once all have started. */
-export function startWriterThreads<T>(count: number, entry: URL, data: unknown, log: Logger): { threads: WriterThread<T>[]; booted: Promise<void>; close: () => Promise<void> } {
+/** `count` writer threads running `entry` (a module that calls runWriterThread), each given `data`, each started at its first batch. */
+export function writerThreads<T>(count: number, entry: URL, data: unknown, log: Logger): { threads: WriterThread<T>[]; close: () => Promise<void> } {
   const threads = Array.from({ length: count }, () => new WriterThread<T>(entry, data, log));
-  return { threads, booted: Promise.all(threads.map((t) => t.booted)).then(() => {}), close: async () => void (await Promise.all(threads.map((t) => t.close()))) };
+  return { threads, close: async () => void (await Promise.all(threads.map((t) => t.close()))) };
 }
 
 /** What the thread's entry module was given (`data` of startWriterThreads). */

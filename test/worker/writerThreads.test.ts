@@ -1,6 +1,6 @@
 /**
- * Writer threads of the log's consumer: a batch handed over is stored in the thread and
- * answered; an outage comes back as a RetryableError (the consumer retries the batch), a
+ * Writer threads of the log's consumer: started at the first batch that could go to them; a
+ * batch handed over is stored in the thread and answered; an outage comes back as a RetryableError (the consumer retries the batch), a
  * refusal as a plain error (the consumer narrows it down to dead letters); a thread that dies
  * fails its batch as retryable and is started again, unless it keeps dying.
  */
@@ -8,20 +8,38 @@ import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { RetryableError } from "../../services/errors.js";
 import { metricsSnapshot, metricsText, type MetricsSnapshot } from "../../services/metrics.js";
-import { startWriterThreads, withWriterThreads } from "../../services/worker/writerThreads.js";
+import { withWriterThreads, writerThreads } from "../../services/worker/writerThreads.js";
 import { untilRead } from "../support/polling.js";
 import type { Scripted } from "./support/scriptedWriter.js";
 
 const ENTRY = new URL("./support/scriptedWriter.ts", import.meta.url);
-const writers = startWriterThreads<Scripted>(1, ENTRY, null, pino({ level: "silent" }));
+const writers = writerThreads<Scripted>(1, ENTRY, null, pino({ level: "silent" }));
 const thread = writers.threads[0]!;
+thread.start();
 afterAll(() => writers.close());
 
-async function untilIdle(): Promise<void> {
-  expect(await untilRead(() => thread.idle, Boolean, { timeoutMs: 20_000, everyMs: 20 })).toBe(true);
+async function untilIdle(writer = thread): Promise<void> {
+  expect(await untilRead(() => writer.idle, Boolean, { timeoutMs: 20_000, everyMs: 20 })).toBe(true);
 }
 
 describe("writer threads", () => {
+  it("start at the first batch handed over, which is stored here while they start; the next go to them", async () => {
+    const lazy = writerThreads<Scripted>(1, ENTRY, null, pino({ level: "silent" }));
+    try {
+      const local: Scripted[][] = [];
+      const handler = withWriterThreads(async (batch: readonly Scripted[]) => void local.push([...batch]), lazy.threads, (batch) => batch.every((m) => m.do === "store"));
+      await handler([{ do: "hold" }]);
+      expect(lazy.threads[0]!.idle).toBe(false); // not started by a batch it may not take
+      await handler([{ do: "store" }]);
+      expect(local).toEqual([[{ do: "hold" }], [{ do: "store" }]]);
+      await untilIdle(lazy.threads[0]);
+      await handler([{ do: "store" }, { do: "store" }]);
+      expect(local).toHaveLength(2);
+    } finally {
+      await lazy.close();
+    }
+  });
+
   it("stores a batch in the thread, and is busy until it answered", async () => {
     await untilIdle();
     const writing = thread.write([{ do: "store" }, { do: "hold" }]);
