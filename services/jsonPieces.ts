@@ -42,16 +42,17 @@ export function parseInPieces(bytes: Buffer, array: MemberArray, pieceBytes = SI
   const key = JSON.parse(keyText) as string;
   if (key === "__proto__") return undefined;
   let object: unknown;
-  const elements = arrayElements(bytes, array, pieceBytes);
   try {
     object = JSON.parse(around);
   } catch {
     return undefined;
   }
-  if (elements === undefined || typeof object !== "object" || object === null || Array.isArray(object)) return undefined;
+  if (typeof object !== "object" || object === null || Array.isArray(object)) return undefined;
   const holder = object as Record<string, unknown>;
   const empty = holder[key];
   if (!Array.isArray(empty) || empty.length !== 0) return undefined;
+  const elements = arrayElements(bytes, array, pieceBytes);
+  if (elements === undefined) return undefined;
   holder[key] = elements;
   return holder;
 }

@@ -421,12 +421,12 @@ export async function startService(config: Config, log: Logger, deps: ServiceDep
     const queues = keep(connectQueues(wiring, storage, !!deps.clickhouse));
     let runner: JobRunner | null = null;
     const shared = keep(shareParts(wiring, storage, queues, () => !wiring.roles.has("worker") || runner !== null));
-    const threadsBooted = queues.logThread?.startThread(LOG_WORKER, { config, clickhouseUrl: storage.store.url } satisfies LogWorkerData);
+    const logThreadBooted = queues.logThread?.startThread(LOG_WORKER, { config, clickhouseUrl: storage.store.url } satisfies LogWorkerData);
     const worker = keep(await startWorker(wiring, queues, shared));
     runner = worker.runner;
     // Listening once the log's thread has loaded its modules (a second of a core): on a small
     // machine, loading it while answering made the first seconds' answers slow.
-    await threadsBooted;
+    await logThreadBooted;
     const intake = keep(await startIntake(wiring, storage, queues, shared));
     return { url: intake.url, otlpGrpcUrl: intake.otlpGrpcUrl, clickhouseUrl: storage.store.url, apiKey: shared.printedKey, operations: intake.operations, stop };
   } catch (err) {
