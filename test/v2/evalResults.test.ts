@@ -172,7 +172,9 @@ describe("eval_results over /v2/ runs", () => {
   it("reads tokens and costs of the model call, as an SDK logs them", async () => {
     const api = client(service.url);
     await api.json("/cost/create", { project_id: P, costs: { "tiny-llm": { prompt_token_cost: 0.5, completion_token_cost: 2 } } });
-    const at = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+    // One instant for every time: the model call's latency is exactly its 0.25 s, however slow the machine.
+    const now = Date.now();
+    const at = (s: number) => new Date(now + s * 1000).toISOString();
     const call = (id: string, parent: string | null, op: string, inputs: Record<string, unknown>, output: unknown, s: number, summary: Record<string, unknown> = {}) => [
       { mode: "start", req: { start: { project_id: P, id, trace_id: "t-sdk", parent_id: parent, op_name: op, started_at: at(s), attributes: {}, inputs } } },
       { mode: "end", req: { end: { project_id: P, id, ended_at: at(s + 0.25), output, summary } } },
