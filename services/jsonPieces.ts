@@ -1,3 +1,4 @@
+import { isJsonObject } from "./json.js";
 import type { MemberArray } from "./jsonBounds.js";
 
 /**
@@ -47,14 +48,13 @@ export function parseInPieces(bytes: Buffer, array: MemberArray, pieceBytes = SI
   } catch {
     return undefined;
   }
-  if (typeof object !== "object" || object === null || Array.isArray(object)) return undefined;
-  const holder = object as Record<string, unknown>;
-  const empty = holder[key];
+  if (!isJsonObject(object)) return undefined;
+  const empty = object[key];
   if (!Array.isArray(empty) || empty.length !== 0) return undefined;
   const elements = arrayElements(bytes, array, pieceBytes);
   if (elements === undefined) return undefined;
-  holder[key] = elements;
-  return holder;
+  object[key] = elements;
+  return object;
 }
 
 /** The array's elements, about `pieceBytes` at a time; undefined when a piece is not as many JSON values as it has elements. */

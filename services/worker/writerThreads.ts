@@ -65,7 +65,7 @@ export class WriterThread<T> {
   }
 
   get idle(): boolean {
-    return this.booted && this.thread!.running && this.pending === null;
+    return this.booted && this.thread?.running === true && this.pending === null;
   }
 
   get busy(): boolean {

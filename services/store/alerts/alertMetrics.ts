@@ -1,3 +1,4 @@
+import { isJsonObject } from "../../json.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import type { ProjectRetention } from "../projects/retention.js";
 import type { AlertRuleRecord } from "./alertsRepository.js";
@@ -15,11 +16,11 @@ export function scoreNumber(payloadText: string): number | null {
   } catch {
     return null;
   }
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return null;
-  const output = (payload as Record<string, unknown>).output;
+  if (!isJsonObject(payload)) return null;
+  const output = payload.output;
   if (typeof output === "number") return Number.isFinite(output) ? output : null;
   if (typeof output === "boolean") return output ? 1 : 0;
-  if (typeof output === "object" && output !== null && !Array.isArray(output)) {
+  if (isJsonObject(output)) {
     for (const value of Object.values(output)) if (typeof value === "number" && Number.isFinite(value)) return value;
   }
   return null;
