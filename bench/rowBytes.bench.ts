@@ -8,18 +8,24 @@
  * `calls`, for each. Then what storing each kind costs ClickHouse, and which columns make that
  * cost: its server's CPU per row to insert the rows again into a copy of `calls` (an
  * `INSERT ... SELECT`, less the same `SELECT` alone), as they are and with one heavy column
- * emptied at a time; the median of BENCH_ROW_INSERT_RUNS runs. `npx tsx bench/run.ts rowBytes`.
+ * emptied at a time; the median of BENCH_ROW_INSERT_RUNS runs. Last, what the order of the
+ * rows in an insert costs it: the rows sent by `clickhouse-client` in the table's sort key
+ * order, as the worker sends them, and shuffled. `npx tsx bench/run.ts rowBytes`.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { decodeProtobufRequest } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
 import type { CallPartEvent } from "../services/queue/events.js";
 import { MIGRATIONS } from "../services/resources.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import { CallsWriteRepository } from "../services/store/calls/callsWrite.js";
+import type { LocalClickHouse } from "../services/store/localServer.js";
 import { ensureDatabase, migrate } from "../services/store/migrations.js";
 import { mergeCallParts } from "../services/worker/callMerge.js";
 import { protobufRequest, requestSpans } from "./otlpSpans.js";
-import { childPids, cpuSeconds, printTable, startBenchClickHouse } from "./support.js";
+import { childPids, clickhouseClient, cpuSeconds, printTable, startBenchClickHouse, type ClientRun } from "./support.js";
 import { quoteString } from "../services/store/sql.js";
 
 const CALLS = Number(process.env.BENCH_ROW_CALLS ?? 20_480);
@@ -133,10 +139,49 @@ async function insertCosts(store: ClickHouseStore, serverPid: number, project: s
       const selectAlone = await timed(`SELECT count() FROM (${select})`);
       perRow.push(((await timed(`INSERT INTO ${copy} ${select}`)) - selectAlone) * 1e6 / Number(rows));
     }
-    out.push({ variant, "ClickHouse CPU µs per row inserted (median)": perRow.sort((a, b) => a - b)[Math.floor(perRow.length / 2)]!.toFixed(1) });
+    out.push({ variant, "ClickHouse CPU µs per row inserted (median)": median(perRow).toFixed(1) });
   }
   await store.command("rowbytes_start_merges", { sql: "SYSTEM START MERGES", params: {} });
   return out;
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** The two orders the rows are inserted in: the table's sort key (as the worker sends them: store/calls/callsWrite.ts), and shuffled. */
+const ORDERS = { "sort key order (as the worker sends them)": "project_id, started_at, id", shuffled: "cityHash64(id)" };
+
+/**
+ * ClickHouse's CPU per row to insert the project's rows, sent by `clickhouse-client` as one
+ * RowBinary block into a fresh copy of `calls`, in each of ORDERS (the median of INSERT_RUNS
+ * runs, alternated), and how many of its blocks ClickHouse found already sorted (it then
+ * writes the part without sorting every column first).
+ */
+function orderCosts(ch: LocalClickHouse, serverPid: number, project: string): Record<string, string | number>[] {
+  const client = (sql: string, run: ClientRun = {}) => clickhouseClient(ch, sql, { database: DATABASE, ...run }).stdout;
+  const sortedBlocks = () => Number(client("SELECT sum(value) FROM system.events WHERE event = 'MergeTreeDataWriterBlocksAlreadySorted'").trim());
+  const dir = mkdtempSync(join(tmpdir(), "bench-row-order-"));
+  try {
+    const files = Object.entries(ORDERS).map(([order, key]) => {
+      const file = join(dir, `${key.length}.bin`);
+      client(`SELECT * FROM calls WHERE project_id = ${quoteString(project)} ORDER BY ${key} FORMAT RowBinary`, { outputFile: file });
+      return { order, file, perRow: [] as number[], sorted: 0 };
+    });
+    const rows = Number(client(`SELECT count() FROM calls WHERE project_id = ${quoteString(project)}`).trim());
+    for (let run = 0; run < INSERT_RUNS; run++) {
+      for (const f of files) {
+        client("DROP TABLE IF EXISTS calls_order_copy");
+        client("CREATE TABLE calls_order_copy AS calls");
+        const [cpu, sorted] = [cpuSeconds(serverPid), sortedBlocks()];
+        client("INSERT INTO calls_order_copy FORMAT RowBinary", { inputFile: f.file });
+        f.perRow.push((cpuSeconds(serverPid) - cpu) * 1e6 / rows);
+        f.sorted += sortedBlocks() - sorted;
+      }
+    }
+    client("DROP TABLE calls_order_copy");
+    return files.map((f) => ({ "rows sent in": f.order, "ClickHouse CPU µs per row inserted (median)": median(f.perRow).toFixed(1), "inserts ClickHouse found already sorted": `${f.sorted} of ${INSERT_RUNS}` }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function main(): Promise<void> {
@@ -155,6 +200,8 @@ async function main(): Promise<void> {
     if (serverPid !== undefined) {
       printTable(`inserting an SDK call's row (${rows.get("202601")} rows, ${INSERT_RUNS} runs)`, await insertCosts(store, serverPid, CALLS_PROJECT));
       printTable(`inserting an OTLP span's row (${rows.get("202603")} rows, ${INSERT_RUNS} runs)`, await insertCosts(store, serverPid, SPANS_PROJECT));
+      printTable(`inserting the SDK calls' rows in one block, by the order they are sent in (${INSERT_RUNS} runs)`, orderCosts(bench.ch, serverPid, CALLS_PROJECT));
+      printTable(`inserting the OTLP spans' rows in one block, by the order they are sent in (${INSERT_RUNS} runs)`, orderCosts(bench.ch, serverPid, SPANS_PROJECT));
     }
     await store.close();
   } finally {

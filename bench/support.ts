@@ -418,13 +418,17 @@ export function printClickHouseWork(ch: Pick<LocalClickHouse, "tcpPort">, databa
   const client = (sql: string) => clickhouseClient(ch, sql).stdout;
   client("SYSTEM FLUSH LOGS");
   const rows = (sql: string) => client(`${sql} FORMAT TSV`).trim().split("\n").filter(Boolean).map((line) => line.split("\t"));
-  const cpu = "ProfileEvents.Values[indexOf(ProfileEvents.Names, 'OSCPUVirtualTimeMicroseconds')]";
+  const event = (name: string) => `ProfileEvents.Values[indexOf(ProfileEvents.Names, '${name}')]`;
+  const cpu = event("OSCPUVirtualTimeMicroseconds");
   // A query sent without an id of ours (another node's part of a distributed query, a tool's) is named by its text's start.
   const kind = `if(match(query_id, '^[0-9a-f]{8}-[0-9a-f]{4}-'), concat(if(is_initial_query, '', 'from another node: '), replaceRegexpAll(substring(query, 1, 90), '[0-9]+', 'N')), replaceRegexpOne(query_id, '-[0-9a-f]{8}-[0-9a-f-]+$', ''))`;
-  const queries = rows(`SELECT ${kind} AS kind, count(), sum(${cpu}), sum(written_rows), sum(read_rows)
+  // An insert's parts ClickHouse found already in sort key order (written without sorting: store/calls/callsWrite.ts).
+  const queries = rows(`SELECT ${kind} AS kind, count(), sum(${cpu}), sum(written_rows), sum(read_rows),
+      sum(${event("MergeTreeDataWriterBlocksAlreadySorted")}), sum(${event("MergeTreeDataWriterBlocks")})
     FROM system.query_log WHERE type = 2 GROUP BY kind ORDER BY sum(${cpu}) DESC LIMIT 12`);
-  printTable(`${server}: CPU per ${unit} by query (query_log, the biggest 12)`, queries.map(([kind, count, micros, written, read]) => ({
+  printTable(`${server}: CPU per ${unit} by query (query_log, the biggest 12)`, queries.map(([kind, count, micros, written, read, sorted, parts]) => ({
     query: kind ?? "", queries: Number(count), [`CPU µs per ${unit}`]: Number(micros) / units, [`rows written per ${unit}`]: Number(written) / units, [`rows read per ${unit}`]: Number(read) / units,
+    "parts written sorted": Number(parts) > 0 ? `${sorted} of ${parts}` : "",
   })));
   const merges = rows(`SELECT table, count(), sum(rows), sum(duration_ms) FROM system.part_log
     WHERE event_type = 'MERGE_PARTS' AND database = ${quoteString(database)} GROUP BY table ORDER BY sum(rows) DESC`);
