@@ -123,6 +123,8 @@ function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
  * per OTLP span row (docs/benchmarks.md, "Rows inserted in sort key order"). Strings compare
  * here by UTF-16 code units and there by UTF-8 bytes; the two differ only between characters
  * above U+FFFF and U+E000–U+FFFF, and a block that is not in ClickHouse's order is sorted by it.
+ * The sort is stable: rows of one key keep their order (ReplacingMergeTree keeps the last of
+ * equal versions).
  */
 const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
