@@ -161,8 +161,8 @@ function orderCosts(ch: LocalClickHouse, serverPid: number, project: string): Re
   const sortedBlocks = () => Number(client("SELECT sum(value) FROM system.events WHERE event = 'MergeTreeDataWriterBlocksAlreadySorted'").trim());
   const dir = mkdtempSync(join(tmpdir(), "bench-row-order-"));
   try {
-    const files = Object.entries(ORDERS).map(([order, key]) => {
-      const file = join(dir, `${key.length}.bin`);
+    const files = Object.entries(ORDERS).map(([order, key], i) => {
+      const file = join(dir, `order-${i}.bin`);
       client(`SELECT * FROM calls WHERE project_id = ${quoteString(project)} ORDER BY ${key} FORMAT RowBinary`, { outputFile: file });
       return { order, file, perRow: [] as number[], sorted: 0 };
     });
