@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { compareCodePoints } from "../../services/digests.js";
 import type { CallSnapshot } from "../../services/store/calls/callRows.js";
 import { CallsWriteRepository } from "../../services/store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
@@ -36,12 +37,11 @@ describe("the order of the rows the worker inserts (store/calls/callsWrite.ts)",
     snapshot(`proj-${"ab"[i % 2]}`, `id-${String(Math.floor(random() * 1e6)).padStart(6, "0")}-${String(i).padStart(2, "0")}`, 1_700_000_000_000_000 + Math.floor(random() * 5) * 1000));
   const ids = calls.map((c) => c.id);
   const sortedBy = (compare: (a: CallSnapshot, b: CallSnapshot) => number) => [...calls].sort(compare).map((c) => c.id);
-  const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
   it("sends calls rows by project, start time, then id, whatever order they come in", async () => {
     const { repo, sent } = recordingRepository();
     await repo.insertSnapshots(calls.map((s) => ({ snapshot: s, version: 1 })));
-    const expected = sortedBy((a, b) => byString(a.project_id, b.project_id) || a.started_at - b.started_at || byString(a.id, b.id));
+    const expected = sortedBy((a, b) => compareCodePoints(a.project_id, b.project_id) || a.started_at - b.started_at || compareCodePoints(a.id, b.id));
     expect(expected).not.toEqual(ids);
     expect(inOrderSent(sent.get("calls")!, ids)).toEqual(expected);
   });
@@ -49,7 +49,7 @@ describe("the order of the rows the worker inserts (store/calls/callsWrite.ts)",
   it("sends call_index rows by project, then id", async () => {
     const { repo, sent } = recordingRepository();
     await repo.insertIndex(calls);
-    expect(inOrderSent(sent.get("call_index")!, ids)).toEqual(sortedBy((a, b) => byString(a.project_id, b.project_id) || byString(a.id, b.id)));
+    expect(inOrderSent(sent.get("call_index")!, ids)).toEqual(sortedBy((a, b) => compareCodePoints(a.project_id, b.project_id) || compareCodePoints(a.id, b.id)));
   });
 
   it("keeps the given order of rows of one key (ReplacingMergeTree keeps the last of equal versions)", async () => {

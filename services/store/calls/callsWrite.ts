@@ -1,4 +1,5 @@
 import { CALL_FIELD_ENTRIES } from "../../contract/callFields.js";
+import { compareCodePoints } from "../../digests.js";
 import type { CallEndEvent, CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter, RowBuffer } from "../rowBinary.js";
@@ -119,21 +120,17 @@ function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
 
 /**
  * Rows are inserted in their table's sort key order: ClickHouse then writes the part as it
- * comes instead of sorting every column of the block first, which costs it about a third less
- * per OTLP span row (docs/benchmarks.md, "Rows inserted in sort key order"). Strings compare
- * here by UTF-16 code units and there by UTF-8 bytes; the two differ only between characters
- * above U+FFFF and U+E000–U+FFFF, and a block that is not in ClickHouse's order is sorted by it.
- * The sort is stable: rows of one key keep their order (ReplacingMergeTree keeps the last of
- * equal versions).
+ * comes instead of sorting every column of the block first (docs/benchmarks.md, "Rows inserted
+ * in sort key order"). Strings compare by code point, the order of their UTF-8 bytes, which is
+ * ClickHouse's. The sort is stable: rows of one key keep their order (ReplacingMergeTree keeps
+ * the last of equal versions).
  */
-const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 /** `calls`: ORDER BY (project_id, started_at, id) (schema.ts). */
 const inCallsOrder = (a: CallSnapshot, b: CallSnapshot): number =>
-  compareStrings(a.project_id, b.project_id) || a.started_at - b.started_at || compareStrings(a.id, b.id);
+  compareCodePoints(a.project_id, b.project_id) || a.started_at - b.started_at || compareCodePoints(a.id, b.id);
 
 /** `call_index`: ORDER BY (project_id, id). */
-const inCallIndexOrder = (a: CallSnapshot, b: CallSnapshot): number => compareStrings(a.project_id, b.project_id) || compareStrings(a.id, b.id);
+const inCallIndexOrder = (a: CallSnapshot, b: CallSnapshot): number => compareCodePoints(a.project_id, b.project_id) || compareCodePoints(a.id, b.id);
 
 /** Storage operations of the worker's call merge. */
 export class CallsWriteRepository {
