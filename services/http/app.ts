@@ -262,12 +262,14 @@ export class HttpApi {
         mayReach: (projectId) => canReach(principal, projectId, role ?? undefined),
         retryId,
       };
-      if (retryId === null) {
-        const result = await handler(input, ctx);
-        if (!res.headersSent && result !== undefined) answerJson(res, result);
-        return;
-      }
-      await this.answerRetried(op, retryId, ctx, () => handler(input, ctx));
+      // A queued write's answer waits for its log to sync, and an async function keeps every
+      // local alive across its waits: the body's parsed objects would outlive V8's young
+      // generation and be copied into the old one (docs/benchmarks.md, "Memory"). So the request
+      // lets go of a queued write's body, `run` returns rather than awaits, and the handler is
+      // handed the input once. Other operations keep `req.body` (chat completions read it as sent).
+      if (op.queued) req.body = undefined;
+      const call = handOver(input, (taken) => handler(taken, ctx));
+      return retryId === null ? answerResult(call(), res) : this.answerRetried(op, retryId, ctx, call);
     };
     this.router.add(op.method, op.path, { name: op.path, body: parsers, handle: run, renderError: options.renderError ?? renderDetail });
   }
@@ -407,6 +409,23 @@ function answerJson(res: Response, result: unknown): void {
 }
 
 /** Runs a handler; what it throws or rejects with goes to `fail`. */
+/** A call of `handle` with `input`, made at most once; the input is let go once the call is made. */
+function handOver<I, T>(input: I, handle: (input: I) => T): () => T {
+  let held: { readonly input: I } | null = { input };
+  return () => {
+    if (held === null) throw new Error("the handler was called already");
+    const taken = held.input;
+    held = null;
+    return handle(taken);
+  };
+}
+
+/** The handler's result answered as JSON, unless it answered itself. */
+async function answerResult(pending: Promise<unknown>, res: Response): Promise<void> {
+  const result = await pending;
+  if (!res.headersSent && result !== undefined) answerJson(res, result);
+}
+
 function runHandler(handle: RouteHandler, req: Request, res: Response, fail: (err: unknown) => void): void {
   try {
     const ran: unknown = handle(req, res, fail);

@@ -1,3 +1,5 @@
+import type { z } from "zod";
+import type { UpsertBatchItem } from "../contract/calls.js";
 import {
   callEndOp, callEndV2Op, callsCompleteOp, callsDeleteOp, callStartOp, callStartV2Op, callUpdateOp, callUpsertBatchOp,
 } from "../contract/callOperations.js";
@@ -15,7 +17,28 @@ function checkPathProject(params: { entity: string; project: string }, projectId
   if (wrong >= 0) throw ValidationError.at(locOf(wrong), `project_id ${projectIds[wrong]} is not the project of the path, ${path}`, "project_mismatch");
 }
 
-/** The write side of calls: validated requests become events on the queue. */
+/** A batch's events, and each part's answer (a start's ids). */
+function upsertEvents(batch: readonly z.infer<typeof UpsertBatchItem>[], username: string, ids: ReturnType<typeof idMaker>) {
+  const events: TraceEvent[] = [];
+  const res: ({ id: string; trace_id: string } | Record<string, never>)[] = [];
+  batch.forEach((item, position) => {
+    if (item.mode === "start") {
+      const event = toStartEvent(item.req.start, username, ids, position);
+      events.push(event);
+      res.push({ id: event.id, trace_id: event.trace_id });
+    } else {
+      events.push(toEndEvent(item.req.end));
+      res.push({});
+    }
+  });
+  return { events, res };
+}
+
+/**
+ * The write side of calls: validated requests become events on the queue. The batch handlers
+ * are not async and keep only their answer while the publish waits for the log's sync: an async
+ * function would keep the batch's parsed body alive until then (http/app.ts, `handOver`).
+ */
 export function mountCallIngest(api: HttpApi, publisher: EventPublisher<TraceEvent>): void {
   api.mount(callStartOp, async ({ body: { start } }, ctx) => {
     const event = toStartEvent(start, ctx.principal.username, idMaker(ctx.retryId, callStartOp.id));
@@ -28,22 +51,9 @@ export function mountCallIngest(api: HttpApi, publisher: EventPublisher<TraceEve
     return {};
   });
 
-  api.mount(callUpsertBatchOp, async ({ body: { batch } }, ctx) => {
-    const ids = idMaker(ctx.retryId, callUpsertBatchOp.id);
-    const events: TraceEvent[] = [];
-    const res: ({ id: string; trace_id: string } | Record<string, never>)[] = [];
-    batch.forEach((item, position) => {
-      if (item.mode === "start") {
-        const event = toStartEvent(item.req.start, ctx.principal.username, ids, position);
-        events.push(event);
-        res.push({ id: event.id, trace_id: event.trace_id });
-      } else {
-        events.push(toEndEvent(item.req.end));
-        res.push({});
-      }
-    });
-    await publisher.publish(events, ctx.bodyBytes);
-    return { res };
+  api.mount(callUpsertBatchOp, ({ body: { batch } }, ctx) => {
+    const { events, res } = upsertEvents(batch, ctx.principal.username, idMaker(ctx.retryId, callUpsertBatchOp.id));
+    return publisher.publish(events, ctx.bodyBytes).then(() => ({ res }));
   });
 
   api.mount(callUpdateOp, async ({ body: req }, ctx) => {
@@ -63,10 +73,9 @@ export function mountCallIngest(api: HttpApi, publisher: EventPublisher<TraceEve
     return { num_deleted: ids.length };
   });
 
-  api.mount(callsCompleteOp, async ({ params, body: { batch } }, ctx) => {
+  api.mount(callsCompleteOp, ({ params, body: { batch } }, ctx) => {
     checkPathProject(params, batch.map((call) => call.project_id), (i) => ["body", "batch", i, "project_id"]);
-    await publisher.publish(batch.map((call) => toCompleteEvent(call, ctx.principal.username)), ctx.bodyBytes);
-    return {};
+    return publisher.publish(batch.map((call) => toCompleteEvent(call, ctx.principal.username)), ctx.bodyBytes).then(() => ({}));
   });
 
   api.mount(callStartV2Op, async ({ params, body: { start } }, ctx) => {

@@ -44,17 +44,27 @@ function partialSuccess(mapped: SpanRejections): PartialSuccess | undefined {
   return { rejected_spans: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "spans") };
 }
 
-/** Publishes the export's accepted spans (durable once it resolves); what was rejected is answered. */
-async function publishSpans(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Promise<SpanRejections> {
+/** A publish under way, and what was rejected: all that is kept while the log syncs. */
+interface Publishing extends SpanRejections {
+  readonly published: Promise<void>;
+}
+
+const publishing = (publisher: EventPublisher<TraceEvent>, events: readonly TraceEvent[], bodyBytes: number): Promise<void> =>
+  events.length > 0 ? publisher.publish(events, bodyBytes) : Promise.resolve();
+
+/**
+ * Publishes the export's accepted spans (durable once `published` resolves). Not async: its
+ * caller waits holding neither the decoded spans nor their events (an async function keeps
+ * every local alive across its waits: http/app.ts, `handOver`).
+ */
+function publishSpans(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Publishing {
   if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
-    const mapped = mapSpans(batch, source);
-    if (mapped.events.length > 0) await publisher.publish(mapped.events, source.body.length);
-    return mapped;
+    const { events, rejected, errors } = mapSpans(batch, source);
+    return { published: publishing(publisher, events, source.body.length), rejected, errors };
   }
   const checked = checkSpans(batch, source.maxSpanBytes);
   const event = otlpExportEvent(source, checked);
-  if (event) await publisher.publish([event], source.body.length);
-  return checked;
+  return { published: publishing(publisher, event ? [event] : [], source.body.length), rejected: checked.rejected, errors: checked.errors };
 }
 
 /**
@@ -64,15 +74,23 @@ async function publishSpans(publisher: EventPublisher<TraceEvent>, source: Expor
  * from a request that fails to decode, nor when the publish is refused.
  */
 export async function exportTraces(publisher: EventPublisher<TraceEvent>, source: ExportSource): Promise<PartialSuccess | undefined> {
-  return partialSuccess(await publishSpans(publisher, source, decodeRequest(source.format, source.body)));
+  const { published, ...rejections } = publishSpans(publisher, source, decodeRequest(source.format, source.body));
+  await published;
+  return partialSuccess(rejections);
 }
 
-/** An `ExportLogsServiceRequest`, as `exportTraces`: the records of spans are published for `projectId`. */
+/** The records of spans of an export, published for `projectId`; not async, as `publishSpans`. */
+function publishLogRecords(publisher: EventPublisher<TraceEvent>, projectId: string, format: OtlpFormat, body: Buffer): Publishing {
+  const { events, rejected, errors } = logRecordEvents(decodeLogsRequest(format, body), projectId, LOGGED_EXPORT_MAX_BYTES);
+  return { published: publishing(publisher, events, body.length), rejected, errors };
+}
+
+/** An `ExportLogsServiceRequest`, as `exportTraces`. */
 export async function exportLogs(publisher: EventPublisher<TraceEvent>, projectId: string, format: OtlpFormat, body: Buffer): Promise<LogsPartialSuccess | undefined> {
-  const mapped = logRecordEvents(decodeLogsRequest(format, body), projectId, LOGGED_EXPORT_MAX_BYTES);
-  if (mapped.events.length > 0) await publisher.publish(mapped.events, body.length);
-  if (mapped.rejected === 0) return undefined;
-  return { rejected_log_records: mapped.rejected, error_message: rejectionMessage(mapped.rejected, mapped.errors, "log records") };
+  const { published, rejected, errors } = publishLogRecords(publisher, projectId, format, body);
+  await published;
+  if (rejected === 0) return undefined;
+  return { rejected_log_records: rejected, error_message: rejectionMessage(rejected, errors, "log records") };
 }
 
 /** gRPC status codes (grpc-js `status`), by the HTTP status the same refusal gets (http/app.ts `errorAnswer`). */
