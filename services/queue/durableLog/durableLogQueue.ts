@@ -26,8 +26,9 @@ import { StoredWaits } from "./admission/storedWaits.js";
  * synced. Refused at once with QueueFullError when the log holds `maxLogBytes` not yet
  * handled, or when more than the pending bound waits for the sync. With `lag` (lagBound.ts),
  * a bulk request that arrives while the worker, storing, has left a record unstored for
- * longer than the bound waits (admission/heldWrites.ts) until it no longer has, and is refused with QueueFullError
- * after a while (BULK_HOLD_MS).
+ * longer than the bound waits (admission/heldWrites.ts) until it no longer has or its turn comes
+ * in a share of what the worker stores, and is refused with QueueFullError after a while
+ * (BULK_HOLD_MS).
  *
  * Consuming (LogConsumer): records are handed over in order from the committed position,
  * whole, in batches (size or time bound); the committed position moves past a batch only
@@ -271,7 +272,7 @@ export class DurableLogQueue<T> implements EventPublisher<T>, EventConsumer<T>, 
       this.lag?.storedUpTo(position);
       this.storedWaits.storedUpTo(position);
       this.updateGauge();
-      this.held?.admit(storedBytes);
+      this.held?.stored(storedBytes);
     }
     const next = this.committing.then(async () => {
       if (position <= this.log.committed) return;

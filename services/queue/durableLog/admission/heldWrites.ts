@@ -14,14 +14,30 @@ export interface HeldOutcomes<W> {
 }
 
 /**
+ * The share of the bytes the worker stores that held writes are admitted for while it is past
+ * the bound: the backlog shrinks at half the worker's rate, so its lag comes back within the
+ * bound, and the worker is never left without records while writes wait.
+ */
+const PAST_BOUND_SHARE = 0.5;
+
+/**
  * The bulk writes that wait while the worker lags past the bound (LagBound): in order, each
  * for at most the bound's `holdMs`, then refused. Refusing at once would starve the worker: a
  * client told to retry is away for a whole second at least (`Retry-After` counts seconds),
  * longer than the backlog the bound leaves lasts; the held writes are its next batches.
+ *
+ * While the worker stores but is still past the bound, held writes go in for a share of what
+ * it stores (PAST_BOUND_SHARE). Holding them all until the lag is back within the bound would
+ * hold them for the whole backlog: the lag is the age of the oldest record not stored, and it
+ * keeps growing until the records written before the hold are stored. Under a steady overload
+ * that outlasted the hold, every held write was refused at once and the worker then ran dry
+ * (docs/benchmarks.md, "Held writes admitted while the worker drains").
  */
 export class HeldWrites<W> {
   private held: Held<W>[] = [];
   private heldBytes = 0;
+  /** The log bytes held writes may take, from the share of what the worker stored past the bound. */
+  private credit = 0;
   private stallTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -47,17 +63,36 @@ export class HeldWrites<W> {
   }
 
   /**
-   * Admits held writes, in order, while the worker's lag is within the bound: as many bytes as
-   * it just stored, and one write more (the backlog grows by a write per stored batch while
-   * within the bound, and shrinks past it), or all of them once it stalled.
+   * The worker stored `bytes`. Within the bound, held writes go in, in order: as many bytes as
+   * it stored, and one write more (the backlog grows by a write per stored batch while within
+   * the bound). Past it, those that fit in the credit its share of `bytes` adds to.
    */
-  admit(storedBytes = Infinity): void {
-    for (let room = storedBytes; this.held.length > 0 && this.lag.refusal() === null; ) {
+  stored(bytes: number): void {
+    if (this.held.length === 0) {
+      this.credit = 0;
+      return;
+    }
+    if (this.lag.refusal() === null) return this.admitUpTo(bytes);
+    this.credit += bytes * PAST_BOUND_SHARE;
+    for (let next = this.held[0]; next && this.outcomes.bytesOf(next.write) <= this.credit; next = this.held[0]) {
+      this.credit -= this.outcomes.bytesOf(next.write);
+      this.outcomes.admit(this.unhold(next));
+    }
+  }
+
+  /** Held writes in order, `room` bytes of them and one write more; the credit is spent. */
+  private admitUpTo(room: number): void {
+    this.credit = 0;
+    for (let left = room; this.held.length > 0 && left >= 0; ) {
       const write = this.unhold(this.held[0]!);
       this.outcomes.admit(write);
-      room -= this.outcomes.bytesOf(write);
-      if (room < 0) break;
+      left -= this.outcomes.bytesOf(write);
     }
+  }
+
+  /** Every held write goes in once the lag is within the bound, or the worker stalled. */
+  private admitIfWithinBound(): void {
+    if (this.lag.refusal() === null) this.admitUpTo(Infinity);
   }
 
   /** Refuses every held write with `err` (shutting down). */
@@ -72,13 +107,13 @@ export class HeldWrites<W> {
     if (this.stallTimer || this.held.length === 0 || at === null) return;
     this.stallTimer = setTimeout(() => {
       this.stallTimer = null;
-      this.admit();
+      this.admitIfWithinBound();
       this.watchStall();
     }, Math.max(0, at - Date.now()) + 1);
   }
 
   private expire(held: Held<W>): void {
-    this.admit();
+    this.admitIfWithinBound();
     if (!this.held.includes(held)) return;
     const refusal = this.lag.refusal();
     // The worker stalled meanwhile: the write goes in, behind the held ones before it.
