@@ -9,6 +9,7 @@ import pino, { type Logger } from "pino";
 import { loadConfig } from "../services/config.js";
 import { freePorts, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
 import { quoteString } from "../services/store/sql.js";
+import { makeStartFlags } from "../scripts/startFlags.js";
 
 /** Shared pieces of the benchmarks: a service process, timing statistics, printing. */
 export const BENCH_KEY = "bench-key-0123456789abcdef";
@@ -99,7 +100,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   const logFile = openSync(join(logDir, "stdout.log"), "w");
   const profile = cpuProfileFlags();
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
-  const flags = ["--max-semi-space-size=2", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
+  const flags = [...makeStartFlags(join(import.meta.dirname, "..")), ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
   // BENCH_SERVICE_ENTRY: another compiled service (e.g. a copy of build/ made at an earlier commit), compared in the same conditions.
   const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [process.env.BENCH_SERVICE_ENTRY ?? compiledService()];
   const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, ...entry], {
