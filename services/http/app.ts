@@ -264,9 +264,10 @@ export class HttpApi {
       };
       // A queued write's answer waits for its log to sync, and an async function keeps every
       // local alive across its waits: the body's parsed objects would outlive V8's young
-      // generation and be copied into the old one (docs/benchmarks.md, "Memory"). So the request
-      // lets go of a queued write's body, `run` returns rather than awaits, and the handler is
-      // handed the input once. Other operations keep `req.body` (chat completions read it as sent).
+      // generation (docs/benchmarks.md, "A queued write's body let go while its log syncs"). So
+      // the request lets go of a queued write's body, `run` returns rather than awaits, and the
+      // handler is handed the input once. Other operations keep `req.body` (chat completions
+      // read it as sent).
       if (op.queued) req.body = undefined;
       const call = handOver(input, (taken) => handler(taken, ctx));
       return retryId === null ? answerResult(call(), res) : this.answerRetried(op, retryId, ctx, call);
@@ -408,7 +409,6 @@ function answerJson(res: Response, result: unknown): void {
   res.end(text);
 }
 
-/** Runs a handler; what it throws or rejects with goes to `fail`. */
 /** A call of `handle` with `input`, made at most once; the input is let go once the call is made. */
 function handOver<I, T>(input: I, handle: (input: I) => T): () => T {
   let held: { readonly input: I } | null = { input };
@@ -426,6 +426,7 @@ async function answerResult(pending: Promise<unknown>, res: Response): Promise<v
   if (!res.headersSent && result !== undefined) answerJson(res, result);
 }
 
+/** Runs a handler; what it throws or rejects with goes to `fail`. */
 function runHandler(handle: RouteHandler, req: Request, res: Response, fail: (err: unknown) => void): void {
   try {
     const ran: unknown = handle(req, res, fail);

@@ -80,7 +80,7 @@ export class HeldWrites<W> {
     }
   }
 
-  /** Held writes in order, `room` bytes of them and one write more; the credit is spent. */
+  /** Held writes in order, `room` bytes of them and one write more; the credit past the bound is dropped. */
   private admitUpTo(room: number): void {
     this.credit = 0;
     for (let left = room; this.held.length > 0 && left >= 0; ) {
