@@ -74,6 +74,7 @@ export const UpsertBatchItem = z.discriminatedUnion("mode", [
   z.object({ mode: z.literal("start"), req: CallStartReq }),
   z.object({ mode: z.literal("end"), req: CallEndReq }),
 ]);
+export type UpsertBatchItem = z.infer<typeof UpsertBatchItem>;
 export const CallCreateBatchReq = z
   .object({ batch: z.array(UpsertBatchItem).max(10_000) })
   .openapi("CallCreateBatchReq");

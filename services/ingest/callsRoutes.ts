@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import type { UpsertBatchItem } from "../contract/calls.js";
 import {
   callEndOp, callEndV2Op, callsCompleteOp, callsDeleteOp, callStartOp, callStartV2Op, callUpdateOp, callUpsertBatchOp,
@@ -7,7 +6,7 @@ import type { HttpApi } from "../http/app.js";
 import { ValidationError } from "../errors.js";
 import { type TraceEvent } from "../queue/events.js";
 import type { EventPublisher } from "../queue/queue.js";
-import { idMaker, toCompleteEvent, toEndEvent, toStartEvent } from "./callEvents.js";
+import { idMaker, toCompleteEvent, toEndEvent, toStartEvent, type IdMaker } from "./callEvents.js";
 import { nowMicros } from "../times.js";
 
 /** A v2 request writes only into the project of its path. */
@@ -18,7 +17,7 @@ function checkPathProject(params: { entity: string; project: string }, projectId
 }
 
 /** A batch's events, and each part's answer (a start's ids). */
-function upsertEvents(batch: readonly z.infer<typeof UpsertBatchItem>[], username: string, ids: ReturnType<typeof idMaker>) {
+function upsertEvents(batch: readonly UpsertBatchItem[], username: string, ids: IdMaker) {
   const events: TraceEvent[] = [];
   const res: ({ id: string; trace_id: string } | Record<string, never>)[] = [];
   batch.forEach((item, position) => {

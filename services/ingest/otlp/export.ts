@@ -49,7 +49,7 @@ interface Publishing extends SpanRejections {
   readonly published: Promise<void>;
 }
 
-const publishing = (publisher: EventPublisher<TraceEvent>, events: readonly TraceEvent[], bodyBytes: number): Promise<void> =>
+const publishEvents = (publisher: EventPublisher<TraceEvent>, events: readonly TraceEvent[], bodyBytes: number): Promise<void> =>
   events.length > 0 ? publisher.publish(events, bodyBytes) : Promise.resolve();
 
 /**
@@ -60,11 +60,11 @@ const publishing = (publisher: EventPublisher<TraceEvent>, events: readonly Trac
 function publishSpans(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Publishing {
   if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
     const { events, rejected, errors } = mapSpans(batch, source);
-    return { published: publishing(publisher, events, source.body.length), rejected, errors };
+    return { published: publishEvents(publisher, events, source.body.length), rejected, errors };
   }
   const checked = checkSpans(batch, source.maxSpanBytes);
   const event = otlpExportEvent(source, checked);
-  return { published: publishing(publisher, event ? [event] : [], source.body.length), rejected: checked.rejected, errors: checked.errors };
+  return { published: publishEvents(publisher, event ? [event] : [], source.body.length), rejected: checked.rejected, errors: checked.errors };
 }
 
 /**
@@ -82,7 +82,7 @@ export async function exportTraces(publisher: EventPublisher<TraceEvent>, source
 /** The records of spans of an export, published for `projectId`; not async, as `publishSpans`. */
 function publishLogRecords(publisher: EventPublisher<TraceEvent>, projectId: string, format: OtlpFormat, body: Buffer): Publishing {
   const { events, rejected, errors } = logRecordEvents(decodeLogsRequest(format, body), projectId, LOGGED_EXPORT_MAX_BYTES);
-  return { published: publishing(publisher, events, body.length), rejected, errors };
+  return { published: publishEvents(publisher, events, body.length), rejected, errors };
 }
 
 /** An `ExportLogsServiceRequest`, as `exportTraces`. */

@@ -118,7 +118,7 @@ function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
   out.string(s.project_id).string(s.id).int64(s.started_at).string(s.trace_id).nullableString(s.parent_id);
 }
 
-/**
+/*
  * Rows are inserted in their table's sort key order: ClickHouse then writes the part as it
  * comes instead of sorting every column of the block first (docs/benchmarks.md, "Rows inserted
  * in sort key order"). Strings compare by code point, the order of their UTF-8 bytes, which is

@@ -113,11 +113,9 @@ export class HeldWrites<W> {
   }
 
   private expire(held: Held<W>): void {
-    this.admitIfWithinBound();
-    if (!this.held.includes(held)) return;
     const refusal = this.lag.refusal();
-    // The worker stalled meanwhile: the write goes in, behind the held ones before it.
-    if (refusal === null) return this.outcomes.admit(this.unhold(held));
+    // The worker caught up or stalled meanwhile: the write goes in, behind the held ones before it.
+    if (refusal === null) return this.admitUpTo(Infinity);
     this.outcomes.refuse(this.unhold(held), refusal);
   }
 
