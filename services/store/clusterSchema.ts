@@ -17,9 +17,9 @@
  * - `DROP TABLE IF EXISTS v` of a view (made again under another name) is dropped `ON CLUSTER`
  *   from every node; a table's drop has no cluster form (it is two tables there).
  * - `INSERT ... SELECT` (backfills) runs once, through the Distributed tables.
- * - A column added to an existing table (`addColumns`) is added to its local table `ON
- *   CLUSTER` (a replicated ALTER, run once per shard). The Distributed table over it cannot
- *   be altered so on 18.16 (an ALTER of a table that is not replicated, on a cluster whose
+ * - A column added to an existing table, or given another type (`columns`), is altered in
+ *   its local table `ON CLUSTER` (a replicated ALTER, run once per shard). The Distributed
+ *   table over it cannot be altered so on 18.16 (an ALTER of a table that is not replicated, on a cluster whose
  *   shards are, is refused: code 371), so it is made again over the altered local table
  *   (`redistribute`): dropped and created, on every node, only where its columns differ.
  * Any other statement has no cluster form yet and is refused (a new migration kind must
@@ -70,7 +70,7 @@ export interface DistributedTable {
   readonly create: string;
 }
 
-/** The tables created so far by the cluster form, by name: what views and added columns refer to. */
+/** The tables created so far by the cluster form, by name: what views and altered columns refer to. */
 export type ClusterTables = Map<string, DistributedTable>;
 
 export function checkLayout(layout: ClusterLayout): void {
@@ -132,7 +132,7 @@ function clusterDropView(view: string, layout: ClusterLayout, tables: ClusterTab
 
 /**
  * The cluster form of one single-node statement. `tables` holds the tables created so far
- * (this adds the ones `statement` creates), so that views and added columns can name their local tables.
+ * (this adds the ones `statement` creates), so that views and altered columns can name their local tables.
  */
 export function clusterStatements(statement: string, layout: ClusterLayout, tables: ClusterTables): string[] {
   const table = CREATE_TABLE.exec(statement);
@@ -153,20 +153,20 @@ export function clusterMigrations<M extends ClusterMigrationInput>(migrations: r
   checkLayout(layout);
   return [...migrations].sort((a, b) => a.version - b.version).map((m) => {
     const statements = m.statements.flatMap((s) => clusterStatements(s, layout, tables));
-    const added = m.addColumns ?? [];
-    const redistribute = [...new Set(added.map((c) => c.table))].map((table) => {
+    const columns = m.columns ?? [];
+    const redistribute = [...new Set(columns.map((c) => c.table))].map((table) => {
       const distributed = tables.get(table);
-      if (!distributed) throw new Error(`migration ${m.version} adds a column to ${table}, which no earlier migration creates`);
+      if (!distributed) throw new Error(`migration ${m.version} alters a column of ${table}, which no earlier migration creates`);
       return distributed;
     });
-    return { ...m, statements, addColumns: added.map((c) => ({ ...c, table: localTableName(c.table) })), redistribute };
+    return { ...m, statements, columns: columns.map((c) => ({ ...c, table: localTableName(c.table) })), redistribute };
   });
 }
 
 interface ClusterMigrationInput {
   readonly version: number;
   readonly statements: readonly string[];
-  readonly addColumns?: readonly { readonly table: string; readonly column: string; readonly type: string }[];
+  readonly columns?: readonly { readonly table: string; readonly column: string; readonly type: string }[];
 }
 
 /** `CREATE DATABASE` on every node of the cluster. */

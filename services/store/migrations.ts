@@ -12,13 +12,14 @@ export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly statements: readonly string[];
-  /** Columns added to existing tables, after the statements (see addColumn). */
-  readonly addColumns?: readonly AddedColumn[];
+  /** Columns of existing tables as they are after this migration, settled after the statements (see settleColumn). */
+  readonly columns?: readonly TableColumn[];
   /** The cluster form only: Distributed tables made again over their altered local tables, after the columns (see redistribute). */
   readonly redistribute?: readonly DistributedTable[];
 }
 
-export interface AddedColumn {
+/** A column of an existing table and its type. */
+export interface TableColumn {
   readonly table: string;
   readonly column: string;
   readonly type: string;
@@ -35,26 +36,31 @@ async function columnsOf(store: ClickHouseStore, version: number, table: string)
 }
 
 /**
- * `ALTER TABLE ... ADD COLUMN` unless system.columns lists it already: ClickHouse 18.16 has no
- * `ADD COLUMN IF NOT EXISTS`. When another process adds it first, the ALTER fails and the
- * column is there: that is success. On a cluster, `table` is a replicated local table: the
- * ALTER runs `ON CLUSTER` on the store's `alterCluster` (a replica per shard) and reaches every replica.
+ * A column made what `TableColumn` says: `ALTER TABLE ... ADD COLUMN` where system.columns
+ * does not list it (ClickHouse 18.16 has no `ADD COLUMN IF NOT EXISTS`), `MODIFY COLUMN` where
+ * it lists another type (ClickHouse rewrites the column in every part, during the ALTER), and
+ * nothing where it agrees. When another process alters it first, the ALTER may fail with the
+ * column as it should be: that is success. On a cluster, `table` is a replicated local table:
+ * the ALTER runs `ON CLUSTER` on the store's `alterCluster` (a replica per shard) and reaches
+ * every replica.
  */
-async function addColumn(store: ClickHouseStore, version: number, { table, column, type }: AddedColumn): Promise<void> {
-  const exists = async () => (await columnsOf(store, version, table)).some((c) => c.startsWith(`${column} `));
-  if (await exists()) return;
+async function settleColumn(store: ClickHouseStore, version: number, { table, column, type }: TableColumn): Promise<void> {
+  const current = async () => (await columnsOf(store, version, table)).find((c) => c.startsWith(`${column} `));
+  const found = await current();
+  if (found === `${column} ${type}`) return;
+  const change = found === undefined ? "ADD" : "MODIFY";
   try {
-    await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)}${onAlterCluster(store)} ADD COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
+    await store.command(`migrate_${version}`, { sql: `ALTER TABLE ${quoteIdentifier(table)}${onAlterCluster(store)} ${change} COLUMN ${quoteIdentifier(column)} ${type}`, params: {} });
   } catch (err) {
-    if (!(await exists())) throw err;
+    if ((await current()) !== `${column} ${type}`) throw err;
   }
 }
 
 /**
  * A Distributed table made again over its local table where their columns differ (after an
- * added column): dropped and created on every node. Skipped where they agree, so a second run,
+ * added or changed column): dropped and created on every node. Skipped where they agree, so a second run,
  * or a second process, leaves a table in use alone. Between the drop and the create the
- * table is missing: run a migration that adds columns from one process before starting the others.
+ * table is missing: run a migration that settles columns from one process before starting the others.
  */
 async function redistribute(store: ClickHouseStore, version: number, distributed: DistributedTable): Promise<void> {
   const [local, current] = await Promise.all([columnsOf(store, version, localTableName(distributed.table)), columnsOf(store, version, distributed.table)]);
@@ -102,7 +108,7 @@ export async function migrate(store: ClickHouseStore, resourceMigrations: readon
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     if (done.has(migration.version)) continue;
     for (const statement of migration.statements) await store.command(`migrate_${migration.version}`, { sql: statement, params: {} });
-    for (const column of migration.addColumns ?? []) await addColumn(store, migration.version, column);
+    for (const column of migration.columns ?? []) await settleColumn(store, migration.version, column);
     for (const distributed of migration.redistribute ?? []) await redistribute(store, migration.version, distributed);
     applied.push(migration);
   }

@@ -28,11 +28,12 @@ async function tablesOn(nodeUrl: string, database: string): Promise<Map<string, 
   }
 }
 
-async function columnsOn(nodeUrl: string, database: string, table: string): Promise<string[]> {
+/** The columns of `table` on one node: type by name. */
+async function columnsOn(nodeUrl: string, database: string, table: string): Promise<Map<string, string>> {
   const store = onNode(nodeUrl, "default");
   try {
-    const rows = await store.rows<{ name: string }>("t", { sql: `SELECT name FROM system.columns WHERE database = '${database}' AND table = '${table}' ORDER BY name`, params: {} });
-    return rows.map((r) => r.name);
+    const rows = await store.rows<{ name: string; type: string }>("t", { sql: `SELECT name, type FROM system.columns WHERE database = '${database}' AND table = '${table}' ORDER BY name`, params: {} });
+    return new Map(rows.map((r) => [r.name, r.type]));
   } finally {
     await store.close();
   }
@@ -64,20 +65,24 @@ describe("migrations on a cluster", () => {
     }
   });
 
-  it("bring a database left at an older version up to date: added columns reach the local and the Distributed tables of every node, rows kept", async () => {
+  it("bring a database left at an older version up to date: added and retyped columns reach the local and the Distributed tables of every node, rows kept", async () => {
     const store = await freshClusterDatabase();
     try {
-      const withAddedColumns = MIGRATIONS.find((m) => (m.addColumns ?? []).length > 0)!;
+      const withAddedColumns = MIGRATIONS.find((m) => (m.columns ?? []).length > 0)!;
       const older = MIGRATIONS.filter((m) => m.version < withAddedColumns.version);
       await migrate(store, older);
-      const { table, column } = withAddedColumns.addColumns![0]!;
-      for (const node of nodes) expect(await columnsOn(node.url, store.database, table)).not.toContain(column);
+      const { table, column } = withAddedColumns.columns![0]!;
+      for (const node of nodes) expect((await columnsOn(node.url, store.database, table)).has(column)).toBe(false);
       await store.command("t", { sql: `INSERT INTO ${table} (project_id, id, started_at) VALUES ('acme/old', 'kept', 1)`, params: {} });
 
       expect(await migrate(store, MIGRATIONS)).toEqual(MIGRATIONS.filter((m) => m.version >= withAddedColumns.version).map((m) => m.version));
+      const retyped = MIGRATIONS.flatMap((m) => m.columns ?? []).find((c) => c.table === table && c.column === "json_paths")!;
       for (const node of nodes) {
-        expect(await columnsOn(node.url, store.database, table)).toContain(column);
-        expect(await columnsOn(node.url, store.database, `${table}_local`)).toContain(column);
+        for (const name of [table, `${table}_local`]) {
+          const columns = await columnsOn(node.url, store.database, name);
+          expect(columns.has(column)).toBe(true);
+          expect(columns.get(retyped.column)).toBe(retyped.type);
+        }
       }
       expect(await store.rows("t", { sql: `SELECT id, ${column} FROM ${table} WHERE project_id = 'acme/old'`, params: {} })).toEqual([{ id: "kept", [column]: [] }]);
     } finally {

@@ -57,11 +57,11 @@ describe("schema migrations, cluster form (CLICKHOUSE_CLUSTER; the text here, ru
   });
 
   it("adds the columns of a later migration to each local table, and makes the Distributed table over it again", () => {
-    const added = MIGRATIONS.flatMap((m) => (m.addColumns ?? []).map((c) => ({ version: m.version, ...c })));
+    const added = MIGRATIONS.flatMap((m) => (m.columns ?? []).map((c) => ({ version: m.version, ...c })));
     expect(added.length).toBeGreaterThan(0);
     for (const { version, table, column, type } of added) {
       const migration = migrations.find((m) => m.version === version)!;
-      expect(migration.addColumns).toContainEqual({ table: `${table}_local`, column, type });
+      expect(migration.columns).toContainEqual({ table: `${table}_local`, column, type });
       const distributed = ddl.find((s) => createdTable(s) === table);
       expect(migration.redistribute).toContainEqual({ table, create: distributed });
     }

@@ -87,8 +87,22 @@ export const CALLS_LONG_LEAVES_MIGRATION: Migration = {
   version: 24,
   name: "calls_long_leaves",
   statements: [],
-  addColumns: [
+  columns: [
     { table: "calls", column: "json_long_paths", type: "Array(String)" },
     { table: "calls", column: "json_long_hashes", type: "Array(String)" },
   ],
+};
+
+/**
+ * A call's `json_paths` repeat from row to row (the same keys in call after call), and
+ * ClickHouse's cost of storing a row follows its bytes, in the insert and in every merge.
+ * As LowCardinality, each part keeps each distinct path once and a row only its numbers;
+ * queries read the column as before. ClickHouse 18.16 converts the column of every stored
+ * part during the ALTER (docs/benchmarks.md, "Paths of the flattened leaves kept once a part").
+ */
+export const CALLS_PATHS_ONCE_MIGRATION: Migration = {
+  version: 49,
+  name: "calls_paths_once",
+  statements: [],
+  columns: [{ table: "calls", column: "json_paths", type: "Array(LowCardinality(String))" }],
 };
