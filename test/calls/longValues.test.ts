@@ -1,10 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_LEAF_CHARS } from "../../services/store/calls/flatten.js";
 import { CALLS_LONG_LEAVES_MIGRATION, CALLS_MIGRATION } from "../../services/store/calls/schema.js";
-import { ClickHouseStore } from "../../services/store/clickhouse.js";
-import { ensureDatabase, migrate } from "../../services/store/migrations.js";
-import { suiteClickHouse } from "../support/database.js";
+import { migrate } from "../../services/store/migrations.js";
+import { emptyStore } from "../support/database.js";
 import { iso, serviceForFile } from "../support/service.js";
 
 /**
@@ -79,10 +77,7 @@ describe("filters on values longer than the leaf cut", () => {
 
 describe("migration 24 (calls_long_leaves) on existing data", () => {
   it("adds the columns to a calls table that has rows, keeps them, and runs again as a no-op", async () => {
-    const target = await suiteClickHouse();
-    const database = `t_${randomBytes(6).toString("hex")}`;
-    await ensureDatabase(target, database);
-    const store = new ClickHouseStore(target, database);
+    const store = await emptyStore();
     try {
       await migrate(store, [CALLS_MIGRATION]);
       await store.command("seed", {
@@ -98,7 +93,7 @@ describe("migration 24 (calls_long_leaves) on existing data", () => {
       });
       expect(rows).toEqual([{ id: "old", json_long_paths: [], json_long_hashes: [] }]);
     } finally {
-      await store.command("drop", { sql: `DROP DATABASE IF EXISTS ${database}`, params: {} });
+      await store.command("drop", { sql: `DROP DATABASE IF EXISTS ${store.database}`, params: {} });
       await store.close();
     }
   });

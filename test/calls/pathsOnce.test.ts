@@ -1,9 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { CALLS_LONG_LEAVES_MIGRATION, CALLS_MIGRATION, CALLS_PATHS_ONCE_MIGRATION } from "../../services/store/calls/schema.js";
-import { ClickHouseStore } from "../../services/store/clickhouse.js";
-import { ensureDatabase, migrate } from "../../services/store/migrations.js";
-import { suiteClickHouse } from "../support/database.js";
+import { migrate } from "../../services/store/migrations.js";
+import { emptyStore } from "../support/database.js";
 
 /**
  * Migration 49 gives `calls.json_paths` another type (LowCardinality) in a database that has
@@ -11,10 +9,7 @@ import { suiteClickHouse } from "../support/database.js";
  */
 describe("migration 49 (calls_paths_once) on existing data", () => {
   it("retypes json_paths of a calls table that has rows, keeps every path, and runs again as a no-op", async () => {
-    const target = await suiteClickHouse();
-    const database = `t_${randomBytes(6).toString("hex")}`;
-    await ensureDatabase(target, database);
-    const store = new ClickHouseStore(target, database);
+    const store = await emptyStore();
     const older = [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION];
     const all = [...older, CALLS_PATHS_ONCE_MIGRATION];
     const pathsType = async () =>
@@ -42,7 +37,7 @@ describe("migration 49 (calls_paths_once) on existing data", () => {
 
       expect(await migrate(store, all)).toEqual([]);
     } finally {
-      await store.command("drop", { sql: `DROP DATABASE IF EXISTS ${database}`, params: {} });
+      await store.command("drop", { sql: `DROP DATABASE IF EXISTS ${store.database}`, params: {} });
       await store.close();
     }
   });

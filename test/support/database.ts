@@ -32,12 +32,17 @@ export async function storeOn(database: string): Promise<ClickHouseStore> {
   return new ClickHouseStore(await suiteClickHouse(), database, suiteStoreOptions());
 }
 
-/** A fresh, migrated database on the suite's ClickHouse, private to one test file. */
-export async function freshStore(): Promise<ClickHouseStore> {
+/** A fresh, empty database on the suite's ClickHouse, private to one test: migrations are the caller's. */
+export async function emptyStore(): Promise<ClickHouseStore> {
   const target = await suiteClickHouse();
   const database = `t_${randomBytes(6).toString("hex")}`;
   await ensureDatabase(target, database, suiteCluster());
-  const store = new ClickHouseStore(target, database, suiteStoreOptions());
+  return new ClickHouseStore(target, database, suiteStoreOptions());
+}
+
+/** A fresh, migrated database on the suite's ClickHouse, private to one test file. */
+export async function freshStore(): Promise<ClickHouseStore> {
+  const store = await emptyStore();
   await migrate(store, MIGRATIONS);
   return store;
 }
