@@ -19,9 +19,10 @@
  * - `INSERT ... SELECT` (backfills) runs once, through the Distributed tables.
  * - A column added to an existing table, or given another type (`columns`), is altered in
  *   its local table `ON CLUSTER` (a replicated ALTER, run once per shard). The Distributed
- *   table over it cannot be altered so on 18.16 (an ALTER of a table that is not replicated, on a cluster whose
- *   shards are, is refused: code 371), so it is made again over the altered local table
- *   (`redistribute`): dropped and created, on every node, only where its columns differ.
+ *   table over it cannot be altered so on 18.16 (an ALTER of a table that is not
+ *   replicated, on a cluster whose shards are, is refused: code 371), so it is made again
+ *   over the altered local table (`redistribute`): dropped and created, on every node, only
+ *   where its columns differ.
  * Any other statement has no cluster form yet and is refused (a new migration kind must
  * say how it runs on a cluster).
  */

@@ -58,9 +58,10 @@ async function settleColumn(store: ClickHouseStore, version: number, { table, co
 
 /**
  * A Distributed table made again over its local table where their columns differ (after an
- * added or changed column): dropped and created on every node. Skipped where they agree, so a second run,
- * or a second process, leaves a table in use alone. Between the drop and the create the
- * table is missing: run a migration that settles columns from one process before starting the others.
+ * added or retyped column): dropped and created on every node. Skipped where they agree, so a
+ * second run, or a second process, leaves a table in use alone. Between the drop and the
+ * create the table is missing: run a migration that settles columns from one process before
+ * starting the others.
  */
 async function redistribute(store: ClickHouseStore, version: number, distributed: DistributedTable): Promise<void> {
   const [local, current] = await Promise.all([columnsOf(store, version, localTableName(distributed.table)), columnsOf(store, version, distributed.table)]);
