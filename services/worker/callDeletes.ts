@@ -51,22 +51,20 @@ const inherit = (call: CallKey, from: CallDeletion): CallDeletion => ({ project_
 
 /**
  * The batch's calls that stored deletions already cover: deleted themselves before they came,
- * or children of a deleted call. Projects without any deletion are not looked up further.
+ * or children of a deleted call.
  */
 async function coveredByStoredDeletes(repo: CallsWriteRepository, written: readonly CallSnapshot[]): Promise<{ deletedBefore: CallKey[]; underDeleted: CallDeletion[] }> {
   const deletedBefore: CallKey[] = [];
   const underDeleted: CallDeletion[] = [];
   if (written.length === 0) return { deletedBefore, underDeleted };
-  const projects = await repo.projectsWithDeletions([...new Set(written.map((c) => c.project_id))]);
-  const candidates = written.filter((c) => projects.has(c.project_id));
-  if (candidates.length === 0) return { deletedBefore, underDeleted };
   const keys = new Map<string, CallKey>();
-  for (const c of candidates) {
+  for (const c of written) {
     keys.set(callKey(c), c);
     if (c.parent_id !== null) keys.set(callKey({ project_id: c.project_id, id: c.parent_id }), { project_id: c.project_id, id: c.parent_id });
   }
   const found = await repo.findDeletions([...keys.values()]);
-  for (const c of candidates) {
+  if (found.size === 0) return { deletedBefore, underDeleted };
+  for (const c of written) {
     const parent = c.parent_id === null ? undefined : found.get(callKey({ project_id: c.project_id, id: c.parent_id }));
     if (found.has(callKey(c))) deletedBefore.push(c);
     else if (parent) underDeleted.push(inherit(c, parent));

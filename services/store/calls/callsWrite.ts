@@ -18,6 +18,12 @@ export interface CallDeletion extends CallKey {
   readonly wb_user_id: string;
 }
 
+/** The tables keyed by call whose rows most projects lack: the worker looks up only the keys they may hold. */
+type KeyedTable = "call_orphan_parts" | "call_deletions";
+
+/** A project holding at most this many rows of a `KeyedTable` has its ids read whole (a few hundred KB at most). */
+const FEW_KEYED_ROWS = 10_000;
+
 /** A part kept in `call_orphan_parts` until its call's start is stored. */
 export type ParkedPart = CallEndEvent | CallUpdateEvent;
 
@@ -141,16 +147,9 @@ export class CallsWriteRepository {
 
   constructor(private readonly store: ClickHouseStore) {}
 
-  /**
-   * Ends and updates parked for these calls because they came before the start. The calls of
-   * projects with no parked part at all (most: every OTLP-only project) are not looked up one
-   * by one: one query finds which projects have any, at each lookup, so a part parked before
-   * the lookup is found all the same.
-   */
+  /** Ends and updates parked for these calls because they came before the start (`keysHolding`: which are looked up). */
   async findOrphans(keys: readonly CallKey[]): Promise<Map<string, ParkedPart[]>> {
-    if (keys.length === 0) return new Map();
-    const parking = await this.projectsWithOrphans([...new Set(keys.map((k) => k.project_id))]);
-    return this.findParked(keys.filter((k) => parking.has(k.project_id)));
+    return this.findParked(await this.keysHolding("call_orphan_parts", keys));
   }
 
   /** The parts parked for these calls, known to have some (parked by the caller): no check of their projects first. */
@@ -228,34 +227,55 @@ export class CallsWriteRepository {
     await this.store.insert("worker_insert_deletions", "call_deletions", deletions);
   }
 
-  /** Which of these projects have any part parked. */
-  private projectsWithOrphans(projectIds: readonly string[]): Promise<Set<string>> {
-    return this.projectsHoldingRows("call_orphan_parts", projectIds);
+  /**
+   * The keys that may have rows in `table` (parked parts, deletions: most projects have none,
+   * and a project that has some has few). Each lookup first counts the rows of the keys'
+   * projects, then reads the ids of those holding at most FEW_KEYED_ROWS and keeps the keys
+   * among them; a project holding more keeps all its keys, looked up by id. The keys of a
+   * project that parked one part (or deleted one call) are then not all named in a lookup
+   * query on every batch until retention. Both reads happen at lookup time: a row written
+   * before the lookup is found all the same.
+   */
+  private async keysHolding(table: KeyedTable, keys: readonly CallKey[]): Promise<CallKey[]> {
+    if (keys.length === 0) return [];
+    const counts = await this.rowsPerProject(table, [...new Set(keys.map((k) => k.project_id))]);
+    const few = [...counts].filter(([, rows]) => rows <= FEW_KEYED_ROWS).map(([projectId]) => projectId);
+    const held = await this.keysIn(table, few);
+    return keys.filter((k) => counts.has(k.project_id) && (counts.get(k.project_id)! > FEW_KEYED_ROWS || held.has(callKey(k))));
   }
 
-  /** Which of these projects have any deletion at all (most have none: their batches skip the lookups). */
-  projectsWithDeletions(projectIds: readonly string[]): Promise<Set<string>> {
-    return this.projectsHoldingRows("call_deletions", projectIds);
+  /** How many rows `table` holds per project, for those of these projects that hold any. */
+  private async rowsPerProject(table: KeyedTable, projectIds: readonly string[]): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const chunk of idChunks(projectIds)) {
+      const pb = new ParamBuilder();
+      const rows = await this.store.rows<{ project_id: string; rows: string | number }>(`worker_projects_in_${table}`, {
+        sql: `SELECT project_id, count() AS rows FROM ${table} WHERE project_id IN ${pb.inStrings(chunk)} GROUP BY project_id`,
+        params: pb.params,
+      });
+      for (const row of rows) counts.set(row.project_id, Number(row.rows));
+    }
+    return counts;
   }
 
-  /** Which of these projects have any row in `table`. */
-  private async projectsHoldingRows(table: "call_orphan_parts" | "call_deletions", projectIds: readonly string[]): Promise<Set<string>> {
+  /** The `callKey`s of every row of these projects in `table`. */
+  private async keysIn(table: KeyedTable, projectIds: readonly string[]): Promise<Set<string>> {
     const found = new Set<string>();
     for (const chunk of idChunks(projectIds)) {
       const pb = new ParamBuilder();
-      const rows = await this.store.rows<{ project_id: string }>(`worker_projects_in_${table}`, {
-        sql: `SELECT DISTINCT project_id FROM ${table} WHERE project_id IN ${pb.inStrings(chunk)}`,
+      const rows = await this.store.rows<CallKey>(`worker_keys_in_${table}`, {
+        sql: `SELECT DISTINCT project_id, id FROM ${table} WHERE project_id IN ${pb.inStrings(chunk)}`,
         params: pb.params,
       });
-      for (const row of rows) found.add(row.project_id);
+      for (const row of rows) found.add(callKey(row));
     }
     return found;
   }
 
-  /** The stored deletions of any of these calls, by `callKey`. */
+  /** The stored deletions of any of these calls, by `callKey` (`keysHolding`: which are looked up). */
   async findDeletions(keys: readonly CallKey[]): Promise<Map<string, CallDeletion>> {
     const found = new Map<string, CallDeletion>();
-    for (const [projectId, ids] of byProject(keys)) {
+    for (const [projectId, ids] of byProject(await this.keysHolding("call_deletions", keys))) {
       const pb = new ParamBuilder();
       const rows = await this.store.rows<{ id: string; deleted_at: string | number; wb_user_id: string }>("worker_find_deletions", {
         sql: `SELECT id, min(deleted_at) AS deleted_at, any(wb_user_id) AS wb_user_id FROM call_deletions
