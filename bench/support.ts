@@ -28,8 +28,13 @@ export const BENCH_PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
 
 let compiled = false;
 
-/** The service compiled as `make start` runs it (built once per bench run, when its sources changed). */
+/**
+ * The service compiled as `make start` runs it (built once per bench run, when its sources
+ * changed); BENCH_SERVICE_ENTRY: another compiled service (e.g. a copy of build/ made at an
+ * earlier commit), compared in the same conditions.
+ */
 export function compiledService(): string {
+  if (process.env.BENCH_SERVICE_ENTRY) return process.env.BENCH_SERVICE_ENTRY;
   if (!compiled) {
     const build = spawnSync("bash", ["scripts/build-service.sh"], { stdio: "inherit" });
     if (build.status !== 0) throw new Error("scripts/build-service.sh failed");
@@ -101,8 +106,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   const profile = cpuProfileFlags();
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
   const flags = [...makeStartFlags(join(import.meta.dirname, "..")), ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
-  // BENCH_SERVICE_ENTRY: another compiled service (e.g. a copy of build/ made at an earlier commit), compared in the same conditions.
-  const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [process.env.BENCH_SERVICE_ENTRY ?? compiledService()];
+  const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [compiledService()];
   const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, ...entry], {
     env: {
       ...process.env,
