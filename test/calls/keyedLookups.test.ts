@@ -45,10 +45,10 @@ async function fill(table: "call_orphan_parts" | "call_deletions", p: string, co
   });
 }
 
-describe.each([
-  ["few", 0],
-  ["many", MANY],
-])("a project with %s rows of parked parts", (_, filler) => {
+/** Each case on both sides of the line: a project with no other row, and one with MANY. */
+const SIDES = [["few", 0], ["many", MANY]] as const;
+
+describe.each(SIDES)("a project with %s rows of parked parts", (_, filler) => {
   it("adopts a parked end when its start comes to another writer, and writes its other calls as they came", async () => {
     const p = `acme/parked-${filler}`;
     await fill("call_orphan_parts", p, filler);
@@ -60,10 +60,7 @@ describe.each([
   });
 });
 
-describe.each([
-  ["few", 0],
-  ["many", MANY],
-])("a project with %s deletions", (_, filler) => {
+describe.each(SIDES)("a project with %s deletions", (_, filler) => {
   it("deletes a call that comes after its own deletion or its parent's, and keeps the others", async () => {
     const p = `acme/deleted-${filler}`;
     await fill("call_deletions", p, filler);
