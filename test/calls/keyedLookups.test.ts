@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallEndEvent, CallStartEvent, CallsDeleteEvent } from "../../services/queue/events.js";
-import { callKey, CallsWriteRepository, type CallKey } from "../../services/store/calls/callsWrite.js";
+import { callKey, CallsWriteRepository, FEW_KEYED_ROWS, type CallKey } from "../../services/store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { CallBatchWriter } from "../../services/worker/callBatchWriter.js";
 import { freshStore } from "../support/database.js";
@@ -14,8 +14,8 @@ import { freshStore } from "../support/database.js";
  * written as they came.
  */
 const T0 = Date.UTC(2026, 10, 30, 10) * 1000;
-/** More rows than a project's ids are read whole for (callsWrite.ts, FEW_KEYED_ROWS). */
-const MANY = 10_001;
+/** More rows than a project's ids are read whole for. */
+const MANY = FEW_KEYED_ROWS + 1;
 let store: ClickHouseStore;
 let repo: CallsWriteRepository;
 beforeAll(async () => {

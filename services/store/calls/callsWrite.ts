@@ -22,7 +22,7 @@ export interface CallDeletion extends CallKey {
 type KeyedTable = "call_orphan_parts" | "call_deletions";
 
 /** A project holding at most this many rows of a `KeyedTable` has its ids read whole (a few hundred KB at most). */
-const FEW_KEYED_ROWS = 10_000;
+export const FEW_KEYED_ROWS = 10_000;
 
 /** A part kept in `call_orphan_parts` until its call's start is stored. */
 export type ParkedPart = CallEndEvent | CallUpdateEvent;
