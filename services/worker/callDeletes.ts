@@ -57,12 +57,13 @@ async function coveredByStoredDeletes(repo: CallsWriteRepository, written: reado
   const deletedBefore: CallKey[] = [];
   const underDeleted: CallDeletion[] = [];
   if (written.length === 0) return { deletedBefore, underDeleted };
-  const keys = new Map<string, CallKey>();
+  // Each call and its parent; the repository looks each up once, and only where its project holds deletions.
+  const keys: CallKey[] = [];
   for (const c of written) {
-    keys.set(callKey(c), c);
-    if (c.parent_id !== null) keys.set(callKey({ project_id: c.project_id, id: c.parent_id }), { project_id: c.project_id, id: c.parent_id });
+    keys.push(c);
+    if (c.parent_id !== null) keys.push({ project_id: c.project_id, id: c.parent_id });
   }
-  const found = await repo.findDeletions([...keys.values()]);
+  const found = await repo.findDeletions(keys);
   if (found.size === 0) return { deletedBefore, underDeleted };
   for (const c of written) {
     const parent = c.parent_id === null ? undefined : found.get(callKey({ project_id: c.project_id, id: c.parent_id }));

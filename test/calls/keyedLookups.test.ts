@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallEndEvent, CallStartEvent, CallsDeleteEvent } from "../../services/queue/events.js";
-import { callKey, CallsWriteRepository, FEW_KEYED_ROWS, type CallKey } from "../../services/store/calls/callsWrite.js";
+import { callKey, CallsWriteRepository, FEW_KEYED_ROWS, type CallKey, type KeyedTable } from "../../services/store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { CallBatchWriter } from "../../services/worker/callBatchWriter.js";
 import { freshStore } from "../support/database.js";
@@ -37,7 +37,7 @@ const stored = async (p: string, id: string) => (await repo.findSnapshots([{ pro
 const deleted = async (p: string, ids: string[]) => [...(await repo.findDeletions(ids.map((id) => ({ project_id: p, id })))).keys()].sort();
 
 /** `count` more rows of `table` in project `p`, for ids no call has. */
-async function fill(table: "call_orphan_parts" | "call_deletions", p: string, count: number): Promise<void> {
+async function fill(table: KeyedTable, p: string, count: number): Promise<void> {
   const columns = table === "call_orphan_parts" ? "project_id, id, received_at, event" : "project_id, id, deleted_at, wb_user_id";
   await store.command("test_fill", {
     sql: `INSERT INTO ${table} (${columns}) SELECT {pb_0:String}, concat('filler-', toString(number)), 1, '' FROM system.numbers LIMIT ${count}`,

@@ -19,7 +19,7 @@ export interface CallDeletion extends CallKey {
 }
 
 /** The tables keyed by call whose rows most projects lack: the worker looks up only the keys they may hold. */
-type KeyedTable = "call_orphan_parts" | "call_deletions";
+export type KeyedTable = "call_orphan_parts" | "call_deletions";
 
 /** A project holding at most this many rows of a `KeyedTable` has its ids read whole (a few hundred KB at most). */
 export const FEW_KEYED_ROWS = 10_000;
@@ -29,15 +29,15 @@ export type ParkedPart = CallEndEvent | CallUpdateEvent;
 
 export const callKey = (k: CallKey): string => `${k.project_id}/${k.id}`;
 
-/** Groups keys by project, in slices of IDS_PER_QUERY ids: one lookup query per slice. */
+/** Groups keys by project, each id once, in slices of IDS_PER_QUERY ids: one lookup query per slice. */
 function* byProject(keys: readonly CallKey[]): Generator<[string, string[]]> {
-  const grouped = new Map<string, string[]>();
+  const grouped = new Map<string, Set<string>>();
   for (const k of keys) {
     const ids = grouped.get(k.project_id);
-    if (ids) ids.push(k.id);
-    else grouped.set(k.project_id, [k.id]);
+    if (ids) ids.add(k.id);
+    else grouped.set(k.project_id, new Set([k.id]));
   }
-  for (const [projectId, ids] of grouped) for (const chunk of idChunks(ids)) yield [projectId, chunk];
+  for (const [projectId, ids] of grouped) for (const chunk of idChunks([...ids])) yield [projectId, chunk];
 }
 
 /** The call's fields, in contract/callFields.ts's order. */
@@ -239,9 +239,13 @@ export class CallsWriteRepository {
   private async keysHolding(table: KeyedTable, keys: readonly CallKey[]): Promise<CallKey[]> {
     if (keys.length === 0) return [];
     const counts = await this.rowsPerProject(table, [...new Set(keys.map((k) => k.project_id))]);
+    if (counts.size === 0) return [];
     const few = [...counts].filter(([, rows]) => rows <= FEW_KEYED_ROWS).map(([projectId]) => projectId);
     const held = await this.keysIn(table, few);
-    return keys.filter((k) => counts.has(k.project_id) && (counts.get(k.project_id)! > FEW_KEYED_ROWS || held.has(callKey(k))));
+    return keys.filter((k) => {
+      const rows = counts.get(k.project_id);
+      return rows !== undefined && (rows > FEW_KEYED_ROWS || held.has(callKey(k)));
+    });
   }
 
   /** How many rows `table` holds per project, for those of these projects that hold any. */
