@@ -405,7 +405,12 @@ export class StallingProxy {
   flow(): void {
     this.stalled = false;
     for (const s of this.sockets) s.resume();
-    for (const s of this.held.splice(0)) this.accept(s);
+    // A socket paused explicitly stays paused when a 'data' listener is added: resumed here, or
+    // its request would wait for the client's own timeout.
+    for (const s of this.held.splice(0)) {
+      this.accept(s);
+      s.resume();
+    }
   }
 
   async close(): Promise<void> {
