@@ -249,10 +249,10 @@ export class CallsWriteRepository {
     const counts = await this.rowsPerProject(table, projectsOf(keys));
     if (counts.size === 0) return [];
     const few = [...counts].filter(([, rows]) => rows <= FEW_KEYED_ROWS).map(([projectId]) => projectId);
-    const held = await this.keysIn(table, few);
+    const held = await this.idsIn(table, few);
     return keys.filter((k) => {
       const rows = counts.get(k.project_id);
-      return rows !== undefined && (rows > FEW_KEYED_ROWS || held.has(callKey(k)));
+      return rows !== undefined && (rows > FEW_KEYED_ROWS || held.get(k.project_id)!.has(k.id));
     });
   }
 
@@ -270,16 +270,16 @@ export class CallsWriteRepository {
     return counts;
   }
 
-  /** The `callKey`s of every row of these projects in `table`. */
-  private async keysIn(table: KeyedTable, projectIds: readonly string[]): Promise<Set<string>> {
-    const found = new Set<string>();
+  /** The ids of every row of these projects in `table`, by project (each of them, none found or not). */
+  private async idsIn(table: KeyedTable, projectIds: readonly string[]): Promise<Map<string, Set<string>>> {
+    const found = new Map(projectIds.map((projectId) => [projectId, new Set<string>()]));
     for (const chunk of idChunks(projectIds)) {
       const pb = new ParamBuilder();
       const rows = await this.store.rows<CallKey>(`worker_keys_in_${table}`, {
         sql: `SELECT DISTINCT project_id, id FROM ${table} WHERE project_id IN ${pb.inStrings(chunk)}`,
         params: pb.params,
       });
-      for (const row of rows) found.add(callKey(row));
+      for (const row of rows) found.get(row.project_id)?.add(row.id);
     }
     return found;
   }
