@@ -29,14 +29,6 @@ export type ParkedPart = CallEndEvent | CallUpdateEvent;
 
 export const callKey = (k: CallKey): string => `${k.project_id}/${k.id}`;
 
-/** The keys' projects, each once. A batch's keys mostly come in runs of one project: only a new one is looked up. */
-function projectsOf(keys: readonly CallKey[]): string[] {
-  const projects = new Set<string>();
-  let last: string | undefined;
-  for (const k of keys) if (k.project_id !== last) projects.add((last = k.project_id));
-  return [...projects];
-}
-
 /** Groups keys by project, each id once, in slices of IDS_PER_QUERY ids: one lookup query per slice. */
 function* byProject(keys: readonly CallKey[]): Generator<[string, string[]]> {
   const grouped = new Map<string, Set<string>>();
@@ -246,13 +238,13 @@ export class CallsWriteRepository {
    */
   private async keysHolding(table: KeyedTable, keys: readonly CallKey[]): Promise<CallKey[]> {
     if (keys.length === 0) return [];
-    const counts = await this.rowsPerProject(table, projectsOf(keys));
+    const counts = await this.rowsPerProject(table, [...new Set(keys.map((k) => k.project_id))]);
     if (counts.size === 0) return [];
     const few = [...counts].filter(([, rows]) => rows <= FEW_KEYED_ROWS).map(([projectId]) => projectId);
-    const held = await this.idsIn(table, few);
+    const held = await this.keysIn(table, few);
     return keys.filter((k) => {
       const rows = counts.get(k.project_id);
-      return rows !== undefined && (rows > FEW_KEYED_ROWS || held.get(k.project_id)!.has(k.id));
+      return rows !== undefined && (rows > FEW_KEYED_ROWS || held.has(callKey(k)));
     });
   }
 
@@ -270,16 +262,16 @@ export class CallsWriteRepository {
     return counts;
   }
 
-  /** The ids of every row of these projects in `table`, by project (each of them, none found or not). */
-  private async idsIn(table: KeyedTable, projectIds: readonly string[]): Promise<Map<string, Set<string>>> {
-    const found = new Map(projectIds.map((projectId) => [projectId, new Set<string>()]));
+  /** The `callKey`s of every row of these projects in `table`. */
+  private async keysIn(table: KeyedTable, projectIds: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
     for (const chunk of idChunks(projectIds)) {
       const pb = new ParamBuilder();
       const rows = await this.store.rows<CallKey>(`worker_keys_in_${table}`, {
         sql: `SELECT DISTINCT project_id, id FROM ${table} WHERE project_id IN ${pb.inStrings(chunk)}`,
         params: pb.params,
       });
-      for (const row of rows) found.get(row.project_id)?.add(row.id);
+      for (const row of rows) found.add(callKey(row));
     }
     return found;
   }
