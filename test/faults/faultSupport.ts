@@ -405,12 +405,7 @@ export class StallingProxy {
   flow(): void {
     this.stalled = false;
     for (const s of this.sockets) s.resume();
-    // A socket paused explicitly stays paused when a 'data' listener is added: resumed here, or
-    // its request would wait for the client's own timeout.
-    for (const s of this.held.splice(0)) {
-      this.accept(s);
-      s.resume();
-    }
+    for (const s of this.held.splice(0)) this.accept(s);
   }
 
   async close(): Promise<void> {
@@ -439,5 +434,8 @@ export class StallingProxy {
       });
       from.on("error", () => to.destroy());
     }
+    // A socket held while stalled was paused explicitly, and stays paused when a 'data'
+    // listener is added: its request would wait for the client's own timeout.
+    downstream.resume();
   }
 }
