@@ -38,7 +38,7 @@ export const AFTER_CALL_BATCH: readonly { readonly resource: string; readonly wr
  * ones raise the service's peak RSS (with writer threads, each holds its own); the OTLP bench
  * (`npx tsx bench/run.ts otlp`) shows both, its figures in docs/benchmarks.md.
  */
-export const EXPORTED_CALLS_PER_WRITE = 6_144;
+export const EXPORTED_CALLS_PER_WRITE = 4_096;
 
 /**
  * The worker's handler of call event batches: merge and write calls, then each resource's
