@@ -55,6 +55,49 @@ export function inProcessServiceLog(): Logger {
 /** BENCH_CPU_PROF=<dir>: node's flags that write a V8 CPU profile there when the process stops. */
 export const cpuProfileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
 
+/** A service's heap samples (BENCH_HEAP_SAMPLES: bench/heapSampler.mjs in each of its threads): its flags, its environment, and the report. */
+interface HeapSampling {
+  readonly flags: string[];
+  readonly env: Record<string, string>;
+  /** Prints each thread's V8 heap and external memory at the process's highest sampled RSS, and each one's own peak; then drops the samples. */
+  report(): void;
+}
+
+function heapSampling(): HeapSampling | null {
+  if (!process.env.BENCH_HEAP_SAMPLES) return null;
+  const dir = mkdtempSync(join(tmpdir(), "bench-heap-samples-"));
+  return {
+    flags: [`--import=${join(import.meta.dirname, "heapSampler.mjs")}`],
+    env: { BENCH_HEAP_SAMPLES_DIR: dir },
+    report: () => {
+      printTable("V8 heaps by thread at the service's highest sampled RSS, over its whole run (BENCH_HEAP_SAMPLES, 50 ms samples)", heapRows(dir));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One sample: ms since the epoch, the thread's V8 heap and external memory (MB), the process's RSS (MB, the main thread's only). */
+type HeapSample = readonly [at: number, heap: number, external: number, rss: number];
+
+function heapRows(dir: string): Record<string, string | number>[] {
+  const threads = readdirSync(dir).sort((a, b) => parseInt(a) - parseInt(b)).map((name) => ({
+    thread: name.replace(/\.samples$/, ""),
+    samples: readFileSync(join(dir, name), "utf8").trim().split("\n").map((line) => line.split(" ").map(Number) as unknown as HeapSample),
+  }));
+  const main = threads.find((t) => t.thread.startsWith("0-"));
+  if (!main) return [];
+  const peak = main.samples.reduce((best, s) => (s[3] > best[3] ? s : best));
+  const nearest = (samples: readonly HeapSample[]) => samples.reduce((best, s) => (Math.abs(s[0] - peak[0]) < Math.abs(best[0] - peak[0]) ? s : best));
+  return threads.map(({ thread, samples }) => ({
+    thread,
+    "heap MB at the peak": nearest(samples)[1],
+    "external MB at the peak": nearest(samples)[2],
+    "own peak heap MB": Math.max(...samples.map((s) => s[1])),
+    "own peak external MB": Math.max(...samples.map((s) => s[2])),
+    "process RSS MB at the peak": thread === main.thread ? peak[3] : "",
+  }));
+}
+
 /** A trivial server in a process of its own: reads the body, answers 200 `{}` (what any Node HTTP service costs at least). */
 const REFERENCE_SERVER = `
 const http = require("node:http");
@@ -96,7 +139,7 @@ export async function warmLoadGenerator(): Promise<void> {
 /**
  * The service as its own process, as `make start` runs it (its defaults, `LOG_LEVEL` too),
  * with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>: it writes a V8 CPU profile there
- * when it stops.
+ * when it stops. BENCH_HEAP_SAMPLES=1: its threads' heaps printed at its peak RSS when it stops.
  */
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const [port, grpcPort] = (await freePorts(2)) as [number, number];
@@ -104,8 +147,9 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   const logDir = mkdtempSync(join(tmpdir(), "bench-service-log-"));
   const logFile = openSync(join(logDir, "stdout.log"), "w");
   const profile = cpuProfileFlags();
+  const heaps = heapSampling();
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
-  const flags = [...makeStartFlags(join(import.meta.dirname, "..")), ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
+  const flags = [...makeStartFlags(join(import.meta.dirname, "..")), ...(heaps?.flags ?? []), ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
   const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [compiledService()];
   const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, ...entry], {
     env: {
@@ -117,6 +161,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
       // As `make start` and the image run it.
       MALLOC_ARENA_MAX: "2",
       PROCESSES: String(BENCH_PROCESSES),
+      ...heaps?.env,
       ...env,
     },
     stdio: ["ignore", logFile, "inherit"],
@@ -141,6 +186,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
       new Promise<void>((done) => {
         child.once("exit", () => {
           rmSync(logDir, { recursive: true, force: true });
+          heaps?.report();
           done();
         });
         child.kill("SIGTERM");
