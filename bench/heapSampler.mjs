@@ -1,7 +1,8 @@
 // Loaded into every JavaScript thread of a bench's service (`--import`, which worker threads
-// inherit) when BENCH_HEAP_SAMPLES is set: every 50 ms it appends the thread's V8 heap and
-// external memory, and in the main thread the process's RSS, to a file of its own in
-// BENCH_HEAP_SAMPLES_DIR (bench/support.ts reads them when the service stops). Plain
+// inherit, as do the processes of PROCESSES > 1) when BENCH_HEAP_SAMPLES is set: every 50 ms it
+// appends the thread's V8 heap and external memory, and in a process's main thread the
+// process's RSS, to a file of its own in BENCH_HEAP_SAMPLES_DIR, named by process, thread and
+// entry module (bench/support.ts reads them when the service stops). Plain
 // JavaScript: the service runs compiled, without a TypeScript loader for this module.
 import { appendFileSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -11,7 +12,7 @@ import { isMainThread, threadId, workerData } from "node:worker_threads";
 const MB = 1024 * 1024;
 const dir = process.env.BENCH_HEAP_SAMPLES_DIR;
 const entry = isMainThread ? "request thread" : basename(String(workerData?.entry ?? "worker")).replace(/\.[cm]?js$/, "");
-const file = dir ? join(dir, `${threadId}-${entry}.samples`) : null;
+const file = dir ? join(dir, `${process.pid}-${threadId}-${entry}.samples`) : null;
 
 function rssMb() {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) / 1024;

@@ -59,7 +59,7 @@ export const cpuProfileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ["-
 interface HeapSampling {
   readonly flags: string[];
   readonly env: Record<string, string>;
-  /** Prints each thread's V8 heap and external memory at the process's highest sampled RSS, and each one's own peak; then drops the samples. */
+  /** Prints each thread's V8 heap and external memory at its process's highest sampled RSS, and each one's own peak; then drops the samples. */
   report(): void;
 }
 
@@ -70,7 +70,7 @@ function heapSampling(): HeapSampling | null {
     flags: [`--import=${join(import.meta.dirname, "heapSampler.mjs")}`],
     env: { BENCH_HEAP_SAMPLES_DIR: dir },
     report: () => {
-      printTable("V8 heaps by thread at the service's highest sampled RSS, over its whole run (BENCH_HEAP_SAMPLES, 50 ms samples)", heapRows(dir));
+      printTable("V8 heaps by thread at their process's highest sampled RSS, over the service's whole run (BENCH_HEAP_SAMPLES, 50 ms samples)", heapRows(dir));
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -79,23 +79,29 @@ function heapSampling(): HeapSampling | null {
 /** One sample: ms since the epoch, the thread's V8 heap and external memory (MB), the process's RSS (MB, the main thread's only). */
 type HeapSample = readonly [at: number, heap: number, external: number, rss: number];
 
+/** Rows by process and thread (files `<pid>-<threadId>-<entry>.samples`), each at its process's highest sampled RSS. */
 function heapRows(dir: string): Record<string, string | number>[] {
-  const threads = readdirSync(dir).sort((a, b) => parseInt(a) - parseInt(b)).map((name) => ({
-    thread: name.replace(/\.samples$/, ""),
-    samples: readFileSync(join(dir, name), "utf8").trim().split("\n").map((line) => line.split(" ").map(Number) as unknown as HeapSample),
-  }));
-  const main = threads.find((t) => t.thread.startsWith("0-"));
-  if (!main) return [];
-  const peak = main.samples.reduce((best, s) => (s[3] > best[3] ? s : best));
-  const nearest = (samples: readonly HeapSample[]) => samples.reduce((best, s) => (Math.abs(s[0] - peak[0]) < Math.abs(best[0] - peak[0]) ? s : best));
-  return threads.map(({ thread, samples }) => ({
-    thread,
-    "heap MB at the peak": nearest(samples)[1],
-    "external MB at the peak": nearest(samples)[2],
-    "own peak heap MB": Math.max(...samples.map((s) => s[1])),
-    "own peak external MB": Math.max(...samples.map((s) => s[2])),
-    "process RSS MB at the peak": thread === main.thread ? peak[3] : "",
-  }));
+  const byProcessAndThread = (name: string) => name.split("-", 2).map(Number) as [number, number];
+  const names = readdirSync(dir).sort((a, b) => byProcessAndThread(a)[0] - byProcessAndThread(b)[0] || byProcessAndThread(a)[1] - byProcessAndThread(b)[1]);
+  const threads = names.map((name) => {
+    const [pid, threadId] = name.split("-");
+    const samples = readFileSync(join(dir, name), "utf8").trim().split("\n").map((line) => line.split(" ").map(Number) as unknown as HeapSample);
+    return { pid: pid!, main: threadId === "0", thread: name.replace(/^\d+-/, "").replace(/\.samples$/, ""), samples };
+  });
+  return threads.map(({ pid, main, thread, samples }) => {
+    const processSamples = threads.find((t) => t.pid === pid && t.main)?.samples ?? samples;
+    const peak = processSamples.reduce((best, s) => (s[3] > best[3] ? s : best));
+    const atPeak = samples.reduce((best, s) => (Math.abs(s[0] - peak[0]) < Math.abs(best[0] - peak[0]) ? s : best));
+    return {
+      process: pid,
+      thread,
+      "heap MB at the peak": atPeak[1],
+      "external MB at the peak": atPeak[2],
+      "own peak heap MB": Math.max(...samples.map((s) => s[1])),
+      "own peak external MB": Math.max(...samples.map((s) => s[2])),
+      "process RSS MB at the peak": main ? peak[3] : "",
+    };
+  });
 }
 
 /** A trivial server in a process of its own: reads the body, answers 200 `{}` (what any Node HTTP service costs at least). */
