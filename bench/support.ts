@@ -81,16 +81,17 @@ type HeapSample = readonly [at: number, heap: number, external: number, rss: num
 
 /** Rows by process and thread (files `<pid>-<threadId>-<entry>.samples`), each at its process's highest sampled RSS. */
 function heapRows(dir: string): Record<string, string | number>[] {
-  const byProcessAndThread = (name: string) => name.split("-", 2).map(Number) as [number, number];
-  const names = readdirSync(dir).sort((a, b) => byProcessAndThread(a)[0] - byProcessAndThread(b)[0] || byProcessAndThread(a)[1] - byProcessAndThread(b)[1]);
-  const threads = names.map((name) => {
-    const [pid, threadId] = name.split("-");
-    const samples = readFileSync(join(dir, name), "utf8").trim().split("\n").map((line) => line.split(" ").map(Number) as unknown as HeapSample);
-    return { pid: pid!, main: threadId === "0", thread: name.replace(/^\d+-/, "").replace(/\.samples$/, ""), samples };
-  });
-  return threads.map(({ pid, main, thread, samples }) => {
-    const processSamples = threads.find((t) => t.pid === pid && t.main)?.samples ?? samples;
-    const peak = processSamples.reduce((best, s) => (s[3] > best[3] ? s : best));
+  const threads = readdirSync(dir)
+    .map((name) => {
+      const [pid, threadId] = name.split("-", 2).map(Number) as [number, number];
+      const samples = readFileSync(join(dir, name), "utf8").trim().split("\n").map((line) => line.split(" ").map(Number) as unknown as HeapSample);
+      return { pid, threadId, thread: name.replace(/^\d+-/, "").replace(/\.samples$/, ""), samples };
+    })
+    .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId);
+  // Each process's highest RSS sample, from its main thread (the only one that samples RSS).
+  const peaks = new Map(threads.filter((t) => t.threadId === 0).map((t) => [t.pid, t.samples.reduce((best, s) => (s[3] > best[3] ? s : best))]));
+  return threads.map(({ pid, threadId, thread, samples }) => {
+    const peak = peaks.get(pid) ?? samples[samples.length - 1]!;
     const atPeak = samples.reduce((best, s) => (Math.abs(s[0] - peak[0]) < Math.abs(best[0] - peak[0]) ? s : best));
     return {
       process: pid,
@@ -99,7 +100,7 @@ function heapRows(dir: string): Record<string, string | number>[] {
       "external MB at the peak": atPeak[2],
       "own peak heap MB": Math.max(...samples.map((s) => s[1])),
       "own peak external MB": Math.max(...samples.map((s) => s[2])),
-      "process RSS MB at the peak": main ? peak[3] : "",
+      "process RSS MB at the peak": threadId === 0 ? peak[3] : "",
     };
   });
 }
