@@ -7,6 +7,7 @@
 import { batchFromJson } from "./json.js";
 import { ExportLogsServiceResponse, ExportTraceServiceResponse, RetryInfo, RpcStatus } from "./protobuf.js";
 import { batchFromProtobuf } from "./protobufReader.js";
+export { spansWithoutText } from "./protobufReader.js";
 import type { OtlpSpanBatch } from "./batch.js";
 import type { OtlpLogBatch } from "./logBatch.js";
 import { logBatchFromJson } from "./logsJson.js";

@@ -4,10 +4,9 @@
  * events. Decoding twice costs less than carrying every span's call JSON through the queue.
  */
 import type { CallCompleteEvent, OtlpExportEvent } from "../queue/events.js";
-import { decodeRequest, type OtlpFormat } from "./decode.js";
-import type { CheckedSpans } from "./mapSpan.js";
+import { decodeRequest, spansWithoutText, type OtlpFormat } from "./decode.js";
 import type { OtlpSpanBatch } from "./batch.js";
-import { mapSpans } from "./mapSpan.js";
+import { checkEncodedSpans, checkSpans, mapSpans, type CheckedSpans } from "./mapSpan.js";
 
 export interface ExportSource {
   readonly project_id: string;
@@ -16,6 +15,15 @@ export interface ExportSource {
   /** The body with its content encoding undone. */
   readonly body: Buffer;
   readonly maxSpanBytes: number;
+}
+
+/**
+ * The export's spans checked (`checkSpans`): a protobuf body is first read without its text,
+ * which tells for most exports (`checkEncodedSpans`), and read whole only when it does not.
+ */
+export function checkExport({ format, body, maxSpanBytes }: ExportSource): CheckedSpans {
+  const quick = format === "protobuf" ? checkEncodedSpans(spansWithoutText(body), maxSpanBytes) : null;
+  return quick ?? checkSpans(decodeRequest(format, body), maxSpanBytes);
 }
 
 /** The event of an export whose spans were checked; null when none was accepted (nothing to store). */

@@ -106,6 +106,26 @@ export function checkSpans(batch: OtlpSpanBatch, maxSpanBytes: number): CheckedS
   return { accepted, firstAcceptedId, rejected: rejections.rejected, errors: rejections.errors };
 }
 
+/**
+ * `checkSpans` of a protobuf export read by `spansWithoutText` (protobufReader.ts), when every
+ * span is valid and its encoded length alone shows it within `maxSpanBytes`; null otherwise,
+ * and `checkSpans` of the full read tells. No text is read, and a span accepted here is one
+ * `checkSpans` and `mapSpans` accept.
+ */
+export function checkEncodedSpans(read: { batch: OtlpSpanBatch; encodedLengths: readonly number[] }, maxSpanBytes: number): CheckedSpans | null {
+  let accepted = 0;
+  let firstAcceptedId: string | null = null;
+  for (const resource of read.batch.resources) {
+    for (const group of resource.scopes) {
+      for (const span of group.spans) {
+        if (mostCountedBytes(read.encodedLengths[accepted]!) > maxSpanBytes || invalidReason(span) !== null) return null;
+        if (accepted++ === 0) firstAcceptedId = span.spanId;
+      }
+    }
+  }
+  return { accepted, firstAcceptedId, rejected: 0, errors: [] };
+}
+
 export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpans {
   const events: CallCompleteEvent[] = [];
   const rejections = new Rejections();
@@ -153,6 +173,15 @@ function rejection(span: OtlpSpan, maxSpanBytes: number): string | null {
 
 /** Bytes counted for a number, boolean or null, and for each id, time and enum of a span. */
 const SCALAR_BYTES = 8;
+/** What `spanBytes` counts for a span's ids, times and enums. */
+const SPAN_SCALARS_BYTES = 12 * SCALAR_BYTES;
+/**
+ * The most `spanBytes` can count for a span of `encodedLength` protobuf bytes: beyond the
+ * scalars every span counts, at most 16 per byte. A string's UTF-8 (invalid bytes replaced)
+ * is at most 3 times its encoded bytes, a value counted as SCALAR_BYTES takes 2 encoded bytes
+ * or more, and an empty link, 2 bytes, counts 4 × SCALAR_BYTES.
+ */
+export const mostCountedBytes = (encodedLength: number): number => SPAN_SCALARS_BYTES + 16 * encodedLength;
 
 /**
  * The size of a span's own data, close to its protobuf encoding: UTF-8 bytes of its name,
@@ -161,7 +190,7 @@ const SCALAR_BYTES = 8;
  * scope are shared by the request and not counted (the body limit bounds them).
  */
 export function spanBytes(span: OtlpSpan): number {
-  let size = 12 * SCALAR_BYTES + utf8(span.name) + utf8(span.traceState) + utf8(span.status.message) + attributesBytes(span.attributes);
+  let size = SPAN_SCALARS_BYTES + utf8(span.name) + utf8(span.traceState) + utf8(span.status.message) + attributesBytes(span.attributes);
   for (const e of span.events) size += 2 * SCALAR_BYTES + utf8(e.name) + attributesBytes(e.attributes);
   for (const l of span.links) size += 4 * SCALAR_BYTES + utf8(l.traceState) + attributesBytes(l.attributes);
   return size;

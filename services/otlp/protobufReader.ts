@@ -22,6 +22,13 @@ type Reader = protobuf.Reader;
 
 export const RECURSION_LIMIT: number = (protobuf.Reader as unknown as { recursionLimit?: number }).recursionLimit ?? 100;
 
+/**
+ * Set while `spansWithoutText` reads a body: each span's encoded length, in order. Strings and
+ * base64 bytes then read as "" and attributes are not kept, though their bytes are walked and
+ * checked as in a full read, so that a body fails the same way in both.
+ */
+let encodedSpanLengths: number[] | null = null;
+
 /** Decodes a binary `ExportTraceServiceRequest`. */
 export function batchFromProtobuf(body: Uint8Array): OtlpSpanBatch {
   const buffer = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
@@ -29,6 +36,21 @@ export function batchFromProtobuf(body: Uint8Array): OtlpSpanBatch {
     return exportRequest(protobuf.Reader.create(buffer));
   } catch (error) {
     throw new OtlpDecodeError(`invalid protobuf ExportTraceServiceRequest: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The request's structure, ids and times without its text (names, attributes, events' and
+ * links' text all empty), and each span's encoded length: what checking an export needs
+ * (mapSpan.ts, `checkEncodedSpans`), at a fraction of a full read. Throws as `batchFromProtobuf`.
+ */
+export function spansWithoutText(body: Uint8Array): { batch: OtlpSpanBatch; encodedLengths: number[] } {
+  const encodedLengths: number[] = [];
+  encodedSpanLengths = encodedLengths;
+  try {
+    return { batch: batchFromProtobuf(body), encodedLengths };
+  } finally {
+    encodedSpanLengths = null;
   }
 }
 
@@ -145,6 +167,7 @@ const NO_LINKS: readonly OtlpLink[] = Object.freeze([]);
 
 function span(r: Reader, length: number, depth: number): OtlpSpan {
   const end = enter(r, length, depth);
+  encodedSpanLengths?.push(length);
   const outerLen = r.len;
   r.len = end;
   let traceId = "";
@@ -277,7 +300,7 @@ export function keyValue(r: Reader, length: number, depth: number, into: JsonObj
     }
   }
   leave(r, end, outerLen);
-  setOwn(into, key, value);
+  if (encodedSpanLengths === null) setOwn(into, key, value);
 }
 
 /** `AnyValue` members by field number; `seen` is a bit set of them. */
@@ -378,7 +401,7 @@ export function readString(r: Reader): string {
   const start = r.pos;
   const end = Math.min(start + length, r.len);
   r.pos = end;
-  if (end <= start) return "";
+  if (end <= start || encodedSpanLengths !== null) return "";
   const size = end - start;
   if (size > CACHED_STRING_BYTES) return slices(r).utf8Slice(start, end);
   const buf = r.buf;
@@ -417,7 +440,7 @@ export function hexBytes(r: Reader): string {
 
 function base64Bytes(r: Reader): string {
   const start = bytesRange(r);
-  return start === r.pos ? "" : slices(r).base64Slice(start, r.pos);
+  return start === r.pos || encodedSpanLengths !== null ? "" : slices(r).base64Slice(start, r.pos);
 }
 
 export function fixed64(r: Reader): bigint {

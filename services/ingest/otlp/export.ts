@@ -10,10 +10,10 @@ import type { Config } from "../../config.js";
 import type { ErrorAnswer } from "../../http/app.js";
 import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
-import { decodeLogsRequest, decodeRequest, type LogsPartialSuccess, type OtlpFormat, type OtlpSpanBatch, type PartialSuccess } from "../../otlp/decode.js";
+import { decodeLogsRequest, decodeRequest, type LogsPartialSuccess, type OtlpFormat, type PartialSuccess } from "../../otlp/decode.js";
 import { logRecordEvents } from "../../otlp/logRecords.js";
-import { otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
-import { checkSpans, mapSpans, type SpanRejections } from "../../otlp/mapSpan.js";
+import { checkExport, otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
+import { mapSpans, type SpanRejections } from "../../otlp/mapSpan.js";
 
 export interface OtlpLimits {
   /** Limit on the body after decompression (and on the bytes received). */
@@ -57,12 +57,12 @@ const publishEvents = (publisher: EventPublisher<TraceEvent>, events: readonly T
  * caller waits holding neither the decoded spans nor their events (an async function keeps
  * every local alive across its waits: http/app.ts, `handOver`).
  */
-function publishSpans(publisher: EventPublisher<TraceEvent>, source: ExportSource, batch: OtlpSpanBatch): Publishing {
+function publishSpans(publisher: EventPublisher<TraceEvent>, source: ExportSource): Publishing {
   if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
-    const { events, rejected, errors } = mapSpans(batch, source);
+    const { events, rejected, errors } = mapSpans(decodeRequest(source.format, source.body), source);
     return { published: publishEvents(publisher, events, source.body.length), rejected, errors };
   }
-  const checked = checkSpans(batch, source.maxSpanBytes);
+  const checked = checkExport(source);
   const event = otlpExportEvent(source, checked);
   return { published: publishEvents(publisher, event ? [event] : [], source.body.length), rejected: checked.rejected, errors: checked.errors };
 }
@@ -74,7 +74,7 @@ function publishSpans(publisher: EventPublisher<TraceEvent>, source: ExportSourc
  * from a request that fails to decode, nor when the publish is refused.
  */
 export async function exportTraces(publisher: EventPublisher<TraceEvent>, source: ExportSource): Promise<PartialSuccess | undefined> {
-  const { published, ...rejections } = publishSpans(publisher, source, decodeRequest(source.format, source.body));
+  const { published, ...rejections } = publishSpans(publisher, source);
   await published;
   return partialSuccess(rejections);
 }
