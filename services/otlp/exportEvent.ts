@@ -6,7 +6,7 @@
 import type { CallCompleteEvent, OtlpExportEvent } from "../queue/events.js";
 import { decodeRequest, spansWithoutText, type OtlpFormat } from "./decode.js";
 import type { OtlpSpanBatch } from "./batch.js";
-import { checkEncodedSpans, checkSpans, mapSpans, type CheckedSpans } from "./mapSpan.js";
+import { checkEncodedSpans, checkSpans, mapSpans, spanCount, type CheckedSpans } from "./mapSpan.js";
 
 export interface ExportSource {
   readonly project_id: string;
@@ -53,9 +53,13 @@ export function decodedExport(event: OtlpExportEvent): OtlpSpanBatch {
   return decodeRequest(event.format, Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 }
 
-/** The call events of the export's accepted spans (`batch`: `decodedExport` of it). */
+/**
+ * The call events of the export's accepted spans (`batch`: `decodedExport` of it). When ingest
+ * accepted them all, they are not checked again: the same rules would accept the same spans.
+ */
 export function mappedExport(event: OtlpExportEvent, batch: OtlpSpanBatch): CallCompleteEvent[] {
-  const mapped = mapSpans(batch, { project_id: event.project_id, wb_user_id: event.wb_user_id, maxSpanBytes: event.max_span_bytes });
+  const maxSpanBytes = spanCount(batch) === event.spans ? null : event.max_span_bytes;
+  const mapped = mapSpans(batch, { project_id: event.project_id, wb_user_id: event.wb_user_id, maxSpanBytes });
   if (mapped.events.length !== event.spans) {
     throw new Error(`OTLP export ${event.project_id}/${event.id}: ${mapped.events.length} spans mapped, ${event.spans} were accepted`);
   }

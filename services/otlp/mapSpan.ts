@@ -36,7 +36,15 @@ import type { JsonObject, JsonValue } from "../json.js";
 export interface MapSpansContext {
   readonly project_id: string;
   readonly wb_user_id: string;
-  readonly maxSpanBytes: number;
+  /** null: every span is known to be accepted (all of a logged export's spans were), none is checked again. */
+  readonly maxSpanBytes: number | null;
+}
+
+/** How many spans the batch holds. */
+export function spanCount(batch: OtlpSpanBatch): number {
+  let count = 0;
+  for (const resource of batch.resources) for (const group of resource.scopes) count += group.spans.length;
+  return count;
 }
 
 /** Spans rejected: how many, with reasons for the first `MAX_REJECTION_REASONS` (bounded; `rejected` counts all). */
@@ -140,7 +148,7 @@ export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpan
         dump: { resource: resourceInDump, scope: scopeDump(group) },
       };
       for (const span of group.spans) {
-        const reason = rejection(span, ctx.maxSpanBytes);
+        const reason = ctx.maxSpanBytes === null ? null : rejection(span, ctx.maxSpanBytes);
         if (reason !== null) rejections.add(span, reason);
         else events.push(completeEvent(shared, span, ctx, handedDown));
       }

@@ -48,8 +48,16 @@ describe("an OTLP export logged as one event", () => {
   });
 
   it("refuses to map an export whose spans are not those it was checked with (a dead letter, not a silent loss)", () => {
-    const { event } = logged(spans(2, { "input.value": "x".repeat(300) }));
+    const spec = spans(3, { "input.value": "x".repeat(300) });
+    spec.spans[0]!.traceId = "0".repeat(32);
+    const { event } = logged(spec);
     expect(() => exportedCalls({ ...event, max_span_bytes: 100 })).toThrow("0 spans mapped, 2 were accepted");
+  });
+
+  it("maps every span of an export whose spans were all accepted at ingest, without checking them again", () => {
+    const { event } = logged(spans(2, { "input.value": "x".repeat(300) }));
+    expect(exportedCalls({ ...event, max_span_bytes: 100 })).toEqual(exportedCalls(event));
+    expect(exportedCalls(event)).toHaveLength(2);
   });
 });
 

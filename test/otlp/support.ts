@@ -11,7 +11,7 @@ export const PARENT_ID = "00f067aa0ba902b7";
 export const START_NS = 1_700_000_000_123_456_789n;
 export const END_NS = 1_700_000_001_987_654_321n;
 
-export const CTX: MapSpansContext = { project_id: "acme/chat", wb_user_id: "user-7", maxSpanBytes: 1_000_000 };
+export const CTX = { project_id: "acme/chat", wb_user_id: "user-7", maxSpanBytes: 1_000_000 } satisfies MapSpansContext;
 
 export function makeSpan(overrides: Partial<OtlpSpan> = {}): OtlpSpan {
   return {
