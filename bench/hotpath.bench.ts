@@ -16,8 +16,9 @@
 import { CallCreateBatchReq } from "../services/contract/calls.js";
 import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
 import { idMaker, toEndEvent, toStartEvent } from "../services/ingest/callEvents.js";
-import { traceEventsTopic, type CallEvent, type TraceEvent } from "../services/queue/events.js";
-import { AFTER_CALL_BATCH, callEventParts, EXPORTED_CALLS_PER_WRITE } from "../services/worker/callWorker.js";
+import { isOtlpExport, traceEventsTopic, type CallEvent, type OtlpExportEvent, type TraceEvent } from "../services/queue/events.js";
+import { AFTER_CALL_BATCH, callEventParts, writeExports } from "../services/worker/callWorker.js";
+import { mergeCallParts } from "../services/worker/callMerge.js";
 import { recordCodecOf } from "../services/queue/durableLog/storage/recordCodec.js";
 import { ClickHouseStore } from "../services/store/clickhouse.js";
 import { callJsonTexts, CallsWriteRepository } from "../services/store/calls/callsWrite.js";
@@ -141,35 +142,50 @@ const STAGE = {
   client: "consumer: ClickHouse client (every query and insert, to a sink)",
 } as const;
 const callsRows = "calls rows (whole)";
+const sortedRows = "consumer: calls rows put in sort key order";
 const written = "written (whole)";
 
 /** The worker's CallBatchWriter (callWorker.ts: the resources' writers after it) with the CPU of each stage of a write into `totals`. */
 function stagedWriter(totals: Map<string, number>, sink: ClickHouseStore) {
   const replays: Replay[] = [];
   const store = recordingStore(replays);
+  /** The calls whose rows `writeEvents`'s write made. */
+  let merged: CallSnapshot[] = [];
   class StagedCallsRepository extends CallsWriteRepository {
     override insertSnapshots(snapshots: Parameters<CallsWriteRepository["insertSnapshots"]>[0]) {
+      merged = [...merged, ...snapshots.map((s) => s.snapshot)];
       return syncPart(totals, callsRows, () => super.insertSnapshots(snapshots));
     }
     override insertIndex(snapshots: Parameters<CallsWriteRepository["insertIndex"]>[0]) {
       return syncPart(totals, STAGE.index, () => super.insertIndex(snapshots));
     }
+    override insertRows(rows: Parameters<CallsWriteRepository["insertRows"]>[0]) {
+      return syncPart(totals, sortedRows, () => super.insertRows(rows));
+    }
   }
-  let merged: readonly CallSnapshot[] = [];
   const derived = AFTER_CALL_BATCH.map(({ resource, writer }): CallsDerivedWriter => {
     const made = writer({ store });
-    return { write: (calls, deleted) => ((merged = calls), timedAsync(totals, `consumer: ${resource} (after each batch)`, () => made.write(calls, deleted))) };
+    return { write: (calls, deleted) => timedAsync(totals, `consumer: ${resource} (after each batch)`, () => made.write(calls, deleted)) };
   });
   const writer = new CallBatchWriter(new StagedCallsRepository(store), derived);
-  return async (events: readonly CallEvent[]): Promise<void> => {
+  const sendAll = () =>
+    timedAsync(totals, STAGE.client, async () => {
+      for (const replay of replays.splice(0)) await replay(sink);
+    });
+  /** A batch of OTLP exports as the worker writes it (callWorker.ts, `writeExports`). */
+  const writeWhole = async (exports: readonly OtlpExportEvent[]): Promise<void> => {
+    await timedAsync(totals, written, () => writeExports(writer, exports));
+    await sendAll();
+  };
+  const writeEvents = async (events: readonly CallEvent[]): Promise<void> => {
+    merged = [];
     await timedAsync(totals, written, () => writer.write(events));
     // The calls rows again, in their parts: the same functions the row writer calls.
     timed(totals, STAGE.json, () => merged.forEach(callJsonTexts));
     timed(totals, STAGE.leaves, () => merged.forEach(flattenCallRow));
-    await timedAsync(totals, STAGE.client, async () => {
-      for (const replay of replays.splice(0)) await replay(sink);
-    });
+    await sendAll();
   };
+  return { writeEvents, writeWhole };
 }
 
 /** The staged totals as table rows: the write split into its stages (the merge what is left of it), per `unit`. */
@@ -191,6 +207,32 @@ function stageRows(totals: Map<string, number>, units: number, unit: string, gcM
   return [...byStage].map(([stage, micros]) => ({ stage, [`µs per ${unit}`]: micros / units }));
 }
 
+/** Parts of the write of whole calls, timed again apart from it (not counted in its total). */
+const ALONE = {
+  decode: "of which, timed apart: decode the exports again (protobuf)",
+  map: "of which, timed apart: map spans to calls",
+  json: "of which, timed apart: calls rows, JSON serialisation",
+  leaves: "of which, timed apart: calls rows, leaves (json_paths, json_values)",
+} as const;
+
+/** The staged totals of `writeWhole` as table rows, per span: the write's rows made span by span, its parts timed apart below them. */
+function wholeStageRows(totals: Map<string, number>, spans: number, gcMillis: number) {
+  const get = (stage: string) => totals.get(stage) ?? 0;
+  const resources = [...totals.keys()].filter((stage) => stage.endsWith("(after each batch)"));
+  const byStage = new Map<string, number>();
+  for (const [stage, micros] of totals) if (stage.startsWith("request:") || stage === "consumer: decode records") byStage.set(stage, micros);
+  byStage.set("consumer: decode the exports again, map the spans, make their rows (span by span)", get(written) - get(sortedRows) - get(STAGE.index) - resources.reduce((n, r) => n + get(r), 0));
+  byStage.set(sortedRows, get(sortedRows));
+  byStage.set(STAGE.index, get(STAGE.index));
+  for (const r of resources) byStage.set(r, get(r));
+  byStage.set(STAGE.client, get(STAGE.client));
+  const consumer = [...byStage].filter(([stage]) => stage.startsWith("consumer:")).reduce((n, [, micros]) => n + micros, 0);
+  byStage.set("consumer: all of the above", consumer);
+  byStage.set("garbage collection in all (wall)", gcMillis * 1000);
+  for (const stage of Object.values(ALONE)) byStage.set(stage, get(stage));
+  return [...byStage].map(([stage, micros]) => ({ stage, "µs per span": micros / spans }));
+}
+
 /** An HTTP server in a process of its own that reads each request and answers 200 with nothing: the other end of the ClickHouse client. */
 async function startSink(): Promise<{ store: ClickHouseStore; stop: () => void }> {
   const child = spawn(process.execPath, ["-e", `const s = require("node:http").createServer((q, a) => { q.resume(); q.on("end", () => a.end()); }); s.listen(0, "127.0.0.1", () => console.log(s.address().port));`], { stdio: ["ignore", "pipe", "inherit"] });
@@ -202,7 +244,7 @@ const sink = await startSink();
 const encoded = texts.map((bytes) => records.encode(events(checkCallCreateBatch(JSON.parse(bytes.toString("utf8"))) as Body)));
 const recordsPerBatch = Math.max(1, Math.round(batchEvents / PARTS_PER_REQUEST));
 const batchTotals = new Map<string, number>();
-const writeParts = stagedWriter(batchTotals, sink.store);
+const writeParts = stagedWriter(batchTotals, sink.store).writeEvents;
 const gcMillis = await gcMillisDuring(async () => {
   for (let round = 0; round < ROUNDS; round++) {
     for (let from = 0; from < encoded.length; from += recordsPerBatch) {
@@ -228,19 +270,21 @@ const otlpGcMillis = await gcMillisDuring(async () => {
         const event = timed(otlpTotals, "request: export event", () => otlpExportEvent({ ...otlpSource, body: bytes }, checked)!);
         return timed(otlpTotals, "request: log record", () => records.encode([event]));
       });
-      const batch = timed(otlpTotals, "consumer: decode records", () => logged.flatMap((r) => records.decode(r).messages));
-      const exportsPerWrite = Math.max(1, Math.floor(EXPORTED_CALLS_PER_WRITE / SPANS_PER_REQUEST));
-      for (let at = 0; at < batch.length; at += exportsPerWrite) {
-        const calls = batch.slice(at, at + exportsPerWrite).flatMap((event) => {
-          if (event.kind !== "otlp_export") return [];
-          const spans = timed(otlpTotals, "consumer: decode the exports again (protobuf)", () => decodedExport(event));
-          return timed(otlpTotals, "consumer: map spans to calls", () => mappedExport(event, spans));
-        });
-        await writeSpans(calls);
-      }
+      const batch = timed(otlpTotals, "consumer: decode records", () => logged.flatMap((r) => records.decode(r).messages)).filter(isOtlpExport);
+      await writeSpans.writeWhole(batch);
     }
   }
 });
 sink.stop();
+// What the write did span by span, again in parts, after it: the same functions it calls.
+for (let round = 0; round < ROUNDS; round++) {
+  for (const body of exports) {
+    const event = otlpExportEvent({ ...otlpSource, body: gunzipSync(body) }, { accepted: SPANS_PER_REQUEST, firstAcceptedId: "0", rejected: 0, errors: [] })!;
+    const spans = timed(otlpTotals, ALONE.decode, () => decodedExport(event));
+    const calls = timed(otlpTotals, ALONE.map, () => mappedExport(event, spans)).map((call) => mergeCallParts(null, [call]).snapshot!);
+    timed(otlpTotals, ALONE.json, () => calls.forEach(callJsonTexts));
+    timed(otlpTotals, ALONE.leaves, () => calls.forEach(flattenCallRow));
+  }
+}
 const spans = OTLP_REQUESTS * SPANS_PER_REQUEST * ROUNDS;
-printTable(`OTLP hot path, batches of ${(exportsPerBatch * SPANS_PER_REQUEST).toLocaleString("en")} spans, CPU µs per span (${spans.toLocaleString("en")} spans)`, stageRows(otlpTotals, spans, "span", otlpGcMillis));
+printTable(`OTLP hot path, batches of ${(exportsPerBatch * SPANS_PER_REQUEST).toLocaleString("en")} spans, CPU µs per span (${spans.toLocaleString("en")} spans)`, wholeStageRows(otlpTotals, spans, otlpGcMillis));

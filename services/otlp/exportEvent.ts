@@ -6,7 +6,7 @@
 import type { CallCompleteEvent, OtlpExportEvent } from "../queue/events.js";
 import { decodeRequest, spansWithoutText, type OtlpFormat } from "./decode.js";
 import type { OtlpSpanBatch } from "./batch.js";
-import { checkEncodedSpans, checkSpans, mapSpans, spanCount, type CheckedSpans } from "./mapSpan.js";
+import { checkEncodedSpans, checkSpans, mappedSpans, spanCount, type CheckedSpans } from "./mapSpan.js";
 
 export interface ExportSource {
   readonly project_id: string;
@@ -43,7 +43,7 @@ export function otlpExportEvent(source: ExportSource, checked: CheckedSpans): Ot
 
 /** The call events of a logged export: the spans that were accepted when it was checked, mapped. */
 export function exportedCalls(event: OtlpExportEvent): CallCompleteEvent[] {
-  return mappedExport(event, decodedExport(event));
+  return [...exportCalls(event)];
 }
 
 /** The logged export's spans, decoded again. */
@@ -53,15 +53,23 @@ export function decodedExport(event: OtlpExportEvent): OtlpSpanBatch {
   return decodeRequest(event.format, Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 }
 
-/**
- * The call events of the export's accepted spans (`batch`: `decodedExport` of it). When ingest
- * accepted them all, they are not checked again: the same rules would accept the same spans.
- */
+/** The call events of the export's accepted spans (`batch`: `decodedExport` of it). */
 export function mappedExport(event: OtlpExportEvent, batch: OtlpSpanBatch): CallCompleteEvent[] {
+  return [...exportCalls(event, batch)];
+}
+
+/**
+ * `mappedExport` one call at a time (mapSpan.ts, `mappedSpans`), the export decoded again. Throws
+ * once they are all made if they are not as many as were accepted (a dead letter, not a silent
+ * loss). When ingest accepted every span, none is checked again: the same rules would accept
+ * the same spans.
+ */
+export function* exportCalls(event: OtlpExportEvent, batch = decodedExport(event)): Generator<CallCompleteEvent> {
   const maxSpanBytes = spanCount(batch) === event.spans ? null : event.max_span_bytes;
-  const mapped = mapSpans(batch, { project_id: event.project_id, wb_user_id: event.wb_user_id, maxSpanBytes });
-  if (mapped.events.length !== event.spans) {
-    throw new Error(`OTLP export ${event.project_id}/${event.id}: ${mapped.events.length} spans mapped, ${event.spans} were accepted`);
+  let mapped = 0;
+  for (const call of mappedSpans(batch, { project_id: event.project_id, wb_user_id: event.wb_user_id, maxSpanBytes })) {
+    mapped++;
+    yield call;
   }
-  return mapped.events;
+  if (mapped !== event.spans) throw new Error(`OTLP export ${event.project_id}/${event.id}: ${mapped} spans mapped, ${event.spans} were accepted`);
 }

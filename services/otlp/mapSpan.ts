@@ -136,6 +136,19 @@ export function checkEncodedSpans(read: { batch: OtlpSpanBatch; encodedLengths: 
 
 export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpans {
   const events: CallCompleteEvent[] = [];
+  const calls = mappedSpans(batch, ctx);
+  for (let next = calls.next(); ; next = calls.next()) {
+    if (next.done) return { events, ...next.value };
+    events.push(next.value);
+  }
+}
+
+/**
+ * `mapSpans` one call at a time: each is made when it is asked for, so that a caller that is
+ * done with a call before asking for the next (the worker writing its row) holds one call's
+ * objects at a time. Returns the rejections.
+ */
+export function* mappedSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): Generator<CallCompleteEvent, SpanRejections> {
   const rejections = new Rejections();
   const handedDown = inputsHandedDown(batch);
   for (const resource of batch.resources) {
@@ -150,11 +163,11 @@ export function mapSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): MappedSpan
       for (const span of group.spans) {
         const reason = ctx.maxSpanBytes === null ? null : rejection(span, ctx.maxSpanBytes);
         if (reason !== null) rejections.add(span, reason);
-        else events.push(completeEvent(shared, span, ctx, handedDown));
+        else yield completeEvent(shared, span, ctx, handedDown);
       }
     }
   }
-  return { events, rejected: rejections.rejected, errors: rejections.errors };
+  return { rejected: rejections.rejected, errors: rejections.errors };
 }
 
 /** Span id → the input it hands down to a model call below it (attributes.ts, `inputForChildren`); null when none does. */

@@ -120,6 +120,11 @@ export class RowBinaryWriter {
     return this;
   }
 
+  /** Bytes written so far. */
+  get length(): number {
+    return this.position;
+  }
+
   /** The rows written so far (a view: valid until the next write). */
   bytes(): Buffer {
     return this.buffer.subarray(0, this.position);

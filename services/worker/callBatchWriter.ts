@@ -1,5 +1,5 @@
-import type { CallEvent, CallPartEvent, CallsDeleteEvent } from "../queue/events.js";
-import type { CallSnapshot } from "../store/calls/callRows.js";
+import type { CallCompleteEvent, CallEvent, CallPartEvent, CallsDeleteEvent } from "../queue/events.js";
+import type { CallSnapshot, WrittenCall } from "../store/calls/callRows.js";
 import { callKey, type CallKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
 import { applyDeletes } from "./callDeletes.js";
 import { isStartPart, mergeCallParts, snapshotVersion, type OrphanPart } from "./callMerge.js";
@@ -8,7 +8,7 @@ import { nowMicros } from "../times.js";
 /** Something more that the worker maintains from each batch's merged calls (thread aggregates). */
 export interface CallsDerivedWriter {
   /** `deleted`: every call the batch's deletes reached, and the batch's calls deleted before they came. */
-  write(calls: readonly CallSnapshot[], deleted: readonly CallKey[]): Promise<void>;
+  write(calls: readonly WrittenCall[], deleted: readonly CallKey[]): Promise<void>;
 }
 
 interface Grouped {
@@ -120,6 +120,47 @@ export class CallBatchWriter {
     const calls = [...final, ...continued, ...placeholders, ...adopted];
     const deleted = await applyDeletes(this.repo, deletes, calls);
     for (const writer of this.derived) await writer.write(calls, deleted);
+  }
+
+  /**
+   * Writes calls that each come whole (an OTLP export's spans, made one at a time by `calls`):
+   * each call's row is made as soon as it is, so that its objects die young (`CallRows`).
+   * What `write` does for such calls, in the same order: no lookup before the writes (a
+   * whole call needs none), its rows, then the parts parked for it meanwhile and the deletes
+   * that cover it. `again(keys)` makes the calls of these keys anew, in order (repeats
+   * included): for the rare call that has parts parked, and for calls this writer parked parts
+   * of or that come twice among `calls`, which go through `write` instead.
+   */
+  async writeWhole(calls: Iterable<CallCompleteEvent>, expected: number, again: (keys: ReadonlySet<string>) => CallCompleteEvent[]): Promise<void> {
+    const now = nowMicros();
+    const rows = this.repo.callRowsFor(expected);
+    const keys = new Set<string>();
+    let merged = true;
+    for (const call of calls) {
+      const key = callKey(call);
+      if (keys.has(key) || this.parkedHere.has(key)) merged = false;
+      keys.add(key);
+      const snapshot = mergeCallParts(null, [call]).snapshot!;
+      rows.add(snapshot, snapshotVersion(snapshot, now));
+    }
+    if (!merged) {
+      this.repo.discardRows(rows);
+      return this.write(again(keys));
+    }
+    await this.repo.insertRows(rows);
+    const written = await this.withParkedMeanwhile(rows.calls, again);
+    const deleted = await applyDeletes(this.repo, [], written);
+    for (const writer of this.derived) await writer.write(written, deleted);
+  }
+
+  /** `writeWhole`'s calls, those with parts parked meanwhile merged with them and written again. */
+  private async withParkedMeanwhile(calls: readonly WrittenCall[], again: (keys: ReadonlySet<string>) => CallCompleteEvent[]): Promise<readonly WrittenCall[]> {
+    const orphans = await this.repo.findOrphans(calls);
+    if (orphans.size === 0) return calls;
+    const merged = new Map<string, CallSnapshot>();
+    for (const call of again(new Set(orphans.keys()))) merged.set(callKey(call), mergeCallParts(null, [call], orphans.get(callKey(call))).snapshot!);
+    await this.insertLater([...merged.values()]);
+    return calls.map((call) => merged.get(callKey(call)) ?? call);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { CallsDeleteEvent } from "../queue/events.js";
-import type { CallSnapshot } from "../store/calls/callRows.js";
+import type { WrittenCall } from "../store/calls/callRows.js";
 import { callKey, type CallDeletion, type CallKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
 
 /**
@@ -19,7 +19,7 @@ import { callKey, type CallDeletion, type CallKey, type CallsWriteRepository } f
  * Returns every call of the batch's concern that is now deleted: what the deletes reached,
  * and the batch's calls that were deleted before they came (for the thread aggregates).
  */
-export async function applyDeletes(repo: CallsWriteRepository, deletes: readonly CallsDeleteEvent[], written: readonly CallSnapshot[]): Promise<CallKey[]> {
+export async function applyDeletes(repo: CallsWriteRepository, deletes: readonly CallsDeleteEvent[], written: readonly WrittenCall[]): Promise<CallKey[]> {
   const asked = deletes.flatMap((d) => d.ids.map((id): CallDeletion => ({ project_id: d.project_id, id, deleted_at: d.deleted_at, wb_user_id: d.wb_user_id })));
   const { deletedBefore, underDeleted } = await coveredByStoredDeletes(repo, written);
   const reached = new Map<string, CallDeletion>();
@@ -53,7 +53,7 @@ const inherit = (call: CallKey, from: CallDeletion): CallDeletion => ({ project_
  * The batch's calls that stored deletions already cover: deleted themselves before they came,
  * or children of a deleted call.
  */
-async function coveredByStoredDeletes(repo: CallsWriteRepository, written: readonly CallSnapshot[]): Promise<{ deletedBefore: CallKey[]; underDeleted: CallDeletion[] }> {
+async function coveredByStoredDeletes(repo: CallsWriteRepository, written: readonly WrittenCall[]): Promise<{ deletedBefore: CallKey[]; underDeleted: CallDeletion[] }> {
   const deletedBefore: CallKey[] = [];
   const underDeleted: CallDeletion[] = [];
   if (written.length === 0) return { deletedBefore, underDeleted };

@@ -1,6 +1,7 @@
 import type { BatchHandler } from "../queue/queue.js";
-import { isOtlpExport, isOtlpLogRecords, type CallEvent, type TraceEvent } from "../queue/events.js";
-import { exportedCalls } from "../otlp/exportEvent.js";
+import { isOtlpExport, isOtlpLogRecords, type CallCompleteEvent, type CallEvent, type OtlpExportEvent, type TraceEvent } from "../queue/events.js";
+import { exportCalls, exportedCalls } from "../otlp/exportEvent.js";
+import { callKey } from "../store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { CallsWriteRepository } from "../store/calls/callsWrite.js";
 import { ProjectsRepository } from "../store/projects/projectsRepository.js";
@@ -32,9 +33,9 @@ export const AFTER_CALL_BATCH: readonly { readonly resource: string; readonly wr
 ];
 
 /**
- * Calls of logged OTLP exports written at once at most: a batch of exports can hold many
- * thousands of spans, and their call events and rows all at once would hold far more memory
- * than the log bytes they came from. Smaller inserts cost ClickHouse more CPU per span, larger
+ * Calls of logged OTLP exports written at once at most (about: exports are not split): a batch
+ * of exports can hold many thousands of spans, and their rows all at once would hold far more
+ * memory than the log bytes they came from. Smaller inserts cost ClickHouse more CPU per span, larger
  * ones raise the service's peak RSS (with writer threads, each holds its own); the OTLP bench
  * (`npx tsx bench/run.ts otlp`) shows both, its figures in docs/benchmarks.md.
  */
@@ -43,7 +44,8 @@ export const EXPORTED_CALLS_PER_WRITE = 4_096;
 /**
  * The worker's handler of call event batches: merge and write calls, then each resource's
  * aggregates. OTLP exports become their spans' calls here, written in parts of about
- * `EXPORTED_CALLS_PER_WRITE` (the batch is stored once all its parts are).
+ * `EXPORTED_CALLS_PER_WRITE` (the batch is stored once all its parts are); a batch of exports
+ * alone has each span's row made as soon as its call is (`writeExports`).
  */
 export function callBatchHandler(parts: WorkerParts): BatchHandler<TraceEvent> {
   const writer = new CallBatchWriter(new CallsWriteRepository(parts.store), AFTER_CALL_BATCH.map((a) => a.writer(parts)));
@@ -53,8 +55,28 @@ export function callBatchHandler(parts: WorkerParts): BatchHandler<TraceEvent> {
     const callEvents = logRecords.length === 0 ? events : events.filter((e) => !isOtlpLogRecords(e));
     // Log records are read beside their calls, whichever is stored first: no order between the two.
     await logs.insert(logRecords);
+    if (callEvents.length > 0 && callEvents.every(isOtlpExport)) return writeExports(writer, callEvents);
     for (const part of callEventParts(callEvents)) await writer.write(part);
   };
+}
+
+/**
+ * A batch of OTLP exports, written in parts of about `EXPORTED_CALLS_PER_WRITE` calls (by their
+ * accepted spans), each span's row made as soon as its call is (`CallBatchWriter.writeWhole`).
+ */
+export async function writeExports(writer: CallBatchWriter, exports: readonly OtlpExportEvent[]): Promise<void> {
+  for (let from = 0; from < exports.length; ) {
+    let to = from;
+    let spans = 0;
+    while (to < exports.length && spans < EXPORTED_CALLS_PER_WRITE) spans += exports[to++]!.spans;
+    const part = exports.slice(from, to);
+    await writer.writeWhole(callsOf(part), spans, (keys) => [...callsOf(part)].filter((call) => keys.has(callKey(call))));
+    from = to;
+  }
+}
+
+function* callsOf(exports: readonly OtlpExportEvent[]): Generator<CallCompleteEvent> {
+  for (const event of exports) yield* exportCalls(event);
 }
 
 const hasNoExports = (events: readonly TraceEvent[]): events is readonly CallEvent[] => !events.some((e) => isOtlpExport(e) || isOtlpLogRecords(e));

@@ -1,4 +1,4 @@
-import type { CallSnapshot } from "../store/calls/callRows.js";
+import type { WrittenCall } from "../store/calls/callRows.js";
 import { callKey, type CallKey } from "../store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { turnRowFromSnapshot, type TurnRow } from "../store/threads/threadRows.js";
@@ -41,7 +41,7 @@ export class ThreadAggregatesWriter implements CallsDerivedWriter {
     this.repo = new ThreadsWriteRepository(store);
   }
 
-  async write(calls: readonly CallSnapshot[], deleted: readonly CallKey[]): Promise<void> {
+  async write(calls: readonly WrittenCall[], deleted: readonly CallKey[]): Promise<void> {
     const now = this.clock();
     const rows: TurnRow[] = [];
     const gone = new Set(deleted.map(callKey));

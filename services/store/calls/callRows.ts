@@ -12,6 +12,12 @@ export interface CallSnapshot extends CallFieldValues {
   start_known: boolean;
 }
 
+/**
+ * What the worker reads of a call once its rows are written: its ids, times, thread and turn
+ * (its `call_index` row, the deletes that cover it, its thread's aggregates, its project).
+ */
+export type WrittenCall = Pick<CallSnapshot, "project_id" | "id" | "trace_id" | "parent_id" | "thread_id" | "turn_id" | "started_at" | "ended_at">;
+
 const VERSION_EPOCH_MICROS = 1_600_000_000_000_000;
 const RANK_STRIDE = 1_000_000_000_000_000;
 

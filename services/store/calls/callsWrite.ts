@@ -4,7 +4,7 @@ import type { CallEndEvent, CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter, RowBuffer } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
-import { rowToSnapshot, type CallSnapshot, type VersionedCallRow } from "./callRows.js";
+import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCall } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
 
 export interface CallKey {
@@ -120,7 +120,7 @@ const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"
 /** Bytes per `call_index` row a new buffer is sized for (ids of 16 to 36 characters). */
 const INDEX_ROW_BYTES_GUESS = 160;
 
-function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
+function writeIndexRow(out: RowBinaryWriter, s: WrittenCall): void {
   out.string(s.project_id).string(s.id).int64(s.started_at).string(s.trace_id).nullableString(s.parent_id);
 }
 
@@ -132,17 +132,54 @@ function writeIndexRow(out: RowBinaryWriter, s: CallSnapshot): void {
  * the last of equal versions).
  */
 /** `calls`: ORDER BY (project_id, started_at, id) (schema.ts). */
-const inCallsOrder = (a: CallSnapshot, b: CallSnapshot): number =>
+type CallSortKey = Pick<CallSnapshot, "project_id" | "started_at" | "id">;
+const inCallsOrder = (a: CallSortKey, b: CallSortKey): number =>
   compareCodePoints(a.project_id, b.project_id) || a.started_at - b.started_at || compareCodePoints(a.id, b.id);
 
 /** `call_index`: ORDER BY (project_id, id). */
-const inCallIndexOrder = (a: CallSnapshot, b: CallSnapshot): number => compareCodePoints(a.project_id, b.project_id) || compareCodePoints(a.id, b.id);
+const inCallIndexOrder = (a: CallKey, b: CallKey): number => compareCodePoints(a.project_id, b.project_id) || compareCodePoints(a.id, b.id);
+
+/** Where a call's row is among those made (`CallRows`), and its sort key. */
+interface RowPlace extends CallSortKey {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * `calls` rows made one call at a time, each as soon as its call is merged (an OTLP export's
+ * spans: `CallBatchWriter.writeWhole`): the call's objects are garbage before the next call's
+ * are made, so that they die young instead of all of a write's calls outliving many young
+ * collections (docs/benchmarks.md, "OTLP spans' rows made one at a time"). Put in sort key
+ * order when inserted.
+ */
+export class CallRows {
+  /** The calls whose rows were made, in the order made. */
+  readonly calls: WrittenCall[] = [];
+  private readonly places: RowPlace[] = [];
+
+  constructor(readonly writer: RowBinaryWriter) {}
+
+  add(snapshot: CallSnapshot, version: number): void {
+    const start = this.writer.length;
+    writeCallRow(this.writer, snapshot, version);
+    const { project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at } = snapshot;
+    this.calls.push({ project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at });
+    this.places.push({ project_id, started_at, id, start, end: this.writer.length });
+  }
+
+  /** The rows' places in sort key order. */
+  inOrder(): RowPlace[] {
+    return this.places.sort(inCallsOrder);
+  }
+}
 
 /** Storage operations of the worker's call merge. */
 export class CallsWriteRepository {
   /** What a `calls` row took in the last insert: the next insert's buffer rarely grows (a copy of all rows so far). */
   private rowBytes = ROW_BYTES_GUESS;
   private readonly callRows = new RowBuffer();
+  /** `insertRows` copies the rows made into their sort key order. */
+  private readonly sortedCallRows = new RowBuffer();
   private readonly indexRows = new RowBuffer();
 
   constructor(private readonly store: ClickHouseStore) {}
@@ -207,12 +244,37 @@ export class CallsWriteRepository {
     this.callRows.giveBack(out);
   }
 
-  async insertIndex(snapshots: readonly CallSnapshot[]): Promise<void> {
-    if (snapshots.length === 0) return;
-    const out = this.indexRows.writer(snapshots.length * INDEX_ROW_BYTES_GUESS);
-    for (const s of [...snapshots].sort(inCallIndexOrder)) writeIndexRow(out, s);
-    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes(), snapshots.length);
+  async insertIndex(calls: readonly WrittenCall[]): Promise<void> {
+    if (calls.length === 0) return;
+    const out = this.indexRows.writer(calls.length * INDEX_ROW_BYTES_GUESS);
+    for (const s of [...calls].sort(inCallIndexOrder)) writeIndexRow(out, s);
+    await this.store.insertRowBinary("worker_insert_call_index", "call_index", INDEX_COLUMNS, out.bytes(), calls.length);
     this.indexRows.giveBack(out);
+  }
+
+  /** Rows to be made one call at a time (`CallRows`), then inserted with `insertRows`. */
+  callRowsFor(calls: number): CallRows {
+    return new CallRows(this.callRows.writer(Math.ceil(calls * this.rowBytes * ROW_BYTES_MARGIN)));
+  }
+
+  /** Rows made and not to be inserted: their buffer is lent again. */
+  discardRows(rows: CallRows): void {
+    this.callRows.giveBack(rows.writer);
+  }
+
+  /** The rows made, in sort key order, and their calls' `call_index` rows. */
+  async insertRows(rows: CallRows): Promise<void> {
+    if (rows.calls.length === 0) return;
+    const made = rows.writer.bytes();
+    this.rowBytes = made.length / rows.calls.length;
+    const sorted = this.sortedCallRows.writer(made.length);
+    for (const place of rows.inOrder()) sorted.raw(made.subarray(place.start, place.end));
+    await Promise.all([
+      this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, sorted.bytes(), rows.calls.length),
+      this.insertIndex(rows.calls),
+    ]);
+    this.sortedCallRows.giveBack(sorted);
+    this.callRows.giveBack(rows.writer);
   }
 
   async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {

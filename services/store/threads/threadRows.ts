@@ -1,4 +1,4 @@
-import type { CallSnapshot } from "../calls/callRows.js";
+import type { CallSnapshot, WrittenCall } from "../calls/callRows.js";
 import { microsToIso } from "../../times.js";
 
 /** One `thread_turns` row as the worker writes it. */
@@ -37,7 +37,7 @@ export function isTurn(call: Pick<CallSnapshot, "id" | "turn_id" | "thread_id">)
 }
 
 /** The `thread_turns` row of a turn call's snapshot, or null for any other call. */
-export function turnRowFromSnapshot(call: CallSnapshot, nowMs: number): TurnRow | null {
+export function turnRowFromSnapshot(call: WrittenCall, nowMs: number): TurnRow | null {
   if (!isTurn(call)) return null;
   const finished = call.ended_at !== null;
   return {
