@@ -198,13 +198,19 @@ function stageRows(totals: Map<string, number>, units: number, unit: string, gcM
   byStage.set(STAGE.json, get(STAGE.json));
   byStage.set(STAGE.leaves, get(STAGE.leaves));
   byStage.set(STAGE.rowBinary, get(callsRows) - get(STAGE.json) - get(STAGE.leaves));
+  closingStages(byStage, totals, resources, gcMillis);
+  return [...byStage].map(([stage, micros]) => ({ stage, [`µs per ${unit}`]: micros / units }));
+}
+
+/** What follows a write's own stages in both tables: the index rows, the resources, the client; the consumer's total; the collections. */
+function closingStages(byStage: Map<string, number>, totals: Map<string, number>, resources: readonly string[], gcMillis: number): void {
+  const get = (stage: string) => totals.get(stage) ?? 0;
   byStage.set(STAGE.index, get(STAGE.index));
   for (const r of resources) byStage.set(r, get(r));
   byStage.set(STAGE.client, get(STAGE.client));
   const consumer = [...byStage].filter(([stage]) => stage.startsWith("consumer:")).reduce((n, [, micros]) => n + micros, 0);
   byStage.set("consumer: all of the above", consumer);
   byStage.set("garbage collection in all (wall)", gcMillis * 1000);
-  return [...byStage].map(([stage, micros]) => ({ stage, [`µs per ${unit}`]: micros / units }));
 }
 
 /** Parts of the write of whole calls, timed again apart from it (not counted in its total). */
@@ -223,12 +229,7 @@ function wholeStageRows(totals: Map<string, number>, spans: number, gcMillis: nu
   for (const [stage, micros] of totals) if (stage.startsWith("request:") || stage === "consumer: decode records") byStage.set(stage, micros);
   byStage.set("consumer: decode the exports again, map the spans, make their rows (span by span)", get(written) - get(sortedRows) - get(STAGE.index) - resources.reduce((n, r) => n + get(r), 0));
   byStage.set(sortedRows, get(sortedRows));
-  byStage.set(STAGE.index, get(STAGE.index));
-  for (const r of resources) byStage.set(r, get(r));
-  byStage.set(STAGE.client, get(STAGE.client));
-  const consumer = [...byStage].filter(([stage]) => stage.startsWith("consumer:")).reduce((n, [, micros]) => n + micros, 0);
-  byStage.set("consumer: all of the above", consumer);
-  byStage.set("garbage collection in all (wall)", gcMillis * 1000);
+  closingStages(byStage, totals, resources, gcMillis);
   for (const stage of Object.values(ALONE)) byStage.set(stage, get(stage));
   return [...byStage].map(([stage, micros]) => ({ stage, "µs per span": micros / spans }));
 }
