@@ -135,15 +135,15 @@ export class CallBatchWriter {
     const now = nowMicros();
     const rows = this.repo.callRowsFor(expected);
     const keys = new Set<string>();
-    let merged = true;
+    let allWhole = true;
     for (const call of calls) {
       const key = callKey(call);
-      if (keys.has(key) || this.parkedHere.has(key)) merged = false;
+      if (keys.has(key) || this.parkedHere.has(key)) allWhole = false;
       keys.add(key);
       const snapshot = mergeCallParts(null, [call]).snapshot!;
       rows.add(snapshot, snapshotVersion(snapshot, now));
     }
-    if (!merged) {
+    if (!allWhole) {
       this.repo.discardRows(rows);
       return this.write(again(keys));
     }

@@ -139,8 +139,9 @@ const inCallsOrder = (a: CallSortKey, b: CallSortKey): number =>
 /** `call_index`: ORDER BY (project_id, id). */
 const inCallIndexOrder = (a: CallKey, b: CallKey): number => compareCodePoints(a.project_id, b.project_id) || compareCodePoints(a.id, b.id);
 
-/** Where a call's row is among those made (`CallRows`), and its sort key. */
-interface RowPlace extends CallSortKey {
+/** Where a call's row is among those made (`CallRows`). */
+interface RowPlace {
+  readonly call: WrittenCall;
   readonly start: number;
   readonly end: number;
 }
@@ -163,13 +164,14 @@ export class CallRows {
     const start = this.writer.length;
     writeCallRow(this.writer, snapshot, version);
     const { project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at } = snapshot;
-    this.calls.push({ project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at });
-    this.places.push({ project_id, started_at, id, start, end: this.writer.length });
+    const call = { project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at };
+    this.calls.push(call);
+    this.places.push({ call, start, end: this.writer.length });
   }
 
   /** The rows' places in sort key order. */
   inOrder(): RowPlace[] {
-    return this.places.sort(inCallsOrder);
+    return this.places.sort((a, b) => inCallsOrder(a.call, b.call));
   }
 }
 
