@@ -64,6 +64,33 @@ export function toEndEvent(end: EndInput): CallEndEvent {
   };
 }
 
+/** A start and its end as one complete call (written out: a spread of the start makes a slower object). */
+export function completedCall(start: CallStartEvent, end: CallEndEvent): CallCompleteEvent {
+  return {
+    kind: "call_complete",
+    project_id: start.project_id,
+    id: start.id,
+    trace_id: start.trace_id,
+    parent_id: start.parent_id,
+    thread_id: start.thread_id,
+    turn_id: start.turn_id,
+    op_name: start.op_name,
+    display_name: start.display_name,
+    started_at: start.started_at,
+    attributes: start.attributes,
+    inputs: start.inputs,
+    otel_dump: start.otel_dump,
+    wb_user_id: start.wb_user_id,
+    wb_run_id: start.wb_run_id,
+    wb_run_step: start.wb_run_step,
+    ended_at: end.ended_at,
+    exception: end.exception,
+    output: end.output,
+    summary: end.summary,
+    wb_run_step_end: end.wb_run_step_end,
+  };
+}
+
 export function toCompleteEvent(call: CompleteInput, username: string): CallCompleteEvent {
   return {
     kind: "call_complete",
