@@ -67,6 +67,41 @@ describe("calls through ingest → queue → worker → ClickHouse → query", (
     expect(calls[0]).toMatchObject({ id: "both", parent_id: "c1", ended_at: iso(T0 + 3500) });
   });
 
+  it("stores a batch's parts of one call, in any order and repeated, as the same parts sent one request each", async () => {
+    // Ingest joins an end with its earlier start in one batch into one complete call (ingest/callsRoutes.ts).
+    const parts = (tag: string) => {
+      const [a, b, c, other] = ["a", "b", "c", "other"].map((name) => `${tag}-${name}`) as [string, string, string, string];
+      return [
+        { mode: "start", req: { start: start(a, T0 + 6000, { trace_id: `t-${tag}`, inputs: { n: 1 } }) } },
+        { mode: "start", req: { start: start(other, T0 + 6001, { trace_id: `t-${tag}` }) } },
+        { mode: "end", req: { end: end(a, T0 + 6100, { output: { first: true } }) } },
+        { mode: "end", req: { end: end(a, T0 + 6200, { output: { second: true }, exception: "late" }) } },
+        { mode: "start", req: { start: start(b, T0 + 6300, { trace_id: `t-${tag}`, parent_id: a }) } },
+        { mode: "start", req: { start: start(b, T0 + 6301, { trace_id: `t-${tag}`, inputs: { repeated: true } }) } },
+        { mode: "end", req: { end: end(b, T0 + 6400, { summary: { usage: { m: { prompt_tokens: 2, completion_tokens: 1, requests: 1 } } } }) } },
+        { mode: "end", req: { end: end(c, T0 + 6600, { output: { before_start: true } }) } },
+        { mode: "start", req: { start: start(c, T0 + 6500, { trace_id: `t-${tag}` }) } },
+        { mode: "end", req: { end: end(c, T0 + 6700, { output: { after_start: true } }) } },
+      ];
+    };
+    await api.json("/call/upsert_batch", { batch: parts("one-batch") });
+    for (const part of parts("one-each")) await api.json("/call/upsert_batch", { batch: [part] });
+    const read = async (tag: string) => {
+      const calls = await query({ filter: { trace_ids: [`t-${tag}`] }, sort_by: [{ field: "started_at", direction: "asc" }] });
+      return JSON.parse(JSON.stringify(calls).replaceAll(tag, "TAG")) as Call[];
+    };
+    const [batched, oneEach] = [await read("one-batch"), await read("one-each")];
+    expect(batched).toHaveLength(4);
+    expect(batched).toEqual(oneEach);
+    expect(batched.map((call) => [call.ended_at, call.output, call.exception])).toEqual([
+      [iso(T0 + 6200), { second: true }, "late"],
+      [null, null, null],
+      [iso(T0 + 6400), { answer: "TAG-b" }, null],
+      [iso(T0 + 6700), { after_start: true }, null],
+    ]);
+    expect(batched[2]).toMatchObject({ parent_id: "TAG-a", inputs: { q: "TAG-b" } });
+  });
+
   it("updates the display name and keeps it after a later end", async () => {
     await api.json("/call/start", { start: start("named", T0 + 4000) });
     expect(await api.json("/call/update", { project_id: P, call_id: "named", display_name: "renamed" })).toEqual({});

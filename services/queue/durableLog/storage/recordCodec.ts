@@ -42,6 +42,8 @@ type Fields = Record<string, unknown>;
 interface Layouts {
   readonly discriminator: string;
   readonly keys: ReadonlyMap<unknown, readonly string[]>;
+  /** `objectMaker`'s functions, per layout and length, made once each. */
+  readonly makers: Map<readonly string[], ((tuple: readonly unknown[]) => Fields)[]>;
 }
 
 /** The first byte of a record with bytes fields kept apart (a JSON record's is `[`). */
@@ -104,7 +106,7 @@ function layoutsOf(schema: z.ZodType): Layouts | null {
     if (!(literal instanceof z.ZodLiteral) || literal.def.values.length !== 1) return null;
     keys.set(literal.def.values[0], [discriminator, ...Object.keys(option.shape).filter((key) => key !== discriminator)]);
   }
-  return { discriminator, keys };
+  return { discriminator, keys, makers: new Map() };
 }
 
 /** The message's values in its layout's order (trailing absent fields left off), or null when that would not read back the same. */
@@ -135,9 +137,24 @@ function definedKeys(message: Fields): number {
 function fromTuple(tuple: readonly unknown[], layouts: Layouts): unknown {
   const keys = layouts.keys.get(tuple[0]);
   if (!keys || tuple.length > keys.length) return tuple;
-  const message: Fields = {};
-  for (let i = 0; i < tuple.length; i++) message[keys[i]!] = tuple[i];
-  return message;
+  return objectMaker(layouts, keys, tuple.length)(tuple);
+}
+
+/**
+ * A function that makes the object of a tuple of `length` values of this layout as one object
+ * literal: every message of a kind then has one shape, its fields in the object itself, where
+ * objects filled key by key keep most of them apart and are slower to read (the worker reads
+ * every field of every message).
+ */
+function objectMaker(layouts: Layouts, keys: readonly string[], length: number): (tuple: readonly unknown[]) => Fields {
+  let byLength = layouts.makers.get(keys);
+  if (byLength === undefined) layouts.makers.set(keys, (byLength = []));
+  let make = byLength[length];
+  if (make === undefined) {
+    const fields = keys.slice(0, length).map((key, i) => `${JSON.stringify(key)}: tuple[${i}]`);
+    make = byLength[length] = new Function("tuple", `return { ${fields.join(", ")} };`) as (tuple: readonly unknown[]) => Fields;
+  }
+  return make;
 }
 
 function decodeRecord<T>(payload: Buffer, accepts: (value: unknown) => value is T, layouts: Layouts | null, bytes: BytesFields): DecodedPayload<T> {
