@@ -13,9 +13,9 @@
  * third tables split the write by stage and table (`stagedWriter`), with the ClickHouse
  * client's own CPU; garbage collection is V8's wall time, spent inside the stages above it.
  */
-import { CallCreateBatchReq } from "../services/contract/calls.js";
+import { CallCreateBatchReq, type UpsertBatchItem } from "../services/contract/calls.js";
 import { checkCallCreateBatch } from "../services/contract/callsFastCheck.js";
-import { idMaker, toEndEvent, toStartEvent } from "../services/ingest/callEvents.js";
+import { idMaker, upsertEvents } from "../services/ingest/callEvents.js";
 import { isOtlpExport, traceEventsTopic, type CallEvent, type OtlpExportEvent, type TraceEvent } from "../services/queue/events.js";
 import { AFTER_CALL_BATCH, callEventParts, writeExports } from "../services/worker/callWorker.js";
 import { mergeCallParts } from "../services/worker/callMerge.js";
@@ -58,14 +58,10 @@ async function timedAsync(totals: Map<string, number>, stage: string, run: () =>
   totals.set(stage, (totals.get(stage) ?? 0) + cpuMicros() - before);
 }
 
-type Body = { batch: { mode: string; req: { start?: unknown; end?: unknown } }[] };
+type Body = { batch: UpsertBatchItem[] };
 
-function events(body: Body): TraceEvent[] {
-  const ids = idMaker(null, "call_upsert_batch");
-  return body.batch.map((item, position) =>
-    item.mode === "start" ? toStartEvent(item.req.start as Parameters<typeof toStartEvent>[0], "bench", ids, position) : toEndEvent(item.req.end as Parameters<typeof toEndEvent>[0]),
-  );
-}
+/** The events as the route makes them (ingest/callsRoutes.ts). */
+const events = (body: Body): TraceEvent[] => upsertEvents(body.batch, "bench", idMaker(null, "call_upsert_batch")).events;
 
 /** A store that answers lookups with nothing and drops inserts: only the worker's CPU is measured. */
 const nullStore = { rows: async () => [], insert: async () => {}, insertRowBinary: async () => {} } as unknown as ClickHouseStore;

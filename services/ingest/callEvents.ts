@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import type { CompletedCallSchemaForInsert, EndedCallSchemaForInsert, StartedCallSchemaForInsert } from "../contract/calls.js";
-import type { CallCompleteEvent, CallEndEvent, CallStartEvent } from "../queue/events.js";
+import type { CompletedCallSchemaForInsert, EndedCallSchemaForInsert, StartedCallSchemaForInsert, UpsertBatchItem } from "../contract/calls.js";
+import { eventKey, type CallCompleteEvent, type CallEndEvent, type CallStartEvent, type TraceEvent } from "../queue/events.js";
 import { derivedUuidv7, uuidv7 } from "../ids.js";
 import type { JsonObject, JsonValue } from "../json.js";
 import { isoToMicros } from "../times.js";
@@ -115,4 +115,36 @@ export function toCompleteEvent(call: CompleteInput, username: string): CallComp
     summary: (call.summary ?? {}) as JsonObject,
     wb_run_step_end: call.wb_run_step_end ?? null,
   };
+}
+
+/**
+ * A batch's events, and each part's answer (a start's ids). An end whose start came earlier in
+ * the batch goes with it as one complete call, in the start's place: nothing of that call comes
+ * between the two, and the worker's merge makes of a complete call what it makes of its start
+ * then its end (worker/callMerge.ts), with half the events to log, read back and merge.
+ */
+export function upsertEvents(batch: readonly UpsertBatchItem[], username: string, ids: IdMaker) {
+  const events: TraceEvent[] = [];
+  const res: ({ id: string; trace_id: string } | Record<string, never>)[] = [];
+  /** Per call, where its last start not yet joined by an end is in `events`. */
+  const openStarts = new Map<string, number>();
+  batch.forEach((item, position) => {
+    if (item.mode === "start") {
+      const event = toStartEvent(item.req.start, username, ids, position);
+      openStarts.set(eventKey(event), events.length);
+      events.push(event);
+      res.push({ id: event.id, trace_id: event.trace_id });
+      return;
+    }
+    const end = toEndEvent(item.req.end);
+    const key = eventKey(end);
+    const at = openStarts.get(key);
+    if (at === undefined) events.push(end);
+    else {
+      events[at] = completedCall(events[at] as CallStartEvent, end);
+      openStarts.delete(key);
+    }
+    res.push({});
+  });
+  return { events, res };
 }

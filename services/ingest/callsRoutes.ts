@@ -1,12 +1,11 @@
-import type { UpsertBatchItem } from "../contract/calls.js";
 import {
   callEndOp, callEndV2Op, callsCompleteOp, callsDeleteOp, callStartOp, callStartV2Op, callUpdateOp, callUpsertBatchOp,
 } from "../contract/callOperations.js";
 import type { HttpApi } from "../http/app.js";
 import { ValidationError } from "../errors.js";
-import { eventKey, type CallStartEvent, type TraceEvent } from "../queue/events.js";
+import { type TraceEvent } from "../queue/events.js";
 import type { EventPublisher } from "../queue/queue.js";
-import { completedCall, idMaker, toCompleteEvent, toEndEvent, toStartEvent, type IdMaker } from "./callEvents.js";
+import { idMaker, toCompleteEvent, toEndEvent, toStartEvent, upsertEvents } from "./callEvents.js";
 import { nowMicros } from "../times.js";
 
 /** A v2 request writes only into the project of its path. */
@@ -14,38 +13,6 @@ function checkPathProject(params: { entity: string; project: string }, projectId
   const path = `${params.entity}/${params.project}`;
   const wrong = projectIds.findIndex((id) => id !== path);
   if (wrong >= 0) throw ValidationError.at(locOf(wrong), `project_id ${projectIds[wrong]} is not the project of the path, ${path}`, "project_mismatch");
-}
-
-/**
- * A batch's events, and each part's answer (a start's ids). An end whose start came earlier in
- * the batch goes with it as one complete call, in the start's place: nothing of that call comes
- * between the two, and the worker's merge makes of a complete call what it makes of its start
- * then its end (worker/callMerge.ts), with half the events to log, read back and merge.
- */
-function upsertEvents(batch: readonly UpsertBatchItem[], username: string, ids: IdMaker) {
-  const events: TraceEvent[] = [];
-  const res: ({ id: string; trace_id: string } | Record<string, never>)[] = [];
-  /** Per call, where its last start not yet joined by an end is in `events`. */
-  const openStarts = new Map<string, number>();
-  batch.forEach((item, position) => {
-    if (item.mode === "start") {
-      const event = toStartEvent(item.req.start, username, ids, position);
-      openStarts.set(eventKey(event), events.length);
-      events.push(event);
-      res.push({ id: event.id, trace_id: event.trace_id });
-      return;
-    }
-    const end = toEndEvent(item.req.end);
-    const key = eventKey(end);
-    const at = openStarts.get(key);
-    if (at === undefined) events.push(end);
-    else {
-      events[at] = completedCall(events[at] as CallStartEvent, end);
-      openStarts.delete(key);
-    }
-    res.push({});
-  });
-  return { events, res };
 }
 
 /**

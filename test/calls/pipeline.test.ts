@@ -68,7 +68,7 @@ describe("calls through ingest → queue → worker → ClickHouse → query", (
   });
 
   it("stores a batch's parts of one call, in any order and repeated, as the same parts sent one request each", async () => {
-    // Ingest joins an end with its earlier start in one batch into one complete call (ingest/callsRoutes.ts).
+    // Ingest joins an end with its earlier start in one batch into one complete call (ingest/callEvents.ts, `upsertEvents`).
     const parts = (tag: string) => {
       const [a, b, c, other] = ["a", "b", "c", "other"].map((name) => `${tag}-${name}`) as [string, string, string, string];
       return [
