@@ -57,6 +57,27 @@ export function parseInPieces(bytes: Buffer, array: MemberArray, pieceBytes = SI
   return object;
 }
 
+const OPEN = 0x5b;
+const CLOSE = 0x5d;
+
+/**
+ * The text of `bytes[before + 1, after)` between `[` and `]`, decoded from the bytes with the
+ * two written over `before` and `after` for the moment (the array's own bracket or a comma):
+ * one string, where joining brackets to the decoded text would make a second, as long, when
+ * the parser flattens the two.
+ */
+function bracketed(bytes: Buffer, before: number, after: number): string {
+  const [first, last] = [bytes[before]!, bytes[after]!];
+  bytes[before] = OPEN;
+  bytes[after] = CLOSE;
+  try {
+    return bytes.toString("utf8", before, after + 1);
+  } finally {
+    bytes[before] = first;
+    bytes[after] = last;
+  }
+}
+
 /** The array's elements, about `pieceBytes` at a time; undefined when a piece is not as many JSON values as it has elements. */
 function arrayElements(bytes: Buffer, { open, close, commas }: MemberArray, pieceBytes: number): unknown[] | undefined {
   const elements: unknown[] = [];
@@ -68,7 +89,7 @@ function arrayElements(bytes: Buffer, { open, close, commas }: MemberArray, piec
     const end = last < commas.length ? commas[last]! : close;
     let piece: unknown;
     try {
-      piece = JSON.parse(`[${bytes.toString("utf8", from, end)}]`);
+      piece = JSON.parse(bracketed(bytes, from - 1, end));
     } catch {
       return undefined;
     }

@@ -27,7 +27,10 @@ function expectSameAsWhole(text: string): void {
     return; // refused before parsing
   }
   const whole = outcome(() => JSON.parse(text.replace(/^\uFEFF/, "")));
+  const sent = Buffer.from(bytes);
   expect(outcome(() => parseJsonBody(bytes, array, TINY))).toEqual(whole);
+  // The pieces' brackets are written over the body only while each is decoded.
+  expect(bytes.equals(sent)).toBe(true);
 }
 
 describe("request bodies parsed in pieces (services/jsonPieces.ts)", () => {
