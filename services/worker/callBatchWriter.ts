@@ -92,12 +92,12 @@ export class CallBatchWriter {
   async write(events: readonly CallEvent[]): Promise<void> {
     const { withStart, withoutStart, deletes } = group(events);
     const startKeys = withStart.map((l) => l[0]!);
-    const parkedHereStarted = startKeys.filter((k) => this.parkedHere.has(callKey(k)));
+    const parkedHereStarted = this.parkedHere.size === 0 ? [] : startKeys.filter((k) => this.parkedHere.has(callKey(k)));
     const [existing, parkedBefore] = await Promise.all([
       this.repo.findSnapshots(withoutStart.map((l) => l[0]!)),
       this.repo.findParked(parkedHereStarted),
     ]);
-    const started = withStart.map((list) => mergeCallParts(null, list, parkedBefore.get(callKey(list[0]!))).snapshot!);
+    const started = withStart.map((list) => mergeCallParts(null, list, parkedBefore.size === 0 ? undefined : parkedBefore.get(callKey(list[0]!))).snapshot!);
     const continued: CallSnapshot[] = [];
     const placeholders: CallSnapshot[] = [];
     const parked: OrphanPart[][] = [];

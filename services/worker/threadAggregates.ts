@@ -46,7 +46,7 @@ export class ThreadAggregatesWriter implements CallsDerivedWriter {
     const rows: TurnRow[] = [];
     const gone = new Set(deleted.map(callKey));
     for (const call of calls) {
-      const row = gone.has(callKey(call)) ? null : turnRowFromSnapshot(call, now);
+      const row = gone.size > 0 && gone.has(callKey(call)) ? null : turnRowFromSnapshot(call, now);
       if (row) rows.push(row);
     }
     for (const [projectId, ids] of idsByProject(deleted)) rows.push(...(await this.repo.deletedTurnRows(projectId, ids, now)));

@@ -29,6 +29,14 @@ export type ParkedPart = CallEndEvent | CallUpdateEvent;
 
 export const callKey = (k: CallKey): string => `${k.project_id}/${k.id}`;
 
+/** The keys' projects, each once (a batch's calls are most often of one project, in runs). */
+function projectsOf(keys: readonly CallKey[]): string[] {
+  const projects = new Set<string>();
+  let last: string | null = null;
+  for (const { project_id } of keys) if (project_id !== last) projects.add((last = project_id));
+  return [...projects];
+}
+
 /** Groups keys by project, each id once, in slices of IDS_PER_QUERY ids: one lookup query per slice. */
 function* byProject(keys: readonly CallKey[]): Generator<[string, string[]]> {
   const grouped = new Map<string, Set<string>>();
@@ -302,7 +310,7 @@ export class CallsWriteRepository {
    */
   private async keysHolding(table: KeyedTable, keys: readonly CallKey[]): Promise<CallKey[]> {
     if (keys.length === 0) return [];
-    const counts = await this.rowsPerProject(table, [...new Set(keys.map((k) => k.project_id))]);
+    const counts = await this.rowsPerProject(table, projectsOf(keys));
     if (counts.size === 0) return [];
     const few = [...counts].filter(([, rows]) => rows <= FEW_KEYED_ROWS).map(([projectId]) => projectId);
     const held = await this.keysIn(table, few);
