@@ -60,7 +60,7 @@ async function timedAsync(totals: Map<string, number>, stage: string, run: () =>
 
 type Body = { batch: UpsertBatchItem[] };
 
-/** The events as the route makes them (ingest/callsRoutes.ts). */
+/** The events as the route makes them (`upsertEvents`, ingest/callEvents.ts: an end joined with its start). */
 const events = (body: Body): TraceEvent[] => upsertEvents(body.batch, "bench", idMaker(null, "call_upsert_batch")).events;
 
 /** A store that answers lookups with nothing and drops inserts: only the worker's CPU is measured. */

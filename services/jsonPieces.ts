@@ -67,7 +67,8 @@ const CLOSE = 0x5d;
  * the parser flattens the two.
  */
 function bracketed(bytes: Buffer, before: number, after: number): string {
-  const [first, last] = [bytes[before]!, bytes[after]!];
+  const first = bytes[before]!;
+  const last = bytes[after]!;
   bytes[before] = OPEN;
   bytes[after] = CLOSE;
   try {
