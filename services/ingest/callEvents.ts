@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { CompletedCallSchemaForInsert, EndedCallSchemaForInsert, StartedCallSchemaForInsert, UpsertBatchItem } from "../contract/calls.js";
-import { eventKey, type CallCompleteEvent, type CallEndEvent, type CallStartEvent, type TraceEvent } from "../queue/events.js";
+import { callKey, type CallCompleteEvent, type CallEndEvent, type CallStartEvent, type TraceEvent } from "../queue/events.js";
 import { derivedUuidv7, uuidv7 } from "../ids.js";
 import type { JsonObject, JsonValue } from "../json.js";
 import { isoToMicros } from "../times.js";
@@ -131,13 +131,13 @@ export function upsertEvents(batch: readonly UpsertBatchItem[], username: string
   batch.forEach((item, position) => {
     if (item.mode === "start") {
       const event = toStartEvent(item.req.start, username, ids, position);
-      openStarts.set(eventKey(event), events.length);
+      openStarts.set(callKey(event), events.length);
       events.push(event);
       res.push({ id: event.id, trace_id: event.trace_id });
       return;
     }
     const end = toEndEvent(item.req.end);
-    const key = eventKey(end);
+    const key = callKey(end);
     const at = openStarts.get(key);
     if (at === undefined) events.push(end);
     else {

@@ -47,6 +47,11 @@ export function spanCount(batch: OtlpSpanBatch): number {
   return count;
 }
 
+/** Every span of the batch, in order (resources, then their scope groups). */
+function* spansOf(batch: OtlpSpanBatch): Generator<OtlpSpan> {
+  for (const resource of batch.resources) for (const group of resource.scopes) yield* group.spans;
+}
+
 /** Spans rejected: how many, with reasons for the first `MAX_REJECTION_REASONS` (bounded; `rejected` counts all). */
 export interface SpanRejections {
   readonly rejected: number;
@@ -102,14 +107,10 @@ export function checkSpans(batch: OtlpSpanBatch, maxSpanBytes: number): CheckedS
   const rejections = new Rejections();
   let accepted = 0;
   let firstAcceptedId: string | null = null;
-  for (const resource of batch.resources) {
-    for (const group of resource.scopes) {
-      for (const span of group.spans) {
-        const reason = rejection(span, maxSpanBytes);
-        if (reason !== null) rejections.add(span, reason);
-        else if (accepted++ === 0) firstAcceptedId = span.spanId;
-      }
-    }
+  for (const span of spansOf(batch)) {
+    const reason = rejection(span, maxSpanBytes);
+    if (reason !== null) rejections.add(span, reason);
+    else if (accepted++ === 0) firstAcceptedId = span.spanId;
   }
   return { accepted, firstAcceptedId, rejected: rejections.rejected, errors: rejections.errors };
 }
@@ -123,13 +124,9 @@ export function checkSpans(batch: OtlpSpanBatch, maxSpanBytes: number): CheckedS
 export function checkEncodedSpans(read: { batch: OtlpSpanBatch; encodedLengths: readonly number[] }, maxSpanBytes: number): CheckedSpans | null {
   let accepted = 0;
   let firstAcceptedId: string | null = null;
-  for (const resource of read.batch.resources) {
-    for (const group of resource.scopes) {
-      for (const span of group.spans) {
-        if (mostCountedBytes(read.encodedLengths[accepted]!) > maxSpanBytes || invalidReason(span) !== null) return null;
-        if (accepted++ === 0) firstAcceptedId = span.spanId;
-      }
-    }
+  for (const span of spansOf(read.batch)) {
+    if (mostCountedBytes(read.encodedLengths[accepted]!) > maxSpanBytes || invalidReason(span) !== null) return null;
+    if (accepted++ === 0) firstAcceptedId = span.spanId;
   }
   return { accepted, firstAcceptedId, rejected: 0, errors: [] };
 }
@@ -173,13 +170,9 @@ export function* mappedSpans(batch: OtlpSpanBatch, ctx: MapSpansContext): Genera
 /** Span id → the input it hands down to a model call below it (attributes.ts, `inputForChildren`); null when none does. */
 function inputsHandedDown(batch: OtlpSpanBatch): Map<string, JsonValue> | null {
   let found: Map<string, JsonValue> | null = null;
-  for (const resource of batch.resources) {
-    for (const group of resource.scopes) {
-      for (const span of group.spans) {
-        const input = inputForChildren(span.attributes);
-        if (input !== undefined) (found ??= new Map()).set(span.spanId, input);
-      }
-    }
+  for (const span of spansOf(batch)) {
+    const input = inputForChildren(span.attributes);
+    if (input !== undefined) (found ??= new Map()).set(span.spanId, input);
   }
   return found;
 }

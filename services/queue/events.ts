@@ -108,9 +108,39 @@ function eventItems(event: TraceEvent): number {
   return 1;
 }
 
-/** Partition key: all parts of one call stay in order in one partition. */
+/** What names one call: its project and its id (a part, a stored row, a deletion). */
+export interface CallKey {
+  readonly project_id: string;
+  readonly id: string;
+}
+
+/** A call's key as one string: map keys of the worker's merge, the queue's partition key of a part. */
+export const callKey = (k: CallKey): string => `${k.project_id}/${k.id}`;
+
+/** The keys' projects, each once, in the order first met (a batch's calls are most often of one project, in runs). */
+export function projectsOf(keys: readonly CallKey[]): string[] {
+  const projects = new Set<string>();
+  let last: string | null = null;
+  for (const { project_id } of keys) if (project_id !== last) projects.add((last = project_id));
+  return [...projects];
+}
+
+/** The keys' ids by project, each id once, in the order first met. */
+export function idsByProject(keys: readonly CallKey[]): Map<string, string[]> {
+  const grouped = new Map<string, Set<string>>();
+  for (const k of keys) {
+    const ids = grouped.get(k.project_id);
+    if (ids) ids.add(k.id);
+    else grouped.set(k.project_id, new Set([k.id]));
+  }
+  const out = new Map<string, string[]>();
+  for (const [projectId, ids] of grouped) out.set(projectId, [...ids]);
+  return out;
+}
+
+/** Partition key: all parts of one call stay in order in one partition (a delete: its project's). */
 export function eventKey(event: TraceEvent): string {
-  return event.kind === "calls_delete" ? event.project_id : `${event.project_id}/${event.id}`;
+  return event.kind === "calls_delete" ? event.project_id : callKey(event);
 }
 
 const jsonObject = z.custom<JsonObject>((value) => isJsonObject(value));

@@ -1,6 +1,6 @@
-import type { CallCompleteEvent, CallEvent, CallPartEvent, CallsDeleteEvent } from "../queue/events.js";
+import { callKey, type CallCompleteEvent, type CallEvent, type CallKey, type CallPartEvent, type CallsDeleteEvent } from "../queue/events.js";
 import type { CallSnapshot, WrittenCall } from "../store/calls/callRows.js";
-import { callKey, type CallKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
+import type { CallsWriteRepository } from "../store/calls/callsWrite.js";
 import { applyDeletes } from "./callDeletes.js";
 import { isStartPart, mergeCallParts, snapshotVersion, type OrphanPart } from "./callMerge.js";
 import { nowMicros } from "../times.js";
@@ -11,14 +11,22 @@ export interface CallsDerivedWriter {
   write(calls: readonly WrittenCall[], deleted: readonly CallKey[]): Promise<void>;
 }
 
+/** One call's parts, in arrival order, and its `callKey` (made once per call and batch). */
+interface CallParts<P extends CallPartEvent = CallPartEvent> {
+  readonly key: string;
+  /** The call's project and id (its first part). */
+  readonly call: CallKey;
+  readonly parts: P[];
+}
+
 interface Grouped {
-  readonly withStart: CallPartEvent[][];
-  readonly withoutStart: CallPartEvent[][];
+  readonly withStart: CallParts[];
+  readonly withoutStart: CallParts[];
   readonly deletes: CallsDeleteEvent[];
 }
 
 function group(events: readonly CallEvent[]): Grouped {
-  const parts = new Map<string, CallPartEvent[]>();
+  const calls = new Map<string, CallParts>();
   const deletes: CallsDeleteEvent[] = [];
   for (const event of events) {
     if (event.kind === "calls_delete") {
@@ -26,15 +34,17 @@ function group(events: readonly CallEvent[]): Grouped {
       continue;
     }
     const key = callKey(event);
-    const list = parts.get(key);
-    if (list) list.push(event);
-    else parts.set(key, [event]);
+    const found = calls.get(key);
+    if (found) found.parts.push(event);
+    else calls.set(key, { key, call: event, parts: [event] });
   }
-  const withStart: CallPartEvent[][] = [];
-  const withoutStart: CallPartEvent[][] = [];
-  for (const list of parts.values()) (list.some(isStartPart) ? withStart : withoutStart).push(list);
+  const withStart: CallParts[] = [];
+  const withoutStart: CallParts[] = [];
+  for (const call of calls.values()) (call.parts.some(isStartPart) ? withStart : withoutStart).push(call);
   return { withStart, withoutStart, deletes };
 }
+
+const callsOf = (lists: readonly CallParts[]): CallKey[] => lists.map((l) => l.call);
 
 /** How many calls with parked parts a writer remembers (about 10 MB at most). */
 const PARKED_REMEMBERED = 100_000;
@@ -81,8 +91,8 @@ export class CallBatchWriter {
     private readonly derived: readonly CallsDerivedWriter[] = [],
   ) {}
 
-  private rememberParked(parked: readonly OrphanPart[][]): void {
-    for (const list of parked) this.parkedHere.add(callKey(list[0]!));
+  private rememberParked(parked: readonly CallParts<OrphanPart>[]): void {
+    for (const list of parked) this.parkedHere.add(list.key);
     for (const key of this.parkedHere) {
       if (this.parkedHere.size <= PARKED_REMEMBERED) break;
       this.parkedHere.delete(key);
@@ -91,32 +101,31 @@ export class CallBatchWriter {
 
   async write(events: readonly CallEvent[]): Promise<void> {
     const { withStart, withoutStart, deletes } = group(events);
-    const startKeys = withStart.map((l) => l[0]!);
-    const parkedHereStarted = this.parkedHere.size === 0 ? [] : startKeys.filter((k) => this.parkedHere.has(callKey(k)));
+    const parkedHereStarted = withStart.filter((l) => this.parkedHere.has(l.key));
     const [existing, parkedBefore] = await Promise.all([
-      this.repo.findSnapshots(withoutStart.map((l) => l[0]!)),
-      this.repo.findParked(parkedHereStarted),
+      this.repo.findSnapshots(callsOf(withoutStart)),
+      this.repo.findParked(callsOf(parkedHereStarted)),
     ]);
-    const started = withStart.map((list) => mergeCallParts(null, list, parkedBefore.size === 0 ? undefined : parkedBefore.get(callKey(list[0]!))).snapshot!);
+    const started = withStart.map((l) => mergeCallParts(null, l.parts, parkedBefore.get(l.key)).snapshot!);
     const continued: CallSnapshot[] = [];
     const placeholders: CallSnapshot[] = [];
-    const parked: OrphanPart[][] = [];
-    for (const list of withoutStart) {
-      const result = mergeCallParts(existing.get(callKey(list[0]!)) ?? null, list);
+    const parked: CallParts<OrphanPart>[] = [];
+    for (const l of withoutStart) {
+      const result = mergeCallParts(existing.get(l.key) ?? null, l.parts);
       if (result.snapshot) (result.snapshot.start_known ? continued : placeholders).push(result.snapshot);
-      if (result.orphans.length > 0) parked.push([...result.orphans]);
+      if (result.orphans.length > 0) parked.push({ key: l.key, call: l.call, parts: [...result.orphans] });
     }
     const now = nowMicros();
     const parkAfterIndex = placeholders.length > 0;
     await Promise.all([
       this.repo.insertSnapshots([...started, ...continued, ...placeholders].map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, now) }))),
       this.repo.insertIndex([...started, ...placeholders]),
-      parkAfterIndex ? undefined : this.repo.insertOrphans(parked.flat(), now),
+      parkAfterIndex ? undefined : this.repo.insertOrphans(parked.flatMap((l) => l.parts), now),
     ]);
-    if (parkAfterIndex) await this.repo.insertOrphans(parked.flat(), now);
-    for (const key of parkedHereStarted) this.parkedHere.delete(callKey(key));
+    if (parkAfterIndex) await this.repo.insertOrphans(parked.flatMap((l) => l.parts), now);
+    for (const l of parkedHereStarted) this.parkedHere.delete(l.key);
     this.rememberParked(parked);
-    const [final, adopted] = await Promise.all([this.applyParked(withStart, startKeys, started, parkedBefore), this.adoptParked(parked)]);
+    const [final, adopted] = await Promise.all([this.applyParked(withStart, started, parkedBefore), this.adoptParked(parked)]);
     const calls = [...final, ...continued, ...placeholders, ...adopted];
     const deleted = await applyDeletes(this.repo, deletes, calls);
     for (const writer of this.derived) await writer.write(calls, deleted);
@@ -158,7 +167,10 @@ export class CallBatchWriter {
     const orphans = await this.repo.findOrphans(calls);
     if (orphans.size === 0) return calls;
     const merged = new Map<string, CallSnapshot>();
-    for (const call of again(new Set(orphans.keys()))) merged.set(callKey(call), mergeCallParts(null, [call], orphans.get(callKey(call))).snapshot!);
+    for (const call of again(new Set(orphans.keys()))) {
+      const key = callKey(call);
+      merged.set(key, mergeCallParts(null, [call], orphans.get(key)).snapshot!);
+    }
     await this.insertLater([...merged.values()]);
     return calls.map((call) => merged.get(callKey(call)) ?? call);
   }
@@ -167,27 +179,26 @@ export class CallBatchWriter {
    * Calls started in this batch with parts parked meanwhile (after `parkedBefore` was read, by
    * another writer): written again with them.
    */
-  private async applyParked(withStart: CallPartEvent[][], startKeys: readonly CallKey[], started: CallSnapshot[], parkedBefore: ReadonlyMap<string, readonly OrphanPart[]>): Promise<CallSnapshot[]> {
-    const orphans = await this.repo.findOrphans(startKeys);
+  private async applyParked(withStart: readonly CallParts[], started: CallSnapshot[], parkedBefore: ReadonlyMap<string, readonly OrphanPart[]>): Promise<CallSnapshot[]> {
+    const orphans = await this.repo.findOrphans(callsOf(withStart));
     if (orphans.size === 0) return started;
-    const final = withStart.map((list, i) => {
-      const key = callKey(startKeys[i]!);
-      const parkedParts = orphans.get(key);
-      return parkedParts && !sameParts(parkedParts, parkedBefore.get(key) ?? []) ? mergeCallParts(null, list, parkedParts).snapshot! : started[i]!;
+    const final = withStart.map((l, i) => {
+      const parkedParts = orphans.get(l.key);
+      return parkedParts && !sameParts(parkedParts, parkedBefore.get(l.key) ?? []) ? mergeCallParts(null, l.parts, parkedParts).snapshot! : started[i]!;
     });
     await this.insertLater(final.filter((s, i) => s !== started[i]));
     return final;
   }
 
   /** Parts parked by this batch whose start was stored meanwhile by another writer. */
-  private async adoptParked(parked: OrphanPart[][]): Promise<CallSnapshot[]> {
+  private async adoptParked(parked: readonly CallParts<OrphanPart>[]): Promise<CallSnapshot[]> {
     if (parked.length === 0) return [];
-    const found = await this.repo.findSnapshots(parked.map((l) => l[0]!));
+    const found = await this.repo.findSnapshots(callsOf(parked));
     const adopted: CallSnapshot[] = [];
-    for (const list of parked) {
-      const stored = found.get(callKey(list[0]!));
+    for (const l of parked) {
+      const stored = found.get(l.key);
       // A placeholder found here is this batch's own (or another lone end's): nothing to adopt.
-      if (stored?.start_known) adopted.push(mergeCallParts(stored, list).snapshot!);
+      if (stored?.start_known) adopted.push(mergeCallParts(stored, l.parts).snapshot!);
     }
     await this.insertLater(adopted);
     return adopted;

@@ -1,6 +1,6 @@
-import type { CallsDeleteEvent } from "../queue/events.js";
+import { callKey, type CallKey, type CallsDeleteEvent } from "../queue/events.js";
 import type { WrittenCall } from "../store/calls/callRows.js";
-import { callKey, type CallDeletion, type CallKey, type CallsWriteRepository } from "../store/calls/callsWrite.js";
+import type { CallDeletion, CallsWriteRepository } from "../store/calls/callsWrite.js";
 
 /**
  * Deletes are resolved here, when the worker applies them, never at ingest (which would have

@@ -1,8 +1,8 @@
 import type { BatchHandler } from "../queue/queue.js";
-import { isOtlpExport, isOtlpLogRecords, type CallCompleteEvent, type CallEvent, type OtlpExportEvent, type TraceEvent } from "../queue/events.js";
+import { callKey, isOtlpExport, isOtlpLogRecords, type CallCompleteEvent, type CallEvent, type OtlpExportEvent, type TraceEvent } from "../queue/events.js";
 import { exportCalls, exportedCalls } from "../otlp/exportEvent.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
-import { callKey, CallsWriteRepository } from "../store/calls/callsWrite.js";
+import { CallsWriteRepository } from "../store/calls/callsWrite.js";
 import { ProjectsRepository } from "../store/projects/projectsRepository.js";
 import { OtelLogsRepository } from "../store/otelLogs/otelLogsRepository.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "./callBatchWriter.js";

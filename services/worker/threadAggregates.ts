@@ -1,5 +1,5 @@
 import type { WrittenCall } from "../store/calls/callRows.js";
-import { callKey, type CallKey } from "../store/calls/callsWrite.js";
+import { callKey, idsByProject, type CallKey } from "../queue/events.js";
 import type { ClickHouseStore } from "../store/clickhouse.js";
 import { turnRowFromSnapshot, type TurnRow } from "../store/threads/threadRows.js";
 import { ThreadsWriteRepository } from "../store/threads/threadsWrite.js";
@@ -93,16 +93,6 @@ export class ThreadAggregatesWriter implements CallsDerivedWriter {
     this.recheck = null;
     if (this.settling.size > 0) this.settle(new Map());
   }
-}
-
-function idsByProject(keys: readonly CallKey[]): Map<string, string[]> {
-  const out = new Map<string, Set<string>>();
-  for (const k of keys) {
-    const ids = out.get(k.project_id) ?? new Set<string>();
-    ids.add(k.id);
-    out.set(k.project_id, ids);
-  }
-  return new Map([...out].map(([p, ids]) => [p, [...ids]]));
 }
 
 function touchedThreads(rows: readonly TurnRow[]): Map<string, Set<string>> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallEndEvent, CallStartEvent, CallsDeleteEvent } from "../../services/queue/events.js";
-import { callKey, CallsWriteRepository, FEW_KEYED_ROWS, type CallKey, type KeyedTable } from "../../services/store/calls/callsWrite.js";
+import { CallsWriteRepository, FEW_KEYED_ROWS, type KeyedTable } from "../../services/store/calls/callsWrite.js";
+import { callKey, type CallEndEvent, type CallKey, type CallStartEvent, type CallsDeleteEvent } from "../../services/queue/events.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { CallBatchWriter } from "../../services/worker/callBatchWriter.js";
 import { freshStore } from "../support/database.js";

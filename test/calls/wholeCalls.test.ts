@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallCompleteEvent, CallEndEvent, CallUpdateEvent } from "../../services/queue/events.js";
 import type { CallSnapshot, WrittenCall } from "../../services/store/calls/callRows.js";
-import { callKey, CallsWriteRepository, type CallKey } from "../../services/store/calls/callsWrite.js";
+import { CallsWriteRepository } from "../../services/store/calls/callsWrite.js";
+import { callKey, type CallCompleteEvent, type CallEndEvent, type CallKey, type CallUpdateEvent } from "../../services/queue/events.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "../../services/worker/callBatchWriter.js";
 import { freshStore } from "../support/database.js";

@@ -1,16 +1,11 @@
 import { CALL_FIELD_ENTRIES } from "../../contract/callFields.js";
 import { compareCodePoints } from "../../digests.js";
-import type { CallEndEvent, CallUpdateEvent } from "../../queue/events.js";
+import { callKey, idsByProject, projectsOf, type CallEndEvent, type CallKey, type CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
 import { RowBinaryWriter, RowBuffer } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCall } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
-
-export interface CallKey {
-  readonly project_id: string;
-  readonly id: string;
-}
 
 /** A `call_deletions` row: the call is hidden from every read. */
 export interface CallDeletion extends CallKey {
@@ -27,25 +22,9 @@ export const FEW_KEYED_ROWS = 10_000;
 /** A part kept in `call_orphan_parts` until its call's start is stored. */
 export type ParkedPart = CallEndEvent | CallUpdateEvent;
 
-export const callKey = (k: CallKey): string => `${k.project_id}/${k.id}`;
-
-/** The keys' projects, each once (a batch's calls are most often of one project, in runs). */
-function projectsOf(keys: readonly CallKey[]): string[] {
-  const projects = new Set<string>();
-  let last: string | null = null;
-  for (const { project_id } of keys) if (project_id !== last) projects.add((last = project_id));
-  return [...projects];
-}
-
 /** Groups keys by project, each id once, in slices of IDS_PER_QUERY ids: one lookup query per slice. */
 function* byProject(keys: readonly CallKey[]): Generator<[string, string[]]> {
-  const grouped = new Map<string, Set<string>>();
-  for (const k of keys) {
-    const ids = grouped.get(k.project_id);
-    if (ids) ids.add(k.id);
-    else grouped.set(k.project_id, new Set([k.id]));
-  }
-  for (const [projectId, ids] of grouped) for (const chunk of idChunks([...ids])) yield [projectId, chunk];
+  for (const [projectId, ids] of idsByProject(keys)) for (const chunk of idChunks(ids)) yield [projectId, chunk];
 }
 
 /** The call's fields, in contract/callFields.ts's order. */
@@ -313,10 +292,10 @@ export class CallsWriteRepository {
     const counts = await this.rowsPerProject(table, projectsOf(keys));
     if (counts.size === 0) return [];
     const few = [...counts].filter(([, rows]) => rows <= FEW_KEYED_ROWS).map(([projectId]) => projectId);
-    const held = await this.keysIn(table, few);
+    const held = await this.idsIn(table, few);
     return keys.filter((k) => {
       const rows = counts.get(k.project_id);
-      return rows !== undefined && (rows > FEW_KEYED_ROWS || held.has(callKey(k)));
+      return rows !== undefined && (rows > FEW_KEYED_ROWS || held.get(k.project_id)!.has(k.id));
     });
   }
 
@@ -334,16 +313,16 @@ export class CallsWriteRepository {
     return counts;
   }
 
-  /** The `callKey`s of every row of these projects in `table`. */
-  private async keysIn(table: KeyedTable, projectIds: readonly string[]): Promise<Set<string>> {
-    const found = new Set<string>();
+  /** The ids of every row of these projects in `table`, by project (every project given has a set, maybe empty). */
+  private async idsIn(table: KeyedTable, projectIds: readonly string[]): Promise<Map<string, Set<string>>> {
+    const found = new Map(projectIds.map((projectId) => [projectId, new Set<string>()]));
     for (const chunk of idChunks(projectIds)) {
       const pb = new ParamBuilder();
       const rows = await this.store.rows<CallKey>(`worker_keys_in_${table}`, {
         sql: `SELECT DISTINCT project_id, id FROM ${table} WHERE project_id IN ${pb.inStrings(chunk)}`,
         params: pb.params,
       });
-      for (const row of rows) found.add(callKey(row));
+      for (const row of rows) found.get(row.project_id)?.add(row.id);
     }
     return found;
   }

@@ -38,12 +38,17 @@ export interface RecordCodec<T> {
 
 type Fields = Record<string, unknown>;
 
-/** Per discriminator value, the keys of its object: the discriminator first, then the schema's order. */
+/** The keys of one kind of message: the discriminator first, then the schema's order. */
+interface Layout {
+  readonly keys: readonly string[];
+  /** `objectMaker`'s functions, per tuple length, each made once. */
+  readonly makers: ((tuple: readonly unknown[]) => Fields)[];
+}
+
+/** Per discriminator value, its layout. */
 interface Layouts {
   readonly discriminator: string;
-  readonly keys: ReadonlyMap<unknown, readonly string[]>;
-  /** `objectMaker`'s functions, per layout and length, made once each. */
-  readonly makers: Map<readonly string[], ((tuple: readonly unknown[]) => Fields)[]>;
+  readonly byKind: ReadonlyMap<unknown, Layout>;
 }
 
 /** The first byte of a record with bytes fields kept apart (a JSON record's is `[`). */
@@ -99,19 +104,19 @@ function splitRecord(payload: Buffer): { start: number; end: number; attachments
 function layoutsOf(schema: z.ZodType): Layouts | null {
   if (!(schema instanceof z.ZodDiscriminatedUnion)) return null;
   const discriminator = schema.def.discriminator;
-  const keys = new Map<unknown, readonly string[]>();
+  const byKind = new Map<unknown, Layout>();
   for (const option of schema.options) {
     if (!(option instanceof z.ZodObject)) return null;
     const literal = option.shape[discriminator];
     if (!(literal instanceof z.ZodLiteral) || literal.def.values.length !== 1) return null;
-    keys.set(literal.def.values[0], [discriminator, ...Object.keys(option.shape).filter((key) => key !== discriminator)]);
+    byKind.set(literal.def.values[0], { keys: [discriminator, ...Object.keys(option.shape).filter((key) => key !== discriminator)], makers: [] });
   }
-  return { discriminator, keys, makers: new Map() };
+  return { discriminator, byKind };
 }
 
 /** The message's values in its layout's order (trailing absent fields left off), or null when that would not read back the same. */
 function toTuple(message: Fields, layouts: Layouts): unknown[] | null {
-  const keys = layouts.keys.get(message[layouts.discriminator]);
+  const keys = layouts.byKind.get(message[layouts.discriminator])?.keys;
   if (!keys) return null;
   const tuple: unknown[] = new Array<unknown>(keys.length);
   let present = 0;
@@ -135,9 +140,9 @@ function definedKeys(message: Fields): number {
 }
 
 function fromTuple(tuple: readonly unknown[], layouts: Layouts): unknown {
-  const keys = layouts.keys.get(tuple[0]);
-  if (!keys || tuple.length > keys.length) return tuple;
-  return objectMaker(layouts, keys, tuple.length)(tuple);
+  const layout = layouts.byKind.get(tuple[0]);
+  if (!layout || tuple.length > layout.keys.length) return tuple;
+  return objectMaker(layout, tuple.length)(tuple);
 }
 
 /**
@@ -146,13 +151,11 @@ function fromTuple(tuple: readonly unknown[], layouts: Layouts): unknown {
  * objects filled key by key keep most of them apart and are slower to read (the worker reads
  * every field of every message).
  */
-function objectMaker(layouts: Layouts, keys: readonly string[], length: number): (tuple: readonly unknown[]) => Fields {
-  let byLength = layouts.makers.get(keys);
-  if (byLength === undefined) layouts.makers.set(keys, (byLength = []));
-  let make = byLength[length];
+function objectMaker(layout: Layout, length: number): (tuple: readonly unknown[]) => Fields {
+  let make = layout.makers[length];
   if (make === undefined) {
-    const fields = keys.slice(0, length).map((key, i) => `${JSON.stringify(key)}: tuple[${i}]`);
-    make = byLength[length] = new Function("tuple", `return { ${fields.join(", ")} };`) as (tuple: readonly unknown[]) => Fields;
+    const fields = layout.keys.slice(0, length).map((key, i) => `${JSON.stringify(key)}: tuple[${i}]`);
+    make = layout.makers[length] = new Function("tuple", `return { ${fields.join(", ")} };`) as (tuple: readonly unknown[]) => Fields;
   }
   return make;
 }
