@@ -134,6 +134,17 @@ describe("the durable log's record codec", () => {
       expect(record.includes(Buffer.from(body.toString("base64")))).toBe(false);
     });
 
+    it("is read back as bytes of its own, which do not hold the memory of the read it came in", () => {
+      const body = Buffer.alloc(16 * 1024, 7);
+      const record = codec.encode([exportOf(body)]);
+      // As the log's reader hands it: one record among others in one buffer read from disk.
+      const read = Buffer.concat([Buffer.alloc(64 * 1024), record, Buffer.alloc(64 * 1024)]);
+      const decoded = codec.decode(read.subarray(64 * 1024, 64 * 1024 + record.length)).messages[0] as OtlpExportEvent;
+      expect(Buffer.from(decoded.body).equals(body)).toBe(true);
+      expect(decoded.body.buffer).not.toBe(read.buffer);
+      expect(decoded.body.buffer.byteLength).toBe(body.length);
+    });
+
     it("reads the base64 body of records written before, and sets aside a record cut short", () => {
       const body = Buffer.from([10, 0, 255, 1]);
       const old = Buffer.from(JSON.stringify([["otlp_export", "acme/p", "00f067aa0ba902b7", "alice", "protobuf", body.toString("base64"), 4096, 2]]));

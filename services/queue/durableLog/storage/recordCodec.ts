@@ -20,9 +20,13 @@ import type { Topic } from "../../queue.js";
  * the record is then `RECORD_WITH_BYTES`, the JSON's length (UInt32 LE), the JSON, and each
  * field's bytes as they are (length, UInt32 LE, then the bytes), the JSON holding each one's
  * index. A JSON record starts with `[`, so the first byte tells the two apart; a bytes field
- * in a JSON record (written before) is base64. The bytes are neither encoded to text nor
- * copied into a string on either side, and a record read back hands them on as a view of
- * what was read.
+ * in a JSON record (written before) is base64. The bytes are never encoded to text or copied
+ * into a string. A record read back hands each field on as a copy of its own bytes, not as a
+ * view of what was read: a view would keep the whole read (megabytes of other records) alive
+ * for as long as its message lives, which is until its batch is stored, and would send all of
+ * it to a writer thread with the batch. Those buffers then died only in V8's full collections,
+ * and the service's peak RSS under OTLP was 20–45 MB higher (docs/benchmarks.md, "Bytes fields
+ * read back as copies").
  */
 
 /** A record's messages, and the values in it that are not messages of the topic (set aside). */
@@ -95,7 +99,7 @@ function splitRecord(payload: Buffer): { start: number; end: number; attachments
     if (at + 4 > payload.length) return null;
     const end = at + 4 + payload.readUInt32LE(at);
     if (end > payload.length) return null;
-    attachments.push(payload.subarray(at + 4, end));
+    attachments.push(Buffer.from(payload.subarray(at + 4, end)));
     at = end;
   }
   return { start: 5, end: jsonEnd, attachments };
