@@ -21,8 +21,9 @@ import type { Topic } from "../../queue.js";
  * field's bytes as they are (length, UInt32 LE, then the bytes), the JSON holding each one's
  * index. A JSON record starts with `[`, so the first byte tells the two apart; a bytes field
  * in a JSON record (written before) is base64. The bytes are never encoded to text or copied
- * into a string. A record read back hands each field on as a copy of its own bytes, not as a
- * view of what was read: a view would keep the whole read (megabytes of other records) alive
+ * into a string. A record read back hands each field on as a copy of its own bytes (a
+ * Uint8Array of its own, not a Buffer, which may share a pool's slab), not as a view of what
+ * was read: a view would keep the whole read (megabytes of other records) alive
  * for as long as its message lives, which is until its batch is stored, and would send all of
  * it to a writer thread with the batch. Those buffers then died only in V8's full collections,
  * and the service's peak RSS under OTLP was 20–45 MB higher (docs/benchmarks.md, "Bytes fields
@@ -99,7 +100,7 @@ function splitRecord(payload: Buffer): { start: number; end: number; attachments
     if (at + 4 > payload.length) return null;
     const end = at + 4 + payload.readUInt32LE(at);
     if (end > payload.length) return null;
-    attachments.push(Buffer.from(payload.subarray(at + 4, end)));
+    attachments.push(new Uint8Array(payload.subarray(at + 4, end)));
     at = end;
   }
   return { start: 5, end: jsonEnd, attachments };
