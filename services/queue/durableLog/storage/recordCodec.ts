@@ -26,8 +26,8 @@ import type { Topic } from "../../queue.js";
  * was read: a view would keep the whole read (megabytes of other records) alive
  * for as long as its message lives, which is until its batch is stored, and would send all of
  * it to a writer thread with the batch. Those buffers then died only in V8's full collections,
- * and the service's peak RSS under OTLP was 20–45 MB higher (docs/benchmarks.md, "Bytes fields
- * read back as copies").
+ * which raised the service's peak RSS under OTLP (docs/benchmarks.md, "Bytes fields read back
+ * as copies").
  */
 
 /** A record's messages, and the values in it that are not messages of the topic (set aside). */
