@@ -193,15 +193,16 @@ export class ClickHouseStore {
    * Inserts rows written by a RowBinaryWriter, fields in the order of `columns`; `rowCount`
    * (the writer does not know its rows) is what `clickhouse_rows_written_total` counts.
    */
-  async insertRowBinary(operation: string, table: string, columns: readonly string[], rows: Buffer, rowCount = 0): Promise<void> {
-    if (rows.length === 0) return;
+  /** `rows`: the rows' bytes, or their chunks in order (read once). */
+  async insertRowBinary(operation: string, table: string, columns: readonly string[], rows: Buffer | Iterable<Buffer>, rowCount = 0): Promise<void> {
+    if (Buffer.isBuffer(rows) && rows.length === 0) return;
     for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`invalid identifier ${name}`);
     const into = `INSERT INTO ${table} (${columns.join(", ")})`;
     const binaryRowsDir = this.injected?.binaryRowsDir;
     await this.timedInsert(table, rowCount, async () => {
       if (binaryRowsDir) return this.insertRowBinaryFile(operation, into, rows, binaryRowsDir);
       await this.timed(operation, async (query_id) => {
-        const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from([rows]), query_id, clickhouse_settings: await this.writingSettings() });
+        const result = await this.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from(Buffer.isBuffer(rows) ? [rows] : rows), query_id, clickhouse_settings: await this.writingSettings() });
         result.stream.resume();
         await new Promise((done, fail) => result.stream.once("end", done).once("error", fail));
       });
@@ -230,7 +231,7 @@ export class ClickHouseStore {
   }
 
   /** RowBinary rows through a file the engine reads itself, for connections that cannot send binary bodies. */
-  private async insertRowBinaryFile(operation: string, into: string, rows: Buffer, dir: string): Promise<void> {
+  private async insertRowBinaryFile(operation: string, into: string, rows: Buffer | Iterable<Buffer>, dir: string): Promise<void> {
     const file = join(dir, `${operation}-${uuid4()}.bin`);
     await writeFile(file, rows);
     try {

@@ -207,6 +207,32 @@ export class RowBuffer {
   }
 }
 
+/** Bytes per chunk that `rowsInOrder` copies rows into. */
+const ORDERED_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * The rows at `places` of `bytes` (rows made in another order), in the order of `places`, as
+ * chunks of about ORDERED_CHUNK_BYTES: copied a chunk at a time as the insert's body is sent,
+ * so that a second copy of all the rows (megabytes per insert of OTLP spans) is never held. A
+ * row longer than a chunk goes as a view of `bytes`, which must stay as it is until the
+ * chunks are all sent.
+ */
+export function* rowsInOrder(bytes: Buffer, places: Iterable<{ readonly start: number; readonly end: number }>): Generator<Buffer> {
+  let chunk = Buffer.allocUnsafe(ORDERED_CHUNK_BYTES);
+  let filled = 0;
+  for (const { start, end } of places) {
+    const length = end - start;
+    if (filled + length > chunk.length && filled > 0) {
+      yield chunk.subarray(0, filled);
+      chunk = Buffer.allocUnsafe(ORDERED_CHUNK_BYTES);
+      filled = 0;
+    }
+    if (length > chunk.length) yield bytes.subarray(start, end);
+    else filled += bytes.copy(chunk, filled, start, end);
+  }
+  if (filled > 0) yield chunk.subarray(0, filled);
+}
+
 /**
  * The values of a one-String-column RowBinary result (e.g. `SELECT data ... FORMAT RowBinary`),
  * each as the exact bytes stored, yielded as soon as it is whole: memory holds one value and

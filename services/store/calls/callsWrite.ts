@@ -2,7 +2,7 @@ import { CALL_FIELD_ENTRIES } from "../../contract/callFields.js";
 import { compareCodePoints } from "../../digests.js";
 import { callKey, idsByProject, projectsOf, type CallEndEvent, type CallKey, type CallUpdateEvent } from "../../queue/events.js";
 import type { ClickHouseStore } from "../clickhouse.js";
-import { RowBinaryWriter, RowBuffer } from "../rowBinary.js";
+import { rowsInOrder, RowBinaryWriter, RowBuffer } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCall } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
@@ -167,8 +167,6 @@ export class CallsWriteRepository {
   /** What a `calls` row took in the last insert: the next insert's buffer rarely grows (a copy of all rows so far). */
   private rowBytes = ROW_BYTES_GUESS;
   private readonly callRows = new RowBuffer();
-  /** `insertRows` copies the rows made into their sort key order. */
-  private readonly sortedCallRows = new RowBuffer();
   private readonly indexRows = new RowBuffer();
 
   constructor(private readonly store: ClickHouseStore) {}
@@ -256,13 +254,10 @@ export class CallsWriteRepository {
     if (rows.calls.length === 0) return;
     const made = rows.writer.bytes();
     this.rowBytes = made.length / rows.calls.length;
-    const sorted = this.sortedCallRows.writer(made.length);
-    for (const place of rows.inOrder()) sorted.raw(made.subarray(place.start, place.end));
     await Promise.all([
-      this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, sorted.bytes(), rows.calls.length),
+      this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rowsInOrder(made, rows.inOrder()), rows.calls.length),
       this.insertIndex(rows.calls),
     ]);
-    this.sortedCallRows.giveBack(sorted);
     this.callRows.giveBack(rows.writer);
   }
 
