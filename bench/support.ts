@@ -9,7 +9,7 @@ import pino, { type Logger } from "pino";
 import { loadConfig } from "../services/config.js";
 import { freePorts, LOG_QUERIES, startLocalClickHouse, type LocalClickHouse } from "../services/store/localServer.js";
 import { quoteString } from "../services/store/sql.js";
-import { makeStartFlags } from "../scripts/startFlags.js";
+import { makeStartFlags, makeStartNode } from "../scripts/startFlags.js";
 
 /** Shared pieces of the benchmarks: a service process, timing statistics, printing. */
 export const BENCH_KEY = "bench-key-0123456789abcdef";
@@ -144,7 +144,7 @@ export async function warmLoadGenerator(): Promise<void> {
 }
 
 /**
- * The service as its own process, as `make start` runs it (its defaults, `LOG_LEVEL` too),
+ * The service as its own process, as `make start` runs it (its node, its defaults, `LOG_LEVEL` too),
  * with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>: it writes a V8 CPU profile there
  * when it stops. BENCH_HEAP_SAMPLES=1: its threads' heaps printed at its peak RSS when it stops.
  */
@@ -156,9 +156,12 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   const profile = cpuProfileFlags();
   const heaps = heapSampling();
   // As `make start` runs it; BENCH_NODE_FLAGS: extra flags for the service's node (experiments: a later flag wins).
-  const flags = [...makeStartFlags(join(import.meta.dirname, "..")), ...(heaps?.flags ?? []), ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
+  const root = join(import.meta.dirname, "..");
+  const flags = [...makeStartFlags(root), ...(heaps?.flags ?? []), ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
   const entry = process.env.BENCH_SERVICE_TSX ? ["--import", "tsx", "services/main.ts"] : [compiledService()];
-  const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, ...entry], {
+  // As `make start`'s node; BENCH_SERVICE_NODE: another one (comparisons between Node.js versions).
+  const node = process.env.BENCH_SERVICE_NODE ?? makeStartNode(root);
+  const child: ChildProcess = spawn(node, [...profile, ...flags, ...entry], {
     env: {
       ...process.env,
       PORT: String(port),

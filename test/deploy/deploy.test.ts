@@ -1,9 +1,10 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { CONFIG_VARIABLES, DEFAULTS } from "../../services/config.js";
-import { makeStartFlags, nodeFlagsOf } from "../../scripts/startFlags.js";
+import { makeStartFlags, makeStartNode, nodeFlagsOf } from "../../scripts/startFlags.js";
 
 /**
  * deploy/ checked by structure (no Docker engine or Kubernetes here to run it): every role
@@ -127,6 +128,9 @@ describe("deploy/Dockerfile", () => {
     expect(imageMajor, "the image's node:<major>-… base").toMatch(/^\d+$/);
     expect(imageMajor).toBe(testedMajor);
     expect(read("Makefile")).toMatch(/^\t\$\(NODE_24\) \$\(VITEST\) run --project clickhouse-18\.16/m);
+    // `make start` runs the service on the image's major version too.
+    const startMajor = /^v(\d+)\./.exec(execFileSync(makeStartNode(ROOT), ["--version"], { encoding: "utf8" }))?.[1];
+    expect(startMajor).toBe(imageMajor);
     const engines = (JSON.parse(read("package.json")) as { engines: { node: string } }).engines.node;
     expect(engines.split("||").map((range) => range.trim().replace(/^\^(\d+).*/, "$1"))).toContain(imageMajor);
   });
