@@ -68,6 +68,7 @@ async function sendAllGrpc(service: ServiceProcess, bodies: Buffer[]) {
   const metadata = { authorization: BENCH_AUTH, project_id: GRPC_PROJECT };
   let next = 0;
   let retries = 0;
+  const rss = sampleServiceRss(service.pid);
   const started = performance.now();
   await Promise.all(
     clients.map(async (client) => {
@@ -92,7 +93,7 @@ async function sendAllGrpc(service: ServiceProcess, bodies: Buffer[]) {
   const total = bodies.length * SPANS_PER_REQUEST;
   while ((await countCalls(service.url, GRPC_PROJECT)) < total) await new Promise((r) => setTimeout(r, 50));
   const queryable = performance.now();
-  return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries };
+  return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss: rss.stop() };
 }
 
 /** Median µs per span of `fn` over the bodies, best of a few rounds. */
@@ -185,6 +186,8 @@ async function main() {
       "accepted ÷ HTTP's": ((t.total / t.acceptedSeconds) / (result.total / result.acceptedSeconds)).toFixed(3),
       "queryable ÷ HTTP's": ((t.total / t.queryableSeconds) / (result.total / result.queryableSeconds)).toFixed(3),
       "refusals retried": t.retries,
+      // Each transport's own run; the gRPC run's service carries on with what the HTTP run left in its heaps.
+      "peak RSS MB": t.peakRss,
     })));
     const sizes = clickhouseClient(ch,
       `SELECT avg(length(attributes)), avg(length(otel_dump)), avg(length(inputs)) + avg(length(ifNull(output, ''))), avg(length(json_paths)) FROM calls WHERE project_id = ${quoteString(PROJECT)} FORMAT TSV`, { database });

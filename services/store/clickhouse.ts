@@ -190,10 +190,10 @@ export class ClickHouseStore {
   }
 
   /**
-   * Inserts rows written by a RowBinaryWriter, fields in the order of `columns`; `rowCount`
-   * (the writer does not know its rows) is what `clickhouse_rows_written_total` counts.
+   * Inserts rows written by a RowBinaryWriter, fields in the order of `columns`: `rows` is their
+   * bytes, or their chunks in order (read once). `rowCount` (the writer does not know its rows)
+   * is what `clickhouse_rows_written_total` counts.
    */
-  /** `rows`: the rows' bytes, or their chunks in order (read once). */
   async insertRowBinary(operation: string, table: string, columns: readonly string[], rows: Buffer | Iterable<Buffer>, rowCount = 0): Promise<void> {
     if (Buffer.isBuffer(rows) && rows.length === 0) return;
     for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`invalid identifier ${name}`);

@@ -11,11 +11,9 @@ export interface CallsDerivedWriter {
   write(calls: readonly WrittenCall[], deleted: readonly CallKey[]): Promise<void>;
 }
 
-/** One call's parts, in arrival order, and its `callKey` (made once per call and batch). */
+/** One call's parts, in arrival order (at least one), and its `callKey` (made once per call and batch). */
 interface CallParts<P extends CallPartEvent = CallPartEvent> {
   readonly key: string;
-  /** The call's project and id (its first part). */
-  readonly call: CallKey;
   readonly parts: P[];
 }
 
@@ -36,7 +34,7 @@ function group(events: readonly CallEvent[]): Grouped {
     const key = callKey(event);
     const found = calls.get(key);
     if (found) found.parts.push(event);
-    else calls.set(key, { key, call: event, parts: [event] });
+    else calls.set(key, { key, parts: [event] });
   }
   const withStart: CallParts[] = [];
   const withoutStart: CallParts[] = [];
@@ -44,7 +42,8 @@ function group(events: readonly CallEvent[]): Grouped {
   return { withStart, withoutStart, deletes };
 }
 
-const callsOf = (lists: readonly CallParts[]): CallKey[] => lists.map((l) => l.call);
+/** The calls' project and id (each one's first part holds them). */
+const callsOf = (lists: readonly CallParts[]): CallKey[] => lists.map((l) => l.parts[0]!);
 
 /** How many calls with parked parts a writer remembers (about 10 MB at most). */
 const PARKED_REMEMBERED = 100_000;
@@ -113,16 +112,17 @@ export class CallBatchWriter {
     for (const l of withoutStart) {
       const result = mergeCallParts(existing.get(l.key) ?? null, l.parts);
       if (result.snapshot) (result.snapshot.start_known ? continued : placeholders).push(result.snapshot);
-      if (result.orphans.length > 0) parked.push({ key: l.key, call: l.call, parts: [...result.orphans] });
+      if (result.orphans.length > 0) parked.push({ key: l.key, parts: [...result.orphans] });
     }
     const now = nowMicros();
+    const parkedParts = parked.flatMap((l) => l.parts);
     const parkAfterIndex = placeholders.length > 0;
     await Promise.all([
       this.repo.insertSnapshots([...started, ...continued, ...placeholders].map((snapshot) => ({ snapshot, version: snapshotVersion(snapshot, now) }))),
       this.repo.insertIndex([...started, ...placeholders]),
-      parkAfterIndex ? undefined : this.repo.insertOrphans(parked.flatMap((l) => l.parts), now),
+      parkAfterIndex ? undefined : this.repo.insertOrphans(parkedParts, now),
     ]);
-    if (parkAfterIndex) await this.repo.insertOrphans(parked.flatMap((l) => l.parts), now);
+    if (parkAfterIndex) await this.repo.insertOrphans(parkedParts, now);
     for (const l of parkedHereStarted) this.parkedHere.delete(l.key);
     this.rememberParked(parked);
     const [final, adopted] = await Promise.all([this.applyParked(withStart, started, parkedBefore), this.adoptParked(parked)]);
