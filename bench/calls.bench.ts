@@ -12,7 +12,7 @@
 import autocannon from "autocannon";
 import { startMockKafka } from "../test/support/mockKafka.js";
 import type { LocalClickHouse } from "../services/store/localServer.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, warmLoadGenerator, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, clickhouseClientMs, standardColumns, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, stats, timeIt, warmLoadGenerator, type ServiceProcess } from "./support.js";
 import { iso, PARTS_PER_REQUEST, realisticBatchBodies, T0 } from "./callBodies.js";
 import { quoteString } from "../services/store/sql.js";
 
@@ -125,7 +125,7 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
   const ingestResult = await ingest(embedded, "bench/ingest");
   await embedded.stop();
   const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, "bench/ingest");
-  const standardRowsPerSecond = standardInsertRate(ch);
+  const reference = standardInsertRate(ch);
   const ourCallsPerSecond = ingestResult.parts / 2 / ingestResult.queryableSeconds;
   printTable(`Ingest: upsert_batch, ${PARTS_PER_REQUEST} parts/request, ${CLIENTS} clients (embedded mode, the durable log, PROCESSES=${BENCH_PROCESSES})`, [{
     parts: ingestResult.parts,
@@ -133,8 +133,8 @@ async function ingestSection(env: Record<string, string>, ch: LocalClickHouse, d
     "queryable parts/s": ingestResult.parts / ingestResult.queryableSeconds,
     "clickhouse-client rows/s": clientRowsPerSecond,
     "ratio (our calls/s ÷ client rows/s)": (ourCallsPerSecond / clientRowsPerSecond).toFixed(3),
-    "raw reference rows/s": standardRowsPerSecond,
-    "queryable parts/s ÷ raw reference": (ingestResult.parts / ingestResult.queryableSeconds / standardRowsPerSecond).toFixed(3),
+    ...standardColumns(reference),
+    "queryable parts/s ÷ raw reference": (ingestResult.parts / ingestResult.queryableSeconds / reference.rowsPerSecond).toFixed(3),
     "peak RSS MB (all processes)": ingestResult.peakRss,
   }]);
   printCpuTable(ingestResult.cpu, ingestResult.queryableSeconds, ingestResult.parts, "part");

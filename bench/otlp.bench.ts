@@ -25,7 +25,7 @@ import { decodeJsonRequest, decodeProtobufRequest } from "../services/otlp/decod
 import { mapSpans } from "../services/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
 import { errorDetails, exportClient } from "../test/otlp/grpcSupport.js";
-import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
+import { BENCH_AUTH, BENCH_PROCESSES, childPids, clickhouseClient, keptAlivePoster, clickhouseClientInsertRate, standardColumns, standardInsertRate, countCalls, CpuMeter, sendAllRetrying, startBenchClickHouse, printClickHouseWork, printCpuTable, printTable, sampleServiceRss, spawnService, type ServiceProcess } from "./support.js";
 import { quoteString } from "../services/store/sql.js";
 
 const EXPORTERS = 8;
@@ -161,7 +161,7 @@ async function main() {
     // Both transports' spans: ClickHouse's work is per span stored.
     printClickHouseWork(ch, database, result.total + grpc.total, "span");
     const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, { table: "calls_copy_otlp", create: ["CREATE TABLE calls_copy_otlp AS calls"] });
-    const standardRowsPerSecond = standardInsertRate(ch);
+    const reference = standardInsertRate(ch);
     const queryableRate = result.total / result.queryableSeconds;
     printTable(`OTLP ingest end to end: ${REQUESTS} protobuf exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters (embedded queue, PROCESSES=${BENCH_PROCESSES})`, [{
       spans: result.total,
@@ -169,8 +169,8 @@ async function main() {
       "queryable spans/s": queryableRate,
       "clickhouse-client rows/s": clientRowsPerSecond,
       "ratio (queryable ÷ client)": (queryableRate / clientRowsPerSecond).toFixed(3),
-      "raw reference rows/s": standardRowsPerSecond,
-      "queryable ÷ raw reference": (queryableRate / standardRowsPerSecond).toFixed(3),
+      ...standardColumns(reference),
+      "queryable ÷ raw reference": (queryableRate / reference.rowsPerSecond).toFixed(3),
       "429/503 retries": result.retries,
       "peak RSS MB": result.peakRss,
     }]);

@@ -400,16 +400,33 @@ function timedInsert(client: Client, copy: InsertCopy, file: string, format: str
 }
 
 const STANDARD_ROWS = 200_000;
+/**
+ * Inserts of the raw reference per bench run, its median the reference: single inserts (each
+ * under a second) seconds apart differ by up to a third on these machines (docs/benchmarks.md).
+ */
+const STANDARD_RUNS = 3;
+
+/** The raw reference of a run: the median of its inserts' rows per second, and each insert's. */
+export interface StandardRate {
+  readonly rowsPerSecond: number;
+  readonly runs: readonly number[];
+}
+
+/** The raw reference's columns of a bench's table: the median, and each insert's rate. */
+export const standardColumns = (reference: StandardRate): Record<string, string | number> => ({
+  "raw reference rows/s": reference.rowsPerSecond,
+  "raw reference runs": reference.runs.map((rate) => Math.round(rate).toLocaleString("en")).join("/"),
+});
 
 /**
  * The raw reference ingest rates are set against: `clickhouse-client` inserting 200,000
  * small call-part rows (12 columns, about 360 bytes of JSONEachRow each:
  * random UUIDs, a trace of one to four calls, an op name, two timestamps, short inputs and
- * output) in one statement into a scratch MergeTree table of the same server. It measures
- * the machine and the server of the run, whatever our schema, so that a rate divided by it
- * compares across machines and days. Returns rows per second.
+ * output) in one statement into a scratch MergeTree table of the same server, STANDARD_RUNS
+ * times. It measures the machine and the server of the run, whatever our schema, so that a
+ * rate divided by it compares across machines and days.
  */
-export function standardInsertRate(ch: Pick<LocalClickHouse, "tcpPort">): number {
+export function standardInsertRate(ch: Pick<LocalClickHouse, "tcpPort">): StandardRate {
   const dir = mkdtempSync(join(tmpdir(), "bench-standard-"));
   const file = join(dir, "rows.json");
   const database = "bench_reference";
@@ -429,14 +446,15 @@ export function standardInsertRate(ch: Pick<LocalClickHouse, "tcpPort">): number
     }
     writeFileSync(file, `${lines.join("\n")}\n`);
     client(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    const seconds = timedInsert(client, {
+    const copy = {
       table: `${database}.call_parts`,
       create: [`CREATE TABLE ${database}.call_parts (project_id String, id String, trace_id String, parent_id String, op_name String,
         started_at UInt64, ended_at UInt64, status String, inputs String, output String, attributes String, wb_user_id String)
         ENGINE = MergeTree ORDER BY (project_id, id)`],
-    }, file, "JSONEachRow");
+    };
+    const runs = Array.from({ length: STANDARD_RUNS }, () => STANDARD_ROWS / timedInsert(client, copy, file, "JSONEachRow"));
     client(`DROP DATABASE ${database}`);
-    return STANDARD_ROWS / seconds;
+    return { rowsPerSecond: [...runs].sort((a, b) => a - b)[Math.floor(STANDARD_RUNS / 2)]!, runs };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
