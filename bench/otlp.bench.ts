@@ -33,12 +33,15 @@ const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 400);
 const DECODE_REQUESTS = Math.min(REQUESTS, 40);
 const PROJECT = "bench/otlp";
 const GRPC_PROJECT = "bench/otlp-grpc";
+const JSON_PROJECT = "bench/otlp-json";
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "decode,e2e").split(",");
-async function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
+/** The exports over OTLP/HTTP, gzip, from EXPORTERS senders: protobuf, or OTLP/JSON (`json`) into a project of its own. */
+async function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[], json = false) {
   const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, clickhousePid);
   const send = keptAlivePoster(service.url, EXPORTERS);
-  const headers = { "content-type": "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: PROJECT };
+  const project = json ? JSON_PROJECT : PROJECT;
+  const headers = { "content-type": json ? "application/json" : "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: project };
   const started = performance.now();
   const retries = await sendAllRetrying({
     post: send,
@@ -47,12 +50,13 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
     bodies,
     senders: EXPORTERS,
     check: (answer) => {
-      if (answer.body.length > 0) throw new Error(`partial success: ${answer.body.toString()}`);
+      // Full success: an empty protobuf answer, or `{}` in OTLP/JSON.
+      if (answer.body.length > 0 && !(json && answer.body.toString() === "{}")) throw new Error(`partial success: ${answer.body.toString()}`);
     },
   });
   const accepted = performance.now();
   const total = bodies.length * SPANS_PER_REQUEST;
-  while ((await countCalls(service.url, PROJECT)) < total) await new Promise((r) => setTimeout(r, 50));
+  while ((await countCalls(service.url, project)) < total) await new Promise((r) => setTimeout(r, 50));
   const queryable = performance.now();
   const peakRss = rss.stop();
   const cpu = meter.read();
@@ -133,11 +137,16 @@ async function main() {
   /** Every request's protobuf, for OTLP/gRPC (grpc-js compresses each message itself). */
   const grpcBodies: Buffer[] = [];
   const jsonBodies: Buffer[] = [];
+  /** Every request as OTLP/JSON, gzip, as the OTel JS SDK's OTLP/HTTP exporter sends it by default. */
+  const gzJsonBodies: Buffer[] = [];
   for (let r = 0; r < requests; r++) {
     const spans = requestSpans(r);
     const pb = protobufRequest(spans);
     gzBodies.push(gzipSync(pb));
-    if (SECTIONS.includes("e2e")) grpcBodies.push(pb);
+    if (SECTIONS.includes("e2e")) {
+      grpcBodies.push(pb);
+      gzJsonBodies.push(gzipSync(jsonRequest(spans)));
+    }
     if (r < DECODE_REQUESTS) {
       pbBodies.push(pb);
       jsonBodies.push(jsonRequest(spans));
@@ -157,9 +166,10 @@ async function main() {
     const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
     const result = await sendAll(service, childPids("clickhouse")[0] ?? null, gzBodies);
     const grpc = await sendAllGrpc(service, grpcBodies);
+    const json = await sendAll(service, childPids("clickhouse")[0] ?? null, gzJsonBodies, true);
     await service.stop();
-    // Both transports' spans: ClickHouse's work is per span stored.
-    printClickHouseWork(ch, database, result.total + grpc.total, "span");
+    // Every transport's spans: ClickHouse's work is per span stored.
+    printClickHouseWork(ch, database, result.total + grpc.total + json.total, "span");
     const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, { table: "calls_copy_otlp", create: ["CREATE TABLE calls_copy_otlp AS calls"] });
     const reference = standardInsertRate(ch);
     const queryableRate = result.total / result.queryableSeconds;
@@ -177,15 +187,18 @@ async function main() {
     printCpuTable(result.cpu, result.queryableSeconds, result.total, "span");
     const transports = [
       { transport: "OTLP/HTTP (above)", ...result },
-      { transport: "OTLP/gRPC (after it)", ...grpc },
+      { transport: "OTLP/gRPC (after it)", ...grpc, cpu: null },
+      { transport: "OTLP/HTTP JSON (last)", ...json },
     ];
-    printTable(`OTLP/gRPC beside OTLP/HTTP: the same ${REQUESTS} exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters, one after the other on the same service`, transports.map((t) => ({
+    const perSpan = (seconds: number, t: { total: number }) => ((seconds * 1e6) / t.total).toFixed(1);
+    printTable(`OTLP/gRPC and OTLP/JSON beside OTLP/HTTP protobuf: the same ${REQUESTS} exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters, one after the other on the same service`, transports.map((t) => ({
       transport: t.transport,
       "accepted spans/s": t.total / t.acceptedSeconds,
       "queryable spans/s": t.total / t.queryableSeconds,
       "accepted ÷ HTTP's": ((t.total / t.acceptedSeconds) / (result.total / result.acceptedSeconds)).toFixed(3),
       "queryable ÷ HTTP's": ((t.total / t.queryableSeconds) / (result.total / result.queryableSeconds)).toFixed(3),
       "refusals retried": t.retries,
+      "service / ClickHouse CPU µs per span": t.cpu ? `${perSpan(t.cpu.service, t)} / ${perSpan(t.cpu.clickhouse, t)}` : "-",
       // Each transport's own run; the gRPC run's service carries on with what the HTTP run left in its heaps.
       "peak RSS MB": t.peakRss,
     })));

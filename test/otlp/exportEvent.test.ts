@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { decodeRequest } from "../../services/otlp/decode.js";
-import { exportedCalls, otlpExportEvent, type ExportSource } from "../../services/otlp/exportEvent.js";
+import { checkExport, exportedCalls, loggedExport, otlpExportEvent, type ExportSource } from "../../services/otlp/exportEvent.js";
 import { checkSpans, mapSpans } from "../../services/otlp/mapSpan.js";
 import type { CallUpdateEvent, OtlpExportEvent, TraceEvent } from "../../services/queue/events.js";
 import { callEventParts, EXPORTED_CALLS_PER_WRITE } from "../../services/worker/callWorker.js";
@@ -21,7 +21,9 @@ function spans(count: number, attributes: Record<string, string | number> = { "g
 function logged(spec: RequestSpec, format: "protobuf" | "json" = "protobuf", maxSpanBytes = 1 << 20): { event: OtlpExportEvent; source: ExportSource } {
   const body = format === "protobuf" ? protobufBody(spec) : Buffer.from(jsonBody(spec));
   const source: ExportSource = { project_id: "acme/otel", wb_user_id: "alice", format, body, maxSpanBytes };
-  const event = otlpExportEvent(source, checkSpans(decodeRequest(format, body), maxSpanBytes));
+  // As ingest logs it (ingest/otlp/export.ts).
+  const { logged: asLogged, batch } = loggedExport(source);
+  const event = otlpExportEvent(asLogged, checkExport(asLogged, batch));
   if (!event) throw new Error("no span accepted");
   return { event, source };
 }
@@ -31,11 +33,22 @@ describe("an OTLP export logged as one event", () => {
     const spec = spans(3);
     spec.spans[1]!.traceId = "0".repeat(32); // rejected, at ingest and in the worker
     const { event, source } = logged(spec, format);
-    expect(event).toMatchObject({ kind: "otlp_export", project_id: "acme/otel", id: spec.spans[0]!.spanId, wb_user_id: "alice", format, spans: 2, max_span_bytes: 1 << 20 });
-    expect(Buffer.from(event.body).equals(source.body)).toBe(true);
+    // An OTLP/JSON export is logged as protobuf, which reads back to the same spans.
+    expect(event).toMatchObject({ kind: "otlp_export", project_id: "acme/otel", id: spec.spans[0]!.spanId, wb_user_id: "alice", format: "protobuf", spans: 2, max_span_bytes: 1 << 20 });
+    if (format === "protobuf") expect(Buffer.from(event.body).equals(source.body)).toBe(true);
+    else expect(decodeRequest("protobuf", Buffer.from(event.body))).toEqual(decodeRequest("json", source.body));
     const atIngest = mapSpans(decodeRequest(format, source.body), { ...source });
     expect(atIngest.events.map((c) => c.id)).toEqual([spec.spans[0]!.spanId, spec.spans[2]!.spanId]);
     expect(exportedCalls(event)).toEqual(atIngest.events);
+  });
+
+  it("is logged as received when protobuf cannot carry its spans (an id that is not hex)", () => {
+    const spec = spans(2);
+    spec.spans[0]!.spanId = "not-hex"; // rejected, at ingest and in the worker
+    const { event, source } = logged(spec, "json");
+    expect(event).toMatchObject({ format: "json", id: spec.spans[1]!.spanId, spans: 1 });
+    expect(Buffer.from(event.body).equals(source.body)).toBe(true);
+    expect(exportedCalls(event).map((c) => c.id)).toEqual([spec.spans[1]!.spanId]);
   });
 
   it("is not made when no span is accepted", () => {

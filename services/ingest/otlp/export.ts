@@ -12,7 +12,7 @@ import type { TraceEvent } from "../../queue/events.js";
 import type { EventPublisher } from "../../queue/queue.js";
 import { decodeLogsRequest, decodeRequest, type LogsPartialSuccess, type OtlpFormat, type PartialSuccess } from "../../otlp/decode.js";
 import { logRecordEvents } from "../../otlp/logRecords.js";
-import { checkExport, otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
+import { checkExport, loggedExport, otlpExportEvent, type ExportSource } from "../../otlp/exportEvent.js";
 import { mapSpans, type SpanRejections } from "../../otlp/mapSpan.js";
 
 export interface OtlpLimits {
@@ -58,12 +58,13 @@ const publishEvents = (publisher: EventPublisher<TraceEvent>, events: readonly T
  * every local alive across its waits: http/app.ts, `handOver`).
  */
 function publishSpans(publisher: EventPublisher<TraceEvent>, source: ExportSource): Publishing {
-  if (source.body.length > LOGGED_EXPORT_MAX_BYTES) {
-    const { events, rejected, errors } = mapSpans(decodeRequest(source.format, source.body), source);
+  const { logged, batch } = loggedExport(source);
+  if (logged.body.length > LOGGED_EXPORT_MAX_BYTES) {
+    const { events, rejected, errors } = mapSpans(batch ?? decodeRequest(logged.format, logged.body), logged);
     return { published: publishEvents(publisher, events, source.body.length), rejected, errors };
   }
-  const checked = checkExport(source);
-  const event = otlpExportEvent(source, checked);
+  const checked = checkExport(logged, batch);
+  const event = otlpExportEvent(logged, checked);
   return { published: publishEvents(publisher, event ? [event] : [], source.body.length), rejected: checked.rejected, errors: checked.errors };
 }
 
