@@ -143,6 +143,12 @@ export async function warmLoadGenerator(): Promise<void> {
   }
 }
 
+/** Services this process started and that still run: killed when it exits, so that a bench that throws leaves none behind. */
+const runningServices = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of runningServices) child.kill("SIGKILL");
+});
+
 /**
  * The service as its own process, as `make start` runs it (its node, its defaults, `LOG_LEVEL` too),
  * with PROCESSES=BENCH_PROCESSES. BENCH_CPU_PROF=<dir>: it writes a V8 CPU profile there
@@ -176,6 +182,8 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     },
     stdio: ["ignore", logFile, "inherit"],
   });
+  runningServices.add(child);
+  child.once("exit", () => runningServices.delete(child));
   closeSync(logFile);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
