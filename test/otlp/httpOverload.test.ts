@@ -104,6 +104,21 @@ describe("overload and durability", () => {
     expect(asCalls!.map((e) => [e.kind, e.kind === "call_complete" ? e.op_name : null])).toEqual(Array.from({ length: 20 }, (_, i) => ["call_complete", `big${i}`]));
   });
 
+  it("publishes an OTLP/JSON export as the protobuf of its spans, one event while that is within LOGGED_EXPORT_MAX_BYTES", async () => {
+    const attributes = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`app.attribute_${i}`, `value ${i}`]));
+    const many = { spans: Array.from({ length: 1_000 }, (_, i) => ({ ...spec().spans[0]!, spanId: id.span(), name: `json${i}`, attributes })) };
+    const json = jsonBody(many);
+    expect([json.length > LOGGED_EXPORT_MAX_BYTES, protobufBody(many).length <= LOGGED_EXPORT_MAX_BYTES]).toEqual([true, true]);
+    const before = publisher.published.length;
+    const res = await postOtlp(url, json, { contentType: JSON_TYPE });
+    expect([res.status, res.body.toString()]).toEqual([200, "{}"]);
+    const [published, ...more] = publisher.published.slice(before);
+    expect(more).toEqual([]);
+    expect(published!.map((e) => [e.kind, e.kind === "otlp_export" ? [e.format, e.spans] : null])).toEqual([["otlp_export", ["protobuf", 1_000]]]);
+    if (published![0]?.kind !== "otlp_export") throw new Error("not an export");
+    expect(exportedCalls(published![0]).map((call) => call.op_name)).toEqual(many.spans.map((s) => s.name));
+  });
+
   it("lets the real exporter retry after a 429, and succeed", async () => {
     publisher.script.push(() => Promise.reject(new QueueFullError("ingest buffer full", 1)));
     const before = publisher.published.length;
