@@ -21,7 +21,7 @@
  */
 import { cpus } from "node:os";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { decodeJsonRequest, decodeProtobufRequest } from "../services/otlp/decode.js";
+import { decodeJsonRequest, decodeProtobufRequest, encodeExportResponse } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
 import { jsonRequest, protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
 import { errorDetails, exportClient } from "../test/otlp/grpcSupport.js";
@@ -42,6 +42,7 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
   const send = keptAlivePoster(service.url, EXPORTERS);
   const project = json ? JSON_PROJECT : PROJECT;
   const headers = { "content-type": json ? "application/json" : "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: project };
+  const fullSuccess = Buffer.from(encodeExportResponse(json ? "json" : "protobuf"));
   const started = performance.now();
   const retries = await sendAllRetrying({
     post: send,
@@ -50,8 +51,7 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
     bodies,
     senders: EXPORTERS,
     check: (answer) => {
-      // Full success: an empty protobuf answer, or `{}` in OTLP/JSON.
-      if (answer.body.length > 0 && !(json && answer.body.toString() === "{}")) throw new Error(`partial success: ${answer.body.toString()}`);
+      if (!answer.body.equals(fullSuccess)) throw new Error(`partial success: ${answer.body.toString()}`);
     },
   });
   const accepted = performance.now();
@@ -164,9 +164,10 @@ async function main() {
   const database = "bench";
   try {
     const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
-    const result = await sendAll(service, childPids("clickhouse")[0] ?? null, gzBodies);
+    const clickhousePid = childPids("clickhouse")[0] ?? null;
+    const result = await sendAll(service, clickhousePid, gzBodies);
     const grpc = await sendAllGrpc(service, grpcBodies);
-    const json = await sendAll(service, childPids("clickhouse")[0] ?? null, gzJsonBodies, true);
+    const json = await sendAll(service, clickhousePid, gzJsonBodies, true);
     await service.stop();
     // Every transport's spans: ClickHouse's work is per span stored.
     printClickHouseWork(ch, database, result.total + grpc.total + json.total, "span");
