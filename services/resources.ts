@@ -49,7 +49,7 @@ import { FEEDBACK_MIGRATION } from "./store/feedback/schema.js";
 import { JOBS_MIGRATION } from "./store/jobs/schema.js";
 import { FILES_MIGRATION } from "./store/files/schema.js";
 import type { Migration } from "./store/migrations.js";
-import { CALL_REF_BOUNDS_MIGRATION, CALL_REF_BOUNDS_VIEW_MIGRATION, PROJECT_SETTINGS_MIGRATION, PROJECTS_MIGRATION } from "./store/projects/schema.js";
+import { CALL_REF_BOUNDS_BY_WORKER_MIGRATION, CALL_REF_BOUNDS_MIGRATION, CALL_REF_BOUNDS_VIEW_MIGRATION, PROJECT_SETTINGS_MIGRATION, PROJECTS_MIGRATION } from "./store/projects/schema.js";
 import type { ProjectRetention } from "./store/projects/retention.js";
 import { OBJECTS_MIGRATION } from "./store/objects/schema.js";
 import { TABLE_SORT_KEYS_MIGRATION, TABLES_MIGRATION } from "./store/tables/schema.js";
@@ -223,7 +223,7 @@ export const RESOURCES: readonly Resource[] = [
   { name: "usage", routes: { query: (api, { store, retention }) => mountUsageRoutes(api, { store, retention }) } },
   {
     name: "projects",
-    migrations: [PROJECTS_MIGRATION, PROJECT_SETTINGS_MIGRATION, CALL_REF_BOUNDS_MIGRATION, CALL_REF_BOUNDS_VIEW_MIGRATION],
+    migrations: [PROJECTS_MIGRATION, PROJECT_SETTINGS_MIGRATION, CALL_REF_BOUNDS_MIGRATION, CALL_REF_BOUNDS_VIEW_MIGRATION, CALL_REF_BOUNDS_BY_WORKER_MIGRATION],
     // The projects seen in each call batch: worker/callWorker.ts.
     routes: {
       query: (api, { store, retention, retentionChanged }) => {

@@ -6,6 +6,7 @@ import { rowsInOrder, RowBinaryWriter, RowBuffer } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCall } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
+import { RefBounds } from "./refTargets.js";
 
 /** A `call_deletions` row: the call is hidden from every read. */
 export interface CallDeletion extends CallKey {
@@ -67,13 +68,23 @@ export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
 }
 
 /**
- * Appends one `calls` row, fields in CALL_COLUMNS order. Written out, not derived from the
- * table: on the insert hot path each column is one direct call; the tests that read rows
- * back check the order.
+ * Appends one `calls` row, fields in CALL_COLUMNS order, and adds the targets it references
+ * to `refs`. Written out, not derived from the table: on the insert hot path each column is
+ * one direct call; the tests that read rows back check the order.
  */
-function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: number): void {
+function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnapshot, version: number): void {
   const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
-  const { columns: flat, pathsRowBinary } = flattenCallRow(snapshot);
+  const { columns: flat, pathsRowBinary, fileLeaves } = flattenCallRow(snapshot);
+  refs.add(
+    {
+      projectId: snapshot.project_id,
+      opName: snapshot.op_name,
+      values: flat.json_values,
+      fileLeaves,
+      jsonText: () => attributes + inputs + (output ?? "") + (summary ?? ""),
+    },
+    snapshot.started_at,
+  );
   out
     .string(snapshot.project_id)
     .string(snapshot.id)
@@ -104,6 +115,7 @@ function writeCallRow(out: RowBinaryWriter, snapshot: CallSnapshot, version: num
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
+const REF_BOUND_COLUMNS = ["project_id", "target", "started_at"] as const;
 /** Bytes per `call_index` row a new buffer is sized for (ids of 16 to 36 characters). */
 const INDEX_ROW_BYTES_GUESS = 160;
 
@@ -143,13 +155,15 @@ interface RowPlace {
 export class CallRows {
   /** The calls whose rows were made, in the order made. */
   readonly calls: WrittenCall[] = [];
+  /** The targets the rows reference (`call_ref_bounds`). */
+  readonly refs = new RefBounds();
   private readonly places: RowPlace[] = [];
 
   constructor(readonly writer: RowBinaryWriter) {}
 
   add(snapshot: CallSnapshot, version: number): void {
     const start = this.writer.length;
-    writeCallRow(this.writer, snapshot, version);
+    writeCallRow(this.writer, this.refs, snapshot, version);
     const { project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at } = snapshot;
     const call = { project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at };
     this.calls.push(call);
@@ -224,10 +238,14 @@ export class CallsWriteRepository {
   async insertSnapshots(snapshots: readonly { snapshot: CallSnapshot; version: number }[]): Promise<void> {
     if (snapshots.length === 0) return;
     const out = this.callRows.writer(Math.ceil(snapshots.length * this.rowBytes * ROW_BYTES_MARGIN));
-    for (const s of [...snapshots].sort((a, b) => inCallsOrder(a.snapshot, b.snapshot))) writeCallRow(out, s.snapshot, s.version);
+    const refs = new RefBounds();
+    for (const s of [...snapshots].sort((a, b) => inCallsOrder(a.snapshot, b.snapshot))) writeCallRow(out, refs, s.snapshot, s.version);
     const rows = out.bytes();
     this.rowBytes = rows.length / snapshots.length;
-    await this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rows, snapshots.length);
+    await Promise.all([
+      this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rows, snapshots.length),
+      this.insertRefBounds(refs),
+    ]);
     this.callRows.giveBack(out);
   }
 
@@ -257,8 +275,22 @@ export class CallsWriteRepository {
     await Promise.all([
       this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rowsInOrder(made, rows.inOrder()), rows.calls.length),
       this.insertIndex(rows.calls),
+      this.insertRefBounds(rows.refs),
     ]);
     this.callRows.giveBack(rows.writer);
+  }
+
+  /**
+   * The targets the calls of an insert reference, with the insert (a batch is stored again
+   * when any of its inserts fails): a row per project and target of the batch, none for
+   * calls that reference nothing (most OTLP spans).
+   */
+  private async insertRefBounds(refs: RefBounds): Promise<void> {
+    const bounds = refs.rows();
+    if (bounds.length === 0) return;
+    const out = new RowBinaryWriter(bounds.length * 96);
+    for (const b of bounds) out.string(b.project_id).string(b.target).int64(b.started_at);
+    await this.store.insertRowBinary("worker_insert_call_ref_bounds", "call_ref_bounds", REF_BOUND_COLUMNS, out.bytes(), bounds.length);
   }
 
   async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {

@@ -57,17 +57,23 @@ export type LeafColumns = Omit<FlattenedJson, "json_paths">;
 /**
  * The leaf columns of a call, and its `json_paths` column as RowBinary (an Array(String)) for
  * the row writer: a buffer shared by every call with the same paths, never to be written into.
+ * `fileLeaves`: the values among `json_values` whose path has a `.files.` segment (what the
+ * Weave clients write inline as `files` maps: digests a call references, refTargets.ts).
  */
 export interface FlattenedRow {
   readonly columns: LeafColumns;
   readonly pathsRowBinary: Buffer;
+  readonly fileLeaves: readonly string[];
 }
 
-/** While a call is walked: its columns, and the sequence of its paths so far (its length: the leaves so far). */
+/** While a call is walked: its columns, its file leaves, and the sequence of its paths so far (its length: the leaves so far). */
 interface Walk {
   readonly columns: LeafColumns;
   sequence: PathSequence;
+  fileLeaves: string[] | null;
 }
+
+const NO_FILE_LEAVES: readonly string[] = Object.freeze([]);
 
 export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
   const row = walked(parts);
@@ -76,11 +82,11 @@ export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
 
 export function flattenCallRow(parts: CallJsonParts): FlattenedRow {
   const row = walked(parts);
-  return { columns: row.columns, pathsRowBinary: row.sequence.rowBinary() };
+  return { columns: row.columns, pathsRowBinary: row.sequence.rowBinary(), fileLeaves: row.fileLeaves ?? NO_FILE_LEAVES };
 }
 
 function walked(parts: CallJsonParts): Walk {
-  const row: Walk = { columns: { json_values: [], json_long_paths: [], json_long_hashes: [] }, sequence: NO_PATHS };
+  const row: Walk = { columns: { json_values: [], json_long_paths: [], json_long_hashes: [] }, sequence: NO_PATHS, fileLeaves: null };
   for (const part of PART_ORDER) {
     if (row.sequence.length >= MAX_LEAVES) break;
     walk(parts[part], PART_PATHS[part], 0, row);
@@ -100,11 +106,15 @@ let keptPaths = 0;
  */
 class LeafPath {
   private children: Map<string, LeafPath> | null = null;
+  /** Whether the path has a `.files.` segment (`FlattenedRow.fileLeaves`), found once per path. */
+  readonly underFiles: boolean;
   constructor(
     readonly text: string,
     /** Whether the path is kept (the same object for every call that has it). */
     readonly kept = true,
-  ) {}
+  ) {
+    this.underFiles = text.includes(".files.");
+  }
 
   child(key: string): LeafPath {
     const found = this.children?.get(key);
@@ -199,6 +209,7 @@ export function cutLeaf(text: string): string {
 function emit(row: Walk, leafPath: LeafPath, value: string): void {
   const columns = row.columns;
   row.sequence = row.sequence.then(leafPath);
+  if (leafPath.underFiles) (row.fileLeaves ??= []).push(cutLeaf(value));
   if (fitsLeaf(value)) {
     columns.json_values.push(value);
     return;

@@ -11,12 +11,12 @@ import { idChunks, ParamBuilder } from "../sql.js";
  *
  * Everything is named by a target key: `object/<object_id>:<digest>` (an op is an object),
  * `table/<digest>`, `file/<digest>`. The edges are found in ClickHouse:
- * - calls → targets: `call_ref_bounds` (schema.ts), filled by a materialized view at every
- *   insert into `calls` from the leaves the worker already flattens (`json_values`: refs
+ * - calls → targets: `call_ref_bounds` (schema.ts), filled by the worker as it writes calls
+ *   (calls/refTargets.ts) from the leaves it flattens (`json_values`: refs
  *   `weave:///<project>/object|op|table/...` of the same project; digests under a `files` key,
  *   as the Weave clients write images and op code inline) and `op_name`; ReplacingMergeTree on
  *   (project_id, target) keeping the newest `started_at`, so a target's newest referencing call
- *   is one small read, and the service's ingest path does no work for it;
+ *   is one small read;
  * - objects → targets: read from the objects' JSON text (refs in it, and the digests of its
  *   `files` map) when the job runs;
  * - rows of tables → targets: the same leaves as calls' (`table_row_leaves`); a target a table
@@ -72,11 +72,12 @@ const LEAVES_MAY_MISS_REFS = `(length(json_paths) >= ${MAX_LEAVES} OR arrayExist
 const CALL_JSON_TEXT = "concat(attributes, inputs, ifNull(output, ''), ifNull(summary, ''))";
 
 /**
- * What the materialized view writes to `call_ref_bounds` from rows of `calls` (also the
- * backfill's SELECT): the targets of its leaves and `op_name`, and, only when the leaves may
- * miss some, those its JSON text names (the cheap path stays the common one). The condition
- * picks the text searched, not the result: `if` evaluates both of its branches for every row
- * (ClickHouse before 21.9), so the regular expressions run on an empty text for most rows.
+ * The `call_ref_bounds` rows of stored `calls` rows, in SQL: migration 46's backfill (and the
+ * view of migrations 46 and 47); the worker applies the same rule to the rows it writes
+ * (calls/refTargets.ts, held to this by test/calls/refTargets.test.ts). The targets of the
+ * leaves and `op_name`, and, only when the leaves may miss some, those the JSON text names.
+ * The condition picks the text searched, not the result: `if` evaluates both of its branches
+ * for every row (ClickHouse before 21.9), so the regular expressions run on an empty text for most rows.
  */
 export const CALL_REF_BOUNDS_SELECT = `SELECT project_id, target, started_at FROM calls
     ARRAY JOIN arrayConcat(

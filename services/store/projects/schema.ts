@@ -81,3 +81,15 @@ export const CALL_REF_BOUNDS_VIEW_MIGRATION: Migration = {
     "DROP TABLE IF EXISTS call_ref_bounds_writer",
   ],
 };
+
+/**
+ * The worker fills `call_ref_bounds` as it writes calls (calls/refTargets.ts: the same rule,
+ * only for rows that reference something, a row per target of a batch); the view that applied
+ * it to every inserted row is dropped. Workers of an earlier version write no rows of their
+ * own: upgrade every worker together (docs/operations.md, "Upgrades").
+ */
+export const CALL_REF_BOUNDS_BY_WORKER_MIGRATION: Migration = {
+  version: 50,
+  name: "call_ref_bounds_by_worker",
+  statements: ["DROP TABLE IF EXISTS call_ref_bounds_from_calls"],
+};
