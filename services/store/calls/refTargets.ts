@@ -40,15 +40,24 @@ export interface CallRefSource {
 /** The targets the row references, each as often as the rule finds it. */
 export function callRefTargets(row: CallRefSource): string[] {
   const found: string[] = [];
+  const op = projectRefTarget(row.opName, row.projectId);
+  if (op !== null) found.push(op);
+  leafRefTargets(row, found);
+  return found;
+}
+
+/** The targets of the row's leaves (and of its JSON text when the leaves may miss some), added to `found`. */
+function leafRefTargets(row: CallRefSource, found: string[]): void {
   const ref = (text: string): void => {
     const target = projectRefTarget(text, row.projectId);
     if (target !== null) found.push(target);
   };
-  ref(row.opName);
   let refInText = false;
   for (const value of row.values) {
-    ref(value);
-    if (!refInText && value.indexOf(SCHEME) > 0) refInText = true;
+    // Most leaves hold no ref: one search tells both whether a leaf is one and whether it holds one after other text.
+    const at = value.indexOf(SCHEME);
+    if (at === 0) ref(value);
+    else if (at > 0) refInText = true;
   }
   for (const value of row.fileLeaves) found.push(`file/${value}`);
   if (refInText || row.values.length >= MAX_LEAVES) {
@@ -56,7 +65,6 @@ export function callRefTargets(row: CallRefSource): string[] {
     for (const [match] of text.matchAll(TEXT_REFS)) ref(match);
     for (const [map] of text.matchAll(FILES_MAPS)) for (const [, digest] of map.matchAll(FILES_MAP_VALUES)) found.push(`file/${digest}`);
   }
-  return found;
 }
 
 /**
@@ -115,22 +123,35 @@ export interface RefBound {
   readonly started_at: number;
 }
 
+/** A project's targets in one insert: the newest start of each, and what each `op_name` names (a batch's calls share a few). */
+interface ProjectRefs {
+  readonly newest: Map<string, number>;
+  readonly opTargets: Map<string, string | null>;
+}
+
 /**
  * The `call_ref_bounds` rows of the calls of one insert: per project and target, the newest
  * `started_at` (the table keeps the newest, and reads take the newest).
  */
 export class RefBounds {
-  private readonly newest = new Map<string, RefBound>();
+  private readonly projects = new Map<string, ProjectRefs>();
 
   add(row: CallRefSource, startedAt: number): void {
-    for (const target of callRefTargets(row)) {
-      const key = `${row.projectId}\u0000${target}`;
-      const held = this.newest.get(key);
-      if (held === undefined || held.started_at < startedAt) this.newest.set(key, { project_id: row.projectId, target, started_at: startedAt });
+    let project = this.projects.get(row.projectId);
+    if (project === undefined) this.projects.set(row.projectId, (project = { newest: new Map(), opTargets: new Map() }));
+    let op = project.opTargets.get(row.opName);
+    if (op === undefined) project.opTargets.set(row.opName, (op = projectRefTarget(row.opName, row.projectId)));
+    const found: string[] = op === null ? [] : [op];
+    leafRefTargets(row, found);
+    for (const target of found) {
+      const held = project.newest.get(target);
+      if (held === undefined || held < startedAt) project.newest.set(target, startedAt);
     }
   }
 
   rows(): RefBound[] {
-    return [...this.newest.values()];
+    const rows: RefBound[] = [];
+    for (const [project_id, { newest }] of this.projects) for (const [target, started_at] of newest) rows.push({ project_id, target, started_at });
+    return rows;
   }
 }
