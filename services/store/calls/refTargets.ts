@@ -2,7 +2,7 @@ import { MAX_LEAVES } from "./flatten.js";
 
 /**
  * The targets a `calls` row references, found by the worker as it writes the row, for
- * `call_ref_bounds` (the retention rule: projects/expiredRefs.ts). The rule, over the row's
+ * `call_ref_bounds` (the retention rule: store/projects/expiredRefs.ts). The rule, over the row's
  * columns as stored:
  * - the refs of the project among `op_name` and the leaves (`json_values`): a string that
  *   starts `weave:///<entity>/<project>/<object|op|table>/<id>`, naming the target

@@ -12,7 +12,7 @@ import { idChunks, ParamBuilder } from "../sql.js";
  * Everything is named by a target key: `object/<object_id>:<digest>` (an op is an object),
  * `table/<digest>`, `file/<digest>`. The edges are found in ClickHouse:
  * - calls → targets: `call_ref_bounds` (schema.ts), filled by the worker as it writes calls
- *   (calls/refTargets.ts) from the leaves it flattens (`json_values`: refs
+ *   (store/calls/refTargets.ts) from the leaves it flattens (`json_values`: refs
  *   `weave:///<project>/object|op|table/...` of the same project; digests under a `files` key,
  *   as the Weave clients write images and op code inline) and `op_name`; ReplacingMergeTree on
  *   (project_id, target) keeping the newest `started_at`, so a target's newest referencing call
@@ -74,7 +74,7 @@ const CALL_JSON_TEXT = "concat(attributes, inputs, ifNull(output, ''), ifNull(su
 /**
  * The `call_ref_bounds` rows of stored `calls` rows, in SQL: migration 46's backfill (and the
  * view of migrations 46 and 47); the worker applies the same rule to the rows it writes
- * (calls/refTargets.ts, held to this by test/calls/refTargets.test.ts). The targets of the
+ * (store/calls/refTargets.ts, held to this by test/calls/refTargets.test.ts). The targets of the
  * leaves and `op_name`, and, only when the leaves may miss some, those the JSON text names.
  * The condition picks the text searched, not the result: `if` evaluates both of its branches
  * for every row (ClickHouse before 21.9), so the regular expressions run on an empty text for most rows.

@@ -83,7 +83,7 @@ export const CALL_REF_BOUNDS_VIEW_MIGRATION: Migration = {
 };
 
 /**
- * The worker fills `call_ref_bounds` as it writes calls (calls/refTargets.ts: the same rule,
+ * The worker fills `call_ref_bounds` as it writes calls (store/calls/refTargets.ts: the same rule,
  * only for rows that reference something, a row per target of a batch); the view that applied
  * it to every inserted row is dropped. Workers of an earlier version write no rows of their
  * own: upgrade every worker together (docs/operations.md, "Upgrades").
