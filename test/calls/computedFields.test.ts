@@ -8,6 +8,7 @@ import { CALLS_QUERY_FIELDS } from "../../services/store/calls/queryFields.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { compileQuery } from "../../services/store/expr/compile.js";
 import { ParamBuilder } from "../../services/store/sql.js";
+import { callSnapshot } from "../support/callSnapshot.js";
 import { freshStore } from "../support/database.js";
 import { seededRandom } from "../support/seededRandom.js";
 
@@ -70,30 +71,18 @@ function snapshot(fields: Partial<CallSnapshot> = {}): CallSnapshot {
   const id = `c${String(n++).padStart(3, "0")}`;
   const started = T0 + Math.floor(random() * 1e9);
   const ended = pick([null, started, started + 999, started + 1000, started + 1999, started - 1, started - 1500, started + Math.floor(random() * 1e10)]);
-  return {
+  return callSnapshot({
     project_id: PROJECT,
     id,
     trace_id: `t-${id}`,
-    parent_id: null,
-    thread_id: null,
-    turn_id: null,
     op_name: opName(),
     display_name: pick([null, null, "", "My Eval", opName()]),
     started_at: started,
     ended_at: ended,
     exception: pick([null, null, null, "", "ValueError: bad"]),
-    attributes: {},
-    inputs: {},
-    output: null,
     summary: summary(),
-    otel_dump: null,
-    wb_user_id: null,
-    wb_run_id: null,
-    wb_run_step: null,
-    wb_run_step_end: null,
-    start_known: true,
     ...fields,
-  };
+  });
 }
 
 const EDGES: Partial<CallSnapshot>[] = [

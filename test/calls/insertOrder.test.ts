@@ -3,6 +3,7 @@ import { compareCodePoints } from "../../services/digests.js";
 import type { CallSnapshot } from "../../services/store/calls/callRows.js";
 import { CallsWriteRepository } from "../../services/store/calls/callsWrite.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
+import { callSnapshot } from "../support/callSnapshot.js";
 import { seededRandom } from "../support/seededRandom.js";
 
 /**
@@ -13,11 +14,7 @@ import { seededRandom } from "../support/seededRandom.js";
  * reading back rows is what the rest of the suite does against ClickHouse.
  */
 
-const snapshot = (project_id: string, id: string, started_at: number, op_name = "op"): CallSnapshot => ({
-  project_id, id, trace_id: "t", parent_id: null, thread_id: null, turn_id: null, op_name, display_name: null,
-  started_at, ended_at: null, exception: null, attributes: {}, inputs: {}, output: null, summary: null, otel_dump: null,
-  wb_user_id: null, wb_run_id: null, wb_run_step: null, wb_run_step_end: null, start_known: true,
-});
+const snapshot = (project_id: string, id: string, started_at: number, op_name = "op"): CallSnapshot => callSnapshot({ project_id, id, started_at, op_name });
 
 /** The inserts a repository sends, by table, kept as bytes. */
 function recordingRepository(): { repo: CallsWriteRepository; sent: Map<string, Buffer> } {

@@ -7,6 +7,7 @@ import { MAX_LEAVES } from "../../services/store/calls/flatten.js";
 import { callRefTargets, decodeUrlComponent } from "../../services/store/calls/refTargets.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { CALL_REF_BOUNDS_SELECT } from "../../services/store/projects/expiredRefs.js";
+import { callSnapshot } from "../support/callSnapshot.js";
 import { freshStore } from "../support/database.js";
 
 /**
@@ -64,25 +65,15 @@ const snapshot = fc
     // Past MAX_LEAVES leaves, the refs after the last leaf kept are in the JSON text only.
     many: fc.option(ref, { freq: 8, nil: null }),
   })
-  .map(({ many, ended, ...c }): CallSnapshot => ({
-    ...c,
-    inputs: many === null ? c.inputs : { ...c.inputs, many: [...Array.from({ length: MAX_LEAVES }, (_, i) => i), many, { files: { z: "late-digest" } }] },
-    id: `c${nextId++}`,
-    trace_id: "t",
-    parent_id: null,
-    thread_id: null,
-    turn_id: null,
-    display_name: null,
-    ended_at: ended ? c.started_at + 1 : null,
-    output: ended ? c.output : null,
-    exception: null,
-    otel_dump: null,
-    wb_user_id: null,
-    wb_run_id: null,
-    wb_run_step: null,
-    wb_run_step_end: null,
-    start_known: true,
-  }));
+  .map(({ many, ended, ...c }): CallSnapshot =>
+    callSnapshot({
+      ...c,
+      id: `c${nextId++}`,
+      inputs: many === null ? c.inputs : { ...c.inputs, many: [...Array.from({ length: MAX_LEAVES }, (_, i) => i), many, { files: { z: "late-digest" } }] },
+      ended_at: ended ? c.started_at + 1 : null,
+      output: ended ? c.output : null,
+    }),
+  );
 
 type Bound = { project_id: string; target: string; started_at: string | number };
 const normalized = (rows: readonly Bound[]) => rows.map((r) => `${r.project_id} ${r.target} ${Number(r.started_at)}`).sort();
