@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { Agent, request, type IncomingHttpHeaders } from "node:http";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { constants as osConstants, cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import pino, { type Logger } from "pino";
@@ -143,11 +143,18 @@ export async function warmLoadGenerator(): Promise<void> {
   }
 }
 
-/** Services this process started and that still run: killed when it exits, so that a bench that throws leaves none behind. */
-const runningServices = new Set<ChildProcess>();
+/** Services this process started and that still run, with their log's folder: killed and removed when it exits, so that a bench that throws leaves none behind. */
+const runningServices = new Map<ChildProcess, string>();
 process.once("exit", () => {
-  for (const child of runningServices) child.kill("SIGKILL");
+  for (const [child, logDir] of runningServices) {
+    child.kill("SIGKILL");
+    rmSync(logDir, { recursive: true, force: true });
+  }
 });
+
+// A signal would end the process without its "exit" handlers (the services above, the
+// ClickHouse servers and mounts of `startBenchClickHouse`): exit instead, so that they run.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => process.exit(128 + osConstants.signals[signal]));
 
 /**
  * The service as its own process, as `make start` runs it (its node, its defaults, `LOG_LEVEL` too),
@@ -182,7 +189,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     },
     stdio: ["ignore", logFile, "inherit"],
   });
-  runningServices.add(child);
+  runningServices.set(child, logDir);
   child.once("exit", () => runningServices.delete(child));
   closeSync(logFile);
   const url = `http://127.0.0.1:${port}`;
@@ -634,14 +641,21 @@ export async function startBenchClickHouse(name: string): Promise<BenchClickHous
   const mount = process.env.BENCH_ROOT_FS ? null : mountJournaledImage(dir);
   const dataDir = mount ?? dir;
   const ch = await startLocalClickHouse(dataDir);
+  // Also when the process exits first (a throw, a signal): the server is sent SIGTERM by its own
+  // "exit" handler, registered before this one; a lazy unmount lets go once its files close.
+  const release = () => {
+    if (mount) spawnSync("umount", ["-l", mount]);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("exit", release);
   return {
     ch,
     dir,
     filesystem: mount ? "journaled ext4 on a loop device" : `${filesystemOf(dir)} under ${tmpdir()} (root filesystem)`,
     stop: async () => {
       await ch.stop();
-      if (mount) spawnSync("umount", [mount]);
-      rmSync(dir, { recursive: true, force: true });
+      process.removeListener("exit", release);
+      release();
     },
   };
 }
