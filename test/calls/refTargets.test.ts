@@ -4,7 +4,7 @@ import type { JsonObject, JsonValue } from "../../services/json.js";
 import type { CallSnapshot } from "../../services/store/calls/callRows.js";
 import { CallsWriteRepository } from "../../services/store/calls/callsWrite.js";
 import { MAX_LEAVES } from "../../services/store/calls/flatten.js";
-import { callRefTargets, decodeUrlComponent } from "../../services/store/calls/refTargets.js";
+import { decodeUrlComponent, RefBounds } from "../../services/store/calls/refTargets.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { CALL_REF_BOUNDS_SELECT } from "../../services/store/projects/expiredRefs.js";
 import { callSnapshot } from "../support/callSnapshot.js";
@@ -117,8 +117,11 @@ describe("call_ref_bounds written by the worker (store/calls/refTargets.ts)", ()
   });
 
   it("finds only refs to the call's own project, and nothing in a call that names none", async () => {
-    const targets = (op_name: string, inputs: JsonObject) =>
-      callRefTargets({ projectId: "e/p", opName: op_name, values: Object.values(inputs).map(String), fileLeaves: [], jsonText: () => JSON.stringify(inputs) });
+    const targets = (op_name: string, inputs: JsonObject) => {
+      const refs = new RefBounds();
+      refs.add({ projectId: "e/p", opName: op_name, values: Object.values(inputs).map(String), fileLeaves: [], jsonText: () => JSON.stringify(inputs) }, 1);
+      return refs.rows().map((r) => r.target);
+    };
     expect(targets("openai.chat", { prompt: "hello" })).toEqual([]);
     expect(targets("weave:///e/p/op/say:v0", { dataset: "weave:///e/p/object/Dataset:v3/attr/rows", other: "weave:///e/q/object/X:v1" })).toEqual([
       "object/say:v0",

@@ -115,9 +115,10 @@ function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnaps
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
-const REF_BOUND_COLUMNS = ["project_id", "target", "started_at"] as const;
 /** Bytes per `call_index` row a new buffer is sized for (ids of 16 to 36 characters). */
 const INDEX_ROW_BYTES_GUESS = 160;
+
+const REF_BOUND_COLUMNS = ["project_id", "target", "started_at"] as const;
 
 function writeIndexRow(out: RowBinaryWriter, s: WrittenCall): void {
   out.string(s.project_id).string(s.id).int64(s.started_at).string(s.trace_id).nullableString(s.parent_id);

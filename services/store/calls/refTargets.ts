@@ -37,15 +37,6 @@ export interface CallRefSource {
   readonly jsonText: () => string;
 }
 
-/** The targets the row references, each as often as the rule finds it. */
-export function callRefTargets(row: CallRefSource): string[] {
-  const found: string[] = [];
-  const op = projectRefTarget(row.opName, row.projectId);
-  if (op !== null) found.push(op);
-  leafRefTargets(row, found);
-  return found;
-}
-
 /** The targets of the row's leaves (and of its JSON text when the leaves may miss some), added to `found`. */
 function leafRefTargets(row: CallRefSource, found: string[]): void {
   const ref = (text: string): void => {
