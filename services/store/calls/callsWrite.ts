@@ -7,6 +7,7 @@ import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCall } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
 import { RefBounds } from "./refTargets.js";
+import { splitAttributes, type StoredAttributes } from "./sharedAttributes.js";
 
 /** A `call_deletions` row: the call is hidden from every read. */
 export interface CallDeletion extends CallKey {
@@ -35,6 +36,7 @@ const CALL_FIELD_NAMES = CALL_FIELD_ENTRIES.map(([name]) => name);
 const CALL_COLUMNS = [
   ...CALL_FIELD_NAMES,
   "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
+  "attributes_shared", "attributes_shared_paths", "attributes_shared_values",
 ] as const;
 
 /**
@@ -42,15 +44,16 @@ const CALL_COLUMNS = [
  * derived again when the call is written (the `json_*` arrays are most of a row's bytes, and a
  * lookup reads every row of the granules its ids are in).
  */
-const SNAPSHOT_COLUMNS = [...CALL_FIELD_NAMES, "version"].join(", ");
+const SNAPSHOT_COLUMNS = [...CALL_FIELD_NAMES, "attributes_shared", "version"].join(", ");
 
 /** Bytes per `calls` row the first insert's buffer is sized for; later ones for what the last insert's rows took, ROW_BYTES_MARGIN more. */
 const ROW_BYTES_GUESS = 2048;
 const ROW_BYTES_MARGIN = 1.25;
 
-/** The JSON columns of a call's row, as stored (an unfinished call has no output). */
+/** The JSON texts of a call's row (an unfinished call has no output); `attributes` whole, stored as `attributesColumns` (sharedAttributes.ts). */
 export interface CallJsonTexts {
   readonly attributes: string;
+  readonly attributesColumns: StoredAttributes;
   readonly inputs: string;
   readonly output: string | null;
   readonly summary: string | null;
@@ -58,8 +61,10 @@ export interface CallJsonTexts {
 }
 
 export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
+  const attributes = JSON.stringify(snapshot.attributes);
   return {
-    attributes: JSON.stringify(snapshot.attributes),
+    attributes,
+    attributesColumns: splitAttributes(snapshot.attributes, attributes),
     inputs: JSON.stringify(snapshot.inputs),
     output: snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null),
     summary: snapshot.summary === null ? null : JSON.stringify(snapshot.summary),
@@ -73,13 +78,13 @@ export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
  * one direct call; the tests that read rows back check the order.
  */
 function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnapshot, version: number): void {
-  const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
-  const { columns: flat, pathsRowBinary, fileLeaves } = flattenCallRow(snapshot);
+  const { attributes, attributesColumns, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
+  const { columns: flat, pathsRowBinary, sharedPathsRowBinary, fileLeaves } = flattenCallRow(snapshot);
   refs.add(
     {
       projectId: snapshot.project_id,
       opName: snapshot.op_name,
-      values: flat.json_values,
+      values: [flat.json_values, flat.attributes_shared_values],
       fileLeaves,
       jsonText: () => attributes + inputs + (output ?? "") + (summary ?? ""),
     },
@@ -97,7 +102,7 @@ function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnaps
     .int64(snapshot.started_at)
     .nullableInt64(snapshot.ended_at)
     .nullableString(snapshot.exception)
-    .string(attributes)
+    .string(attributesColumns.attributes)
     .string(inputs)
     .nullableString(output)
     .nullableString(summary)
@@ -111,7 +116,10 @@ function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnaps
     .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
     .int64(version)
     .strings(flat.json_long_paths)
-    .strings(flat.json_long_hashes);
+    .strings(flat.json_long_hashes)
+    .string(attributesColumns.attributes_shared)
+    .raw(sharedPathsRowBinary)
+    .strings(flat.attributes_shared_values);
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
