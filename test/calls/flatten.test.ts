@@ -116,19 +116,15 @@ describe("flattenCallJson", () => {
     expect(pairs({ attributes: { at: new Date("2026-01-01T00:00:00Z") } })).toEqual([["attributes.at", "2026-01-01T00:00:00.000Z"]]);
   });
 
-  it("gives the paths' RowBinary columns beside them, the same for every call that has the paths", () => {
-    // Spans' attributes too: their resource and scope leaves have columns of their own.
-    const span = fc.record({ otel: fc.record({ attributes: fc.jsonValue(), resource: fc.jsonValue(), scope: fc.jsonValue() }) });
-    const parts = fc.record({ attributes: fc.oneof(fc.jsonValue(), span), inputs: fc.jsonValue(), output: fc.jsonValue(), summary: fc.jsonValue() });
+  it("gives the paths' RowBinary column beside them, the same for every call that has the paths", () => {
+    const parts = fc.record({ attributes: fc.jsonValue(), inputs: fc.jsonValue(), output: fc.jsonValue(), summary: fc.jsonValue() });
     fc.assert(
       fc.property(parts, (p) => {
-        const { columns, pathsRowBinary, sharedPathsRowBinary } = flattenCallRow(p);
-        const { json_paths, attributes_shared_paths, ...leaves } = flattenCallJson(p);
+        const { columns, pathsRowBinary } = flattenCallRow(p);
+        const { json_paths, ...leaves } = flattenCallJson(p);
         expect(pathsRowBinary).toEqual(pathsColumn(json_paths));
-        expect(sharedPathsRowBinary).toEqual(pathsColumn(attributes_shared_paths));
         expect(columns).toEqual(leaves);
-        const again = flattenCallRow(structuredClone(p));
-        expect([again.pathsRowBinary, again.sharedPathsRowBinary]).toEqual([pathsRowBinary, sharedPathsRowBinary]);
+        expect(flattenCallRow(structuredClone(p)).pathsRowBinary).toEqual(pathsRowBinary);
       }),
       { numRuns: 300 },
     );

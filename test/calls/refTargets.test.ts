@@ -13,9 +13,9 @@ import { freshStore } from "../support/database.js";
 /**
  * The targets the worker finds in the calls it writes (store/calls/refTargets.ts) are those
  * the SQL form of the rule finds in the same rows once stored (`STORED_CALL_REF_BOUNDS_SELECT`;
- * a view applied it to every insert until migration 50): refs in `op_name` and the leaves (the
- * shared ones of `attributes.otel` among them), ids URL-decoded as ClickHouse decodes them,
- * `files` leaves, and the JSON text's refs when the leaves may miss some.
+ * a view applied it to every insert until migration 50): refs in `op_name` and the leaves, ids
+ * URL-decoded as ClickHouse decodes them, `files` leaves, and the JSON text's refs when the
+ * leaves may miss some (the text of a span's resource and scope among them).
  */
 
 const PROJECTS = ["e/p", "e/q"] as const;
@@ -58,7 +58,7 @@ const snapshot = fc
     op_name: fc.oneof(ref, fc.constantFrom("op", "weave:///e/p/op/say:v0", "weave:///e/q/op/say%20it:v1")),
     started_at: fc.integer({ min: 1, max: 1_000_000 }),
     ended: fc.boolean(),
-    // Spans' attributes: the resource and scope last, kept apart (store/calls/sharedAttributes.ts).
+    // Spans' attributes: the resource and scope last, their text kept apart (store/calls/sharedAttributes.ts).
     attributes: fc.oneof(jsonObject, fc.record({ otel: fc.record({ attributes: jsonObject, resource: jsonObject, scope: jsonObject }) })),
     inputs: jsonObject,
     output: leaf,
@@ -120,7 +120,7 @@ describe("call_ref_bounds written by the worker (store/calls/refTargets.ts)", ()
   it("finds only refs to the call's own project, and nothing in a call that names none", async () => {
     const targets = (op_name: string, inputs: JsonObject) => {
       const refs = new RefBounds();
-      refs.add({ projectId: "e/p", opName: op_name, values: [Object.values(inputs).map(String)], fileLeaves: [], jsonText: () => JSON.stringify(inputs) }, 1);
+      refs.add({ projectId: "e/p", opName: op_name, values: Object.values(inputs).map(String), fileLeaves: [], jsonText: () => JSON.stringify(inputs) }, 1);
       return refs.rows().map((r) => r.target);
     };
     expect(targets("openai.chat", { prompt: "hello" })).toEqual([]);

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../services/json.js";
 import { decodeProtobufRequest } from "../../services/otlp/decode.js";
 import { mapSpans } from "../../services/otlp/mapSpan.js";
-import { flattenCallJson, MAX_LEAVES } from "../../services/store/calls/flatten.js";
-import { ATTRIBUTES_SQL, isSharedPath, splitAttributes, wholeAttributes } from "../../services/store/calls/sharedAttributes.js";
+import { ATTRIBUTES_SQL, splitAttributes, wholeAttributes } from "../../services/store/calls/sharedAttributes.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { quoteString } from "../../services/store/sql.js";
 import { protobufBody, postOtlp, type RequestSpec } from "../otlp/httpSupport.js";
@@ -12,9 +11,9 @@ import { storeOn } from "../support/database.js";
 import { serviceForFile } from "../support/service.js";
 
 /**
- * A span's resource and scope (`attributes.otel.resource`, `.scope`) are stored once per part
- * (store/calls/sharedAttributes.ts): the attributes text comes back byte for byte, and every
- * filter, search and sort on them answers as before, for rows written so and rows written before.
+ * The text of a span's resource and scope (`attributes.otel.resource`, `.scope`) is stored once
+ * per part (store/calls/sharedAttributes.ts): the attributes text comes back byte for byte, and
+ * every filter, search and sort on them answers as before, for rows written so and rows written before.
  */
 
 const json: fc.Arbitrary<JsonValue> = fc.jsonValue() as fc.Arbitrary<JsonValue>;
@@ -53,22 +52,6 @@ describe("the attributes text in two columns", () => {
     expect(splitAttributes(alone, JSON.stringify(alone)).attributes).toBe('{"otel":{}}');
     const sdk = { weave: { client_version: "0.52.0" } };
     expect(splitAttributes(sdk, JSON.stringify(sdk))).toEqual({ attributes: JSON.stringify(sdk), attributes_shared: "" });
-  });
-
-  it("keeps the shared leaves apart, in order, within the call's leaf bound", () => {
-    expect(["attributes.otel.resource", "attributes.otel.resource.service.name", "attributes.otel.scope.name"].every(isSharedPath)).toBe(true);
-    expect(["attributes.otel.resources", "attributes.otel.attributes.a", "inputs.otel.resource.x", "attributes.otel"].some(isSharedPath)).toBe(false);
-    const flat = flattenCallJson({
-      attributes: { model: "m", otel: { attributes: { a: 1 }, resource: { service: { name: "s" }, host: "h" }, scope: { name: "n" } } },
-      inputs: { q: "x" },
-      output: null,
-      summary: undefined,
-    });
-    expect(flat.json_paths).toEqual(["attributes.model", "attributes.otel.attributes.a", "output", "inputs.q"]);
-    expect(flat.attributes_shared_paths).toEqual(["attributes.otel.resource.service.name", "attributes.otel.resource.host", "attributes.otel.scope.name"]);
-    expect(flat.attributes_shared_values).toEqual(["s", "h", "n"]);
-    const many = flattenCallJson({ attributes: { otel: { resource: { r: 1 }, scope: {} } }, inputs: { list: Array.from({ length: MAX_LEAVES }, (_, i) => i) }, output: undefined, summary: undefined });
-    expect(many.json_paths.length + many.attributes_shared_paths.length).toBe(MAX_LEAVES);
   });
 });
 

@@ -35,8 +35,7 @@ const CALL_FIELD_NAMES = CALL_FIELD_ENTRIES.map(([name]) => name);
 /** The call's fields, then what storage adds. */
 const CALL_COLUMNS = [
   ...CALL_FIELD_NAMES,
-  "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
-  "attributes_shared", "attributes_shared_paths", "attributes_shared_values",
+  "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes", "attributes_shared",
 ] as const;
 
 /**
@@ -79,12 +78,12 @@ export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
  */
 function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnapshot, version: number): void {
   const { attributes, attributesColumns, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
-  const { columns: flat, pathsRowBinary, sharedPathsRowBinary, fileLeaves } = flattenCallRow(snapshot);
+  const { columns: flat, pathsRowBinary, fileLeaves } = flattenCallRow(snapshot);
   refs.add(
     {
       projectId: snapshot.project_id,
       opName: snapshot.op_name,
-      values: [flat.json_values, flat.attributes_shared_values],
+      values: flat.json_values,
       fileLeaves,
       jsonText: () => attributes + inputs + (output ?? "") + (summary ?? ""),
     },
@@ -117,9 +116,7 @@ function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnaps
     .int64(version)
     .strings(flat.json_long_paths)
     .strings(flat.json_long_hashes)
-    .string(attributesColumns.attributes_shared)
-    .raw(sharedPathsRowBinary)
-    .strings(flat.attributes_shared_values);
+    .string(attributesColumns.attributes_shared);
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;

@@ -26,14 +26,10 @@
  * - a non-empty object or array MAX_JSON_DEPTH (12) keys below its part is not walked
  *   further: its JSON text (cut like any value) is the leaf. So a path has at most
  *   1 + MAX_JSON_DEPTH segments.
- * The leaves of `attributes.otel.resource` and `attributes.otel.scope` go to their own pair of
- * columns, `attributes_shared_paths` / `attributes_shared_values` (sharedAttributes.ts), in the
- * same order; they count toward MAX_LEAVES with the others.
  */
 
 import { createHash } from "node:crypto";
 import { RowBinaryWriter } from "../rowBinary.js";
-import { isSharedPath } from "./sharedAttributes.js";
 
 export const MAX_LEAVES = 1000;
 export const MAX_LEAF_CHARS = 4096;
@@ -50,16 +46,13 @@ export type CallJsonParts = Record<JsonPart, unknown>;
 export interface FlattenedJson {
   json_paths: string[];
   json_values: string[];
-  /** The leaves of the shared paths (sharedAttributes.ts), kept apart from the others. */
-  attributes_shared_paths: string[];
-  attributes_shared_values: string[];
   /** The paths among json_paths whose value was cut, and `leafHash` of each whole value. */
   json_long_paths: string[];
   json_long_hashes: string[];
 }
 
-/** The leaf columns of a call but the paths, which the row writer takes as RowBinary (`FlattenedRow`). */
-export type LeafColumns = Omit<FlattenedJson, "json_paths" | "attributes_shared_paths">;
+/** The leaf columns of a call but `json_paths`, which the row writer takes as RowBinary (`FlattenedRow`). */
+export type LeafColumns = Omit<FlattenedJson, "json_paths">;
 
 /**
  * The leaf columns of a call, and its `json_paths` column as RowBinary (an Array(String)) for
@@ -70,43 +63,32 @@ export type LeafColumns = Omit<FlattenedJson, "json_paths" | "attributes_shared_
 export interface FlattenedRow {
   readonly columns: LeafColumns;
   readonly pathsRowBinary: Buffer;
-  /** `attributes_shared_paths` as RowBinary, made as `pathsRowBinary` is. */
-  readonly sharedPathsRowBinary: Buffer;
   readonly fileLeaves: readonly string[];
 }
 
-/** While a call is walked: its columns, its file leaves, and the sequences of its paths so far (with the shared ones: its leaves so far). */
+/** While a call is walked: its columns, its file leaves, and the sequence of its paths so far (its length: the leaves so far). */
 interface Walk {
   readonly columns: LeafColumns;
   sequence: PathSequence;
-  sharedSequence: PathSequence;
   fileLeaves: string[] | null;
 }
-
-const leavesOf = (row: Walk): number => row.sequence.length + row.sharedSequence.length;
 
 const NO_FILE_LEAVES: readonly string[] = Object.freeze([]);
 
 export function flattenCallJson(parts: CallJsonParts): FlattenedJson {
   const row = walked(parts);
-  return { json_paths: row.sequence.texts(), attributes_shared_paths: row.sharedSequence.texts(), ...row.columns };
+  return { json_paths: row.sequence.texts(), ...row.columns };
 }
 
 export function flattenCallRow(parts: CallJsonParts): FlattenedRow {
   const row = walked(parts);
-  return {
-    columns: row.columns,
-    pathsRowBinary: row.sequence.rowBinary(),
-    sharedPathsRowBinary: row.sharedSequence.rowBinary(),
-    fileLeaves: row.fileLeaves ?? NO_FILE_LEAVES,
-  };
+  return { columns: row.columns, pathsRowBinary: row.sequence.rowBinary(), fileLeaves: row.fileLeaves ?? NO_FILE_LEAVES };
 }
 
 function walked(parts: CallJsonParts): Walk {
-  const columns: LeafColumns = { json_values: [], attributes_shared_values: [], json_long_paths: [], json_long_hashes: [] };
-  const row: Walk = { columns, sequence: NO_PATHS, sharedSequence: NO_PATHS, fileLeaves: null };
+  const row: Walk = { columns: { json_values: [], json_long_paths: [], json_long_hashes: [] }, sequence: NO_PATHS, fileLeaves: null };
   for (const part of PART_ORDER) {
-    if (leavesOf(row) >= MAX_LEAVES) break;
+    if (row.sequence.length >= MAX_LEAVES) break;
     walk(parts[part], PART_PATHS[part], 0, row);
   }
   return row;
@@ -126,15 +108,12 @@ class LeafPath {
   private children: Map<string, LeafPath> | null = null;
   /** Whether the path has a `.files.` segment (`FlattenedRow.fileLeaves`), found once per path. */
   readonly underFiles: boolean;
-  /** Whether its leaf goes to the shared columns (sharedAttributes.ts), found once per path. */
-  readonly shared: boolean;
   constructor(
     readonly text: string,
     /** Whether the path is kept (the same object for every call that has it). */
     readonly kept = true,
   ) {
     this.underFiles = text.includes(".files.");
-    this.shared = isSharedPath(text);
   }
 
   child(key: string): LeafPath {
@@ -229,17 +208,13 @@ export function cutLeaf(text: string): string {
 
 function emit(row: Walk, leafPath: LeafPath, value: string): void {
   const columns = row.columns;
-  let values = columns.json_values;
-  if (leafPath.shared) {
-    row.sharedSequence = row.sharedSequence.then(leafPath);
-    values = columns.attributes_shared_values;
-  } else row.sequence = row.sequence.then(leafPath);
+  row.sequence = row.sequence.then(leafPath);
   if (leafPath.underFiles) (row.fileLeaves ??= []).push(cutLeaf(value));
   if (fitsLeaf(value)) {
-    values.push(value);
+    columns.json_values.push(value);
     return;
   }
-  values.push(cutLeaf(value));
+  columns.json_values.push(cutLeaf(value));
   columns.json_long_paths.push(leafPath.text);
   columns.json_long_hashes.push(leafHash(value));
 }
@@ -247,7 +222,7 @@ function emit(row: Walk, leafPath: LeafPath, value: string): void {
 const skipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol";
 
 function walk(raw: unknown, path: LeafPath, depth: number, row: Walk): void {
-  if (leavesOf(row) >= MAX_LEAVES) return;
+  if (row.sequence.length >= MAX_LEAVES) return;
   const value = withToJson(raw);
   switch (typeof value) {
     case "undefined":
@@ -267,7 +242,7 @@ function walk(raw: unknown, path: LeafPath, depth: number, row: Walk): void {
   if (Array.isArray(value)) {
     if (value.length === 0) return emit(row, path, "[]");
     if (depth >= MAX_JSON_DEPTH) return emit(row, path, jsonText(value));
-    for (let i = 0; i < value.length && leavesOf(row) < MAX_LEAVES; i++) {
+    for (let i = 0; i < value.length && row.sequence.length < MAX_LEAVES; i++) {
       // JSON.stringify writes a skipped array element as null; so do we.
       const element: unknown = value[i];
       walk(skipped(element) ? null : element, path.child(String(i)), depth + 1, row);
@@ -284,7 +259,7 @@ function walk(raw: unknown, path: LeafPath, depth: number, row: Walk): void {
       if (depth >= MAX_JSON_DEPTH) return emit(row, path, jsonText(value));
       empty = false;
     }
-    if (leavesOf(row) >= MAX_LEAVES) return;
+    if (row.sequence.length >= MAX_LEAVES) return;
     walk(child, path.child(key), depth + 1, row);
   }
   if (empty) emit(row, path, "{}");

@@ -1,6 +1,5 @@
 import { jsonLeafFields, type LeafCut } from "../expr/fields.js";
 import { cutLeaf, JSON_PARTS, leafHash, MAX_JSON_DEPTH, MAX_LEAF_CHARS } from "./flatten.js";
-import { SHARED_LEAF_COLUMNS } from "./sharedAttributes.js";
 
 /** Leaves longer than MAX_LEAF_CHARS are cut; their paths and hashes are listed (flatten.ts). */
 export const LEAF_CUT: LeafCut = { maxChars: MAX_LEAF_CHARS, paths: "json_long_paths", hashes: "json_long_hashes", cut: cutLeaf, hash: leafHash };
@@ -13,5 +12,4 @@ export const CALL_JSON_LEAVES = jsonLeafFields("call JSON leaves", {
   maxDepth: MAX_JSON_DEPTH,
   reserved: ["summary.weave"],
   cut: LEAF_CUT,
-  also: SHARED_LEAF_COLUMNS,
 });

@@ -4,8 +4,7 @@ import { MAX_LEAVES } from "./flatten.js";
  * The targets a `calls` row references, found by the worker as it writes the row, for
  * `call_ref_bounds` (the retention rule: store/projects/expiredRefs.ts). The rule, over the row's
  * columns as stored:
- * - the refs of the project among `op_name` and the leaves (`json_values` and
- *   `attributes_shared_values`): a string that
+ * - the refs of the project among `op_name` and the leaves (`json_values`): a string that
  *   starts `weave:///<entity>/<project>/<object|op|table>/<id>`, naming the target
  *   `object/<id>` (an op is an object) or `table/<id>`, its id URL-decoded;
  * - `file/<value>` for each leaf whose path has a `.files.` segment;
@@ -30,8 +29,8 @@ const FILES_MAP_VALUES = new RegExp(`:${SPACE}*"([^"]*)"`, "g");
 export interface CallRefSource {
   readonly projectId: string;
   readonly opName: string;
-  /** The leaves' values as stored (cut): `json_values`, then `attributes_shared_values`. */
-  readonly values: readonly (readonly string[])[];
+  /** `json_values`, as stored (cut leaves). */
+  readonly values: readonly string[];
   /** The file leaves among them (flatten.ts, `FlattenedRow.fileLeaves`). */
   readonly fileLeaves: readonly string[];
   /** The row's JSON text (attributes, inputs, output, summary), asked for only when the leaves may miss a ref. */
@@ -45,18 +44,14 @@ function leafRefTargets(row: CallRefSource, found: string[]): void {
     if (target !== null) found.push(target);
   };
   let refInText = false;
-  let leaves = 0;
-  for (const values of row.values) {
-    leaves += values.length;
-    for (const value of values) {
-      // Most leaves hold no ref: one search tells both whether a leaf is one and whether it holds one after other text.
-      const at = value.indexOf(SCHEME);
-      if (at === 0) ref(value);
-      else if (at > 0) refInText = true;
-    }
+  for (const value of row.values) {
+    // Most leaves hold no ref: one search tells both whether a leaf is one and whether it holds one after other text.
+    const at = value.indexOf(SCHEME);
+    if (at === 0) ref(value);
+    else if (at > 0) refInText = true;
   }
   for (const value of row.fileLeaves) found.push(`file/${value}`);
-  if (refInText || leaves >= MAX_LEAVES) {
+  if (refInText || row.values.length >= MAX_LEAVES) {
     const text = row.jsonText();
     for (const [match] of text.matchAll(TEXT_REFS)) ref(match);
     for (const [map] of text.matchAll(FILES_MAPS)) for (const [, digest] of map.matchAll(FILES_MAP_VALUES)) found.push(`file/${digest}`);

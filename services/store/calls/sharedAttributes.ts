@@ -3,32 +3,15 @@ import { isJsonObject, type JsonObject } from "../../json.js";
 /**
  * What the spans of one OTLP resource and scope share: `attributes.otel.resource` and
  * `attributes.otel.scope` (otlp/mapSpan.ts), the same in every span of an export's scope group
- * and of most exports from one process. ClickHouse's cost of storing a row follows its bytes
- * (docs/benchmarks.md, "The resource and scope once per part"), so a `calls` row keeps them in
- * LowCardinality columns, where a part stores each distinct value once:
- * - their text, when it ends the attributes text (`"resource":…,"scope":…`, as mapSpan.ts
- *   writes it), goes to `attributes_shared` and is cut from `attributes`, which stays a JSON
- *   object; `ATTRIBUTES_SQL` and `wholeAttributes` give back the text as it was, byte for byte;
- * - their leaves (paths `attributes.otel.resource…` and `attributes.otel.scope…`, flatten.ts) go
- *   to `attributes_shared_paths` / `attributes_shared_values` instead of `json_paths` /
- *   `json_values` (flatten.ts), and count toward the call's leaf bound as before.
- * Any call's attributes follow the same rule. Rows written before migration 51 keep everything
- * in the first columns (the shared ones empty): filters and sorts read a shared path's leaf from
- * the shared columns, and from the others when those have none (jsonLeaves.ts). The refs that
- * `expand_columns` follows are read from `json_values` only: a resource or scope attribute holds
- * no Weave ref.
+ * and of most exports from one process. Their text, when it ends the attributes text
+ * (`"resource":…,"scope":…`, as mapSpan.ts writes it), is cut from `attributes` into
+ * `attributes_shared`, a LowCardinality column, where a part keeps each distinct value once
+ * instead of in every row: fewer bytes stored and merged (docs/benchmarks.md, "The resource and
+ * scope once per part"). `attributes` stays a JSON object; `ATTRIBUTES_SQL` and
+ * `wholeAttributes` give back the text as it was, byte for byte. Any call's attributes follow
+ * the same rule; rows written before migration 51 have the whole text in `attributes` and an
+ * empty `attributes_shared`. The leaves (`json_paths` / `json_values`, flatten.ts) are not split.
  */
-
-/** The roots of the shared leaves' paths. */
-const SHARED_ROOTS = ["attributes.otel.resource", "attributes.otel.scope"] as const;
-
-/** Whether a leaf of this path is kept in the shared columns. */
-export function isSharedPath(path: string): boolean {
-  return SHARED_ROOTS.some((root) => path.startsWith(root) && (path.length === root.length || path[root.length] === "."));
-}
-
-/** The shared leaves' columns (for jsonLeaves.ts: rows written before hold them in `json_paths` / `json_values`). */
-export const SHARED_LEAF_COLUMNS = { holds: isSharedPath, paths: "attributes_shared_paths", values: "attributes_shared_values" } as const;
 
 /** The whole `attributes` text of a `calls` row, in SQL: what filters and searches read as `attributes`. */
 export const ATTRIBUTES_SQL = "if(attributes_shared = '', attributes, concat(substring(attributes, 1, length(attributes) - 2), attributes_shared, '}}'))";

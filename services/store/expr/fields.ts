@@ -151,11 +151,6 @@ export interface JsonLeafColumns {
   readonly reserved?: readonly string[];
   /** Where the leaves that were cut are listed, for exact `$eq` on long values. */
   readonly cut?: LeafCut;
-  /**
-   * A second pair of such columns that holds the leaves of some paths instead (`holds`); rows
-   * written before it existed hold those in the first pair, where they are read when the second has none.
-   */
-  readonly also?: { readonly holds: (path: string) => boolean; readonly paths: string; readonly values: string };
 }
 
 /**
@@ -190,14 +185,9 @@ export interface JsonLeafFields extends FieldSet {
 
 /** The set of JSON leaves `<root>.<key>...` over one pair of flattened columns. */
 export function jsonLeafFields(name: string, columns: JsonLeafColumns): JsonLeafFields {
-  const { roots, paths, values, maxDepth, reserved = [], cut, also } = columns;
-  const leafOf = (path: string, p: string): string => {
-    const first = `if(indexOf(${paths}, ${p}) = 0, NULL, ${values}[indexOf(${paths}, ${p})])`;
-    // A LowCardinality value is made a String, the type of the first pair's (18.16 finds no common type of the two).
-    if (!also?.holds(path)) return first;
-    return `if(indexOf(${also.paths}, ${p}) = 0, ${first}, CAST(${also.values}[indexOf(${also.paths}, ${p})] AS String))`;
-  };
-  const leafSql = (path: string, pb: ParamBuilder): string => leafOf(path, pb.str(path));
+  const { roots, paths, values, maxDepth, reserved = [], cut } = columns;
+  const leafOf = (p: string): string => `if(indexOf(${paths}, ${p}) = 0, NULL, ${values}[indexOf(${paths}, ${p})])`;
+  const leafSql = (path: string, pb: ParamBuilder): string => leafOf(pb.str(path));
   const isReserved = (path: string) => reserved.some((r) => path === r || path.startsWith(`${r}.`));
   return {
     name,
@@ -208,7 +198,7 @@ export function jsonLeafFields(name: string, columns: JsonLeafColumns): JsonLeaf
       if (dot < 0 || !roots.includes(path.slice(0, dot)) || isReserved(path)) return undefined;
       keyPathSegments(path.slice(dot + 1), maxDepth, path);
       const p = pb.str(path);
-      const sql = leafOf(path, p);
+      const sql = leafOf(p);
       if (!cut) return { sql, kind: "json_leaf", nullable: true };
       return { sql, kind: "json_leaf", nullable: true, exactEquals: (text, b) => exactLeafEquals(cut, sql, p, text, b) };
     },

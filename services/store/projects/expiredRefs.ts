@@ -63,23 +63,6 @@ export const objectKey = "concat('object/', object_id, ':', digest)";
 export const tableKey = (digest = "digest"): string => `concat('table/', ${digest})`;
 export const fileKey = "concat('file/', digest)";
 
-/** What of a `calls` row the rule reads, as SQL: its leaves' values and paths, and its attributes text. */
-interface RuleColumns {
-  readonly values: string;
-  readonly paths: string;
-  readonly attributes: string;
-}
-
-/** The columns as migration 46 found them. */
-const COLUMNS_OF_46: RuleColumns = { values: "json_values", paths: "json_paths", attributes: "attributes" };
-
-/** The columns since migration 51: the shared leaves and text apart (store/calls/sharedAttributes.ts). */
-const COLUMNS_OF_51: RuleColumns = {
-  values: "arrayConcat(json_values, CAST(attributes_shared_values AS Array(String)))",
-  paths: "arrayConcat(CAST(json_paths AS Array(String)), CAST(attributes_shared_paths AS Array(String)))",
-  attributes: ATTRIBUTES_SQL,
-};
-
 /**
  * The `call_ref_bounds` rows of stored `calls` rows, in SQL: the targets of the leaves and
  * `op_name`, and, only when the leaves may miss some (the leaf budget ran out, or a leaf holds
@@ -89,21 +72,21 @@ const COLUMNS_OF_51: RuleColumns = {
  * picks the text searched, not the result: `if` evaluates both of its branches for every row
  * (ClickHouse before 21.9), so the regular expressions run on an empty text for most rows.
  */
-function callRefBoundsSelect({ values, paths, attributes }: RuleColumns): string {
-  const mayMissRefs = `(length(${paths}) >= ${MAX_LEAVES} OR arrayExists(v -> position(v, 'weave:///') > 1, ${values}))`;
+function callRefBoundsSelect(attributes: string): string {
+  const mayMissRefs = `(length(json_paths) >= ${MAX_LEAVES} OR arrayExists(v -> position(v, 'weave:///') > 1, json_values))`;
   const jsonText = `concat(${attributes}, inputs, ifNull(output, ''), ifNull(summary, ''))`;
   return `SELECT project_id, target, started_at FROM calls
     ARRAY JOIN arrayConcat(
       ${refTargets("[op_name]", "project_id")},
-      ${leafTargets(values, paths, "project_id")},
+      ${leafTargets("json_values", "json_paths", "project_id")},
       ${objectTargets(`if(${mayMissRefs}, ${jsonText}, '')`, "project_id")}) AS target`;
 }
 
-/** The rule over the rows as migration 46 found them: its backfill (and the view of migrations 46 and 47). */
-export const CALL_REF_BOUNDS_SELECT = callRefBoundsSelect(COLUMNS_OF_46);
+/** The rule over the rows as migration 46 found them (the attributes text whole): its backfill, and the view of migrations 46 and 47. */
+export const CALL_REF_BOUNDS_SELECT = callRefBoundsSelect("attributes");
 
-/** The rule over rows as written since migration 51 (what the worker's rule is held to). */
-export const STORED_CALL_REF_BOUNDS_SELECT = callRefBoundsSelect(COLUMNS_OF_51);
+/** The rule over rows as written since migration 51 (their attributes text in two columns): what the worker's rule is held to. */
+export const STORED_CALL_REF_BOUNDS_SELECT = callRefBoundsSelect(ATTRIBUTES_SQL);
 
 /**
  * A project's expired targets at `cutoff` (µs), found in the project's call refs and objects.
