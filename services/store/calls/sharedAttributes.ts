@@ -56,8 +56,9 @@ export function splitAttributes(attributes: JsonObject, text: string): StoredAtt
   const start = text.length - 2 - shared.length;
   if (start < 1 || !text.endsWith("}}") || !text.startsWith(shared, start)) return NOT_SPLIT(text);
   // After another member of `otel`, the cut takes the comma before it; alone, `otel` keeps its braces.
-  const cut = text[start - 1] === "," ? start - 1 : start;
-  if (cut === start && text[start - 1] !== "{") return NOT_SPLIT(text);
+  const before = text[start - 1];
+  if (before !== "," && before !== "{") return NOT_SPLIT(text);
+  const cut = before === "," ? start - 1 : start;
   return { attributes: `${text.slice(0, cut)}}}`, attributes_shared: text.slice(cut, text.length - 2) };
 }
 
