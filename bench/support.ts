@@ -365,9 +365,7 @@ export function clickhouseClient(ch: Pick<LocalClickHouse, "tcpPort">, sql: stri
   const output = run.outputFile === undefined ? "pipe" : openSync(run.outputFile, "w");
   try {
     const database = run.database === undefined ? [] : ["--database", run.database];
-    // 18.16 makes a table with a LowCardinality column (`CREATE TABLE … AS calls`) only when allowed (store/clickhouse.ts, writeSettings).
-    const args = ["--port", String(ch.tcpPort), "--allow_experimental_low_cardinality_type=1", ...database, ...(run.flags ?? []), "-q", sql];
-    const r = spawnSync("clickhouse-client", args, { encoding: "utf8", stdio: [input, output, "pipe"] });
+    const r = spawnSync("clickhouse-client", ["--port", String(ch.tcpPort), ...database, ...(run.flags ?? []), "-q", sql], { encoding: "utf8", stdio: [input, output, "pipe"] });
     if (r.status !== 0) throw new Error(`clickhouse-client failed: ${r.stderr}`);
     return { stdout: r.stdout ?? "", stderr: r.stderr };
   } finally {

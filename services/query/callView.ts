@@ -2,7 +2,6 @@ import type { SHOWN_ORDER } from "../contract/callFields.js";
 import type { CallSchema } from "../contract/calls.js";
 import { type CallRow } from "../store/calls/callRows.js";
 import { shownComputedValues } from "../store/calls/computedFields.js";
-import { wholeAttributes } from "../store/calls/sharedAttributes.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
 import { microsToIso } from "../times.js";
 
@@ -47,7 +46,7 @@ export function toCallSchema(row: Partial<CallRow> & CallRow, options: CallViewO
     started_at: microsToIso(startedAt),
     ended_at: endedAt === null ? null : microsToIso(endedAt),
     exception: row.exception ?? null,
-    attributes: parse<JsonObject>(wholeAttributes(row), {}),
+    attributes: parse<JsonObject>(row.attributes, {}),
     inputs: parse<JsonObject>(row.inputs, {}),
     output: parse<JsonValue>(row.output, null),
     wb_user_id: row.wb_user_id ?? null,

@@ -10,7 +10,6 @@ import type { TraceEvent } from "../queue/events.js";
 import { formatRef, parseRef } from "../refs.js";
 import type { CallRow } from "../store/calls/callRows.js";
 import type { CallsReadRepository } from "../store/calls/callsRead.js";
-import { wholeAttributes } from "../store/calls/sharedAttributes.js";
 import type { FeedbackRepository } from "../store/feedback/feedbackRepository.js";
 import { checkAll } from "../store/feedback/validate.js";
 import {
@@ -48,7 +47,7 @@ function toStored(row: CallRow): StoredCall {
     startedAt: Number(row.started_at),
     endedAt: row.ended_at === null ? null : Number(row.ended_at),
     exception: row.exception,
-    attributes: row.attributes ? (JSON.parse(wholeAttributes(row)) as JsonObject) : {},
+    attributes: row.attributes ? (JSON.parse(row.attributes) as JsonObject) : {},
     inputs: row.inputs ? (JSON.parse(row.inputs) as JsonObject) : {},
     output: row.output === null ? null : (JSON.parse(row.output) as JsonValue),
     user: row.wb_user_id,

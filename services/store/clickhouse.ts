@@ -242,25 +242,17 @@ export class ClickHouseStore {
   }
 
   /**
-   * Settings of every write, each sent only to servers that know it (18.16 refuses unknown
-   * settings). Servers from 26.2 on turn `async_insert` on by default, which buffers an insert
-   * server-side (a second batching after the worker's own) and, where a profile also turns
-   * `wait_for_async_insert` off, answers before the rows are written: our acknowledgements
-   * would then come before durability; pinned off. 18.16 refuses to create a table with a
-   * LowCardinality column (`calls.attributes_shared`) unless allowed, which a cluster's
-   * Distributed table over its local table does (store/clusterSchema.ts).
+   * Settings of every write. Servers from 26.2 on turn `async_insert` on by default, which
+   * buffers an insert server-side (a second batching after the worker's own) and, where a
+   * profile also turns `wait_for_async_insert` off, answers before the rows are written:
+   * our acknowledgements would then come before durability. Pinned off on servers that know
+   * the setting; 18.16 does not know it and refuses unknown settings.
    */
   private writeSettings(): Promise<ClickHouseSettings> {
     this.writeSettingsOnce ??= this.client
-      .query({ query: "SELECT name FROM system.settings WHERE name IN ('async_insert', 'allow_experimental_low_cardinality_type')", format: "JSONEachRow" })
+      .query({ query: "SELECT name FROM system.settings WHERE name = 'async_insert'", format: "JSONEachRow" })
       .then((rs) => rs.json<{ name: string }>())
-      .then((known): ClickHouseSettings => {
-        const names = new Set(known.map((k) => k.name));
-        return {
-          ...(names.has("async_insert") ? { async_insert: 0 } : {}),
-          ...(names.has("allow_experimental_low_cardinality_type") ? { allow_experimental_low_cardinality_type: 1 } : {}),
-        };
-      })
+      .then((known): ClickHouseSettings => (known.length > 0 ? { async_insert: 0 } : {}))
       .catch((err: unknown) => {
         this.writeSettingsOnce = null;
         throw err;

@@ -6,16 +6,16 @@ import { CallsWriteRepository } from "../../services/store/calls/callsWrite.js";
 import { MAX_LEAVES } from "../../services/store/calls/flatten.js";
 import { decodeUrlComponent, RefBounds } from "../../services/store/calls/refTargets.js";
 import type { ClickHouseStore } from "../../services/store/clickhouse.js";
-import { STORED_CALL_REF_BOUNDS_SELECT } from "../../services/store/projects/expiredRefs.js";
+import { CALL_REF_BOUNDS_SELECT } from "../../services/store/projects/expiredRefs.js";
 import { callSnapshot } from "../support/callSnapshot.js";
 import { freshStore } from "../support/database.js";
 
 /**
  * The targets the worker finds in the calls it writes (store/calls/refTargets.ts) are those
- * the SQL form of the rule finds in the same rows once stored (`STORED_CALL_REF_BOUNDS_SELECT`;
- * a view applied it to every insert until migration 50): refs in `op_name` and the leaves, ids
+ * the SQL form of the rule finds in the same rows once stored (`CALL_REF_BOUNDS_SELECT`, which
+ * a view applied to every insert until migration 50): refs in `op_name` and the leaves, ids
  * URL-decoded as ClickHouse decodes them, `files` leaves, and the JSON text's refs when the
- * leaves may miss some (the text of a span's resource and scope among them).
+ * leaves may miss some.
  */
 
 const PROJECTS = ["e/p", "e/q"] as const;
@@ -58,8 +58,7 @@ const snapshot = fc
     op_name: fc.oneof(ref, fc.constantFrom("op", "weave:///e/p/op/say:v0", "weave:///e/q/op/say%20it:v1")),
     started_at: fc.integer({ min: 1, max: 1_000_000 }),
     ended: fc.boolean(),
-    // Spans' attributes: the resource and scope last, their text kept apart (store/calls/sharedAttributes.ts).
-    attributes: fc.oneof(jsonObject, fc.record({ otel: fc.record({ attributes: jsonObject, resource: jsonObject, scope: jsonObject }) })),
+    attributes: jsonObject,
     inputs: jsonObject,
     output: leaf,
     summary: fc.option(jsonObject, { nil: null }),
@@ -99,7 +98,7 @@ describe("call_ref_bounds written by the worker (store/calls/refTargets.ts)", ()
     const repo = new CallsWriteRepository(store);
     const read = async (): Promise<{ worker: string[]; rule: string[] }> => ({
       worker: normalized(await store.rows<Bound>("worker", { sql: "SELECT project_id, target, max(started_at) AS started_at FROM call_ref_bounds GROUP BY project_id, target", params: {} })),
-      rule: normalized(await store.rows<Bound>("rule", { sql: `SELECT project_id, target, max(started_at) AS started_at FROM (${STORED_CALL_REF_BOUNDS_SELECT}) GROUP BY project_id, target`, params: {} })),
+      rule: normalized(await store.rows<Bound>("rule", { sql: `SELECT project_id, target, max(started_at) AS started_at FROM (${CALL_REF_BOUNDS_SELECT}) GROUP BY project_id, target`, params: {} })),
     });
     const found: string[] = [];
     await fc.assert(

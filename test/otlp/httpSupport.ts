@@ -11,7 +11,6 @@ import type { EventPublisher } from "../../services/queue/queue.js";
 import { fullOtelDump } from "../../services/otlp/otelDump.js";
 import type { JsonObject } from "../../services/json.js";
 import { ParamBuilder } from "../../services/store/sql.js";
-import { wholeAttributes } from "../../services/store/calls/sharedAttributes.js";
 import { storeOn } from "../support/database.js";
 import { basic, KEY_ACME } from "../support/service.js";
 
@@ -164,9 +163,9 @@ export async function storedRows(
   const store = await storeOn(database);
   try {
     const pb = new ParamBuilder();
-    type Row = { id: string; trace_id: string; parent_id: string | null; op_name: string; started_at: string; ended_at: string | null; otel_dump: string | null; attributes: string; attributes_shared: string; storage_size_bytes: string };
+    type Row = { id: string; trace_id: string; parent_id: string | null; op_name: string; started_at: string; ended_at: string | null; otel_dump: string | null; attributes: string; storage_size_bytes: string };
     const rows = await store.rows<Row>("test_otel_dump", {
-      sql: `SELECT id, trace_id, parent_id, op_name, started_at, ended_at, otel_dump, attributes, attributes_shared, storage_size_bytes FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
+      sql: `SELECT id, trace_id, parent_id, op_name, started_at, ended_at, otel_dump, attributes, storage_size_bytes FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
       params: pb.params,
     });
     const dump = (r: Row) =>
@@ -176,7 +175,7 @@ export async function storedRows(
             ...r,
             started_at: Number(r.started_at),
             ended_at: r.ended_at === null ? null : Number(r.ended_at),
-            attributes: JSON.parse(wholeAttributes(r)) as JsonObject,
+            attributes: JSON.parse(r.attributes) as JsonObject,
           });
     return new Map(
       rows.map((r) => [

@@ -1,6 +1,5 @@
 import { type CALL_FIELDS, type CallFieldName, type CallFieldSpec, type CallFieldValues, type NullableInRow } from "../../contract/callFields.js";
 import type { JsonObject, JsonValue } from "../../json.js";
-import { wholeAttributes } from "./sharedAttributes.js";
 
 /**
  * A call as the worker assembles it from its parts: the domain form of one `calls` row, its
@@ -44,12 +43,10 @@ type OrNull<S extends CallFieldSpec, V> = NullableInRow<S> extends true ? V | nu
 
 /**
  * The `calls` row as ClickHouse returns it in JSONEachRow: a field of the table per column
- * (Int64 comes back as a string, JSON as its text), the storage size, and the shared end of the
- * attributes text, read with `attributes` (sharedAttributes.ts: `wholeAttributes` joins them).
+ * (Int64 comes back as a string, JSON as its text), and the storage size.
  */
 export type CallRow = { [K in CallFieldName]: OrNull<(typeof CALL_FIELDS)[K], RowValue<(typeof CALL_FIELDS)[K]>> } & {
   storage_size_bytes: string | number;
-  attributes_shared?: string;
 };
 
 /** A call's fields as stored, with its row's version (the worker's lookups). */
@@ -82,7 +79,7 @@ export function rowToSnapshot(row: VersionedCallRow): CallSnapshot {
     started_at: Number(row.started_at),
     ended_at: toNumber(row.ended_at),
     exception: row.exception,
-    attributes: parseJson<JsonObject>(wholeAttributes(row), {}),
+    attributes: parseJson<JsonObject>(row.attributes, {}),
     inputs: parseJson<JsonObject>(row.inputs, {}),
     output: row.output === null ? null : parseJson<JsonValue>(row.output, null),
     summary: row.summary === null ? null : parseJson<JsonObject>(row.summary, {}),

@@ -35,13 +35,9 @@ const BASE_COLUMNS = ["project_id", "id", "trace_id", "op_name", "started_at", "
 const COLUMN_NEEDS: Record<string, readonly string[]> = {
   summary: ["summary", "ended_at", "exception"],
   storage_size_bytes: ["storage_size_bytes"],
-  attributes: ["attributes", "attributes_shared"],
 };
-/**
- * The base columns, the other fields clients read (contract/callFields.ts, their order), the
- * storage size, and the shared end of the attributes text (sharedAttributes.ts).
- */
-export const ALL_COLUMNS = [...BASE_COLUMNS, ...SHOWN_ORDER.filter((name) => !BASE_COLUMNS.includes(name)), "storage_size_bytes", "attributes_shared"];
+/** The base columns, the other fields clients read (contract/callFields.ts, their order), the storage size. */
+export const ALL_COLUMNS = [...BASE_COLUMNS, ...SHOWN_ORDER.filter((name) => !BASE_COLUMNS.includes(name)), "storage_size_bytes"];
 
 export function selectedColumns(columns: readonly string[] | null | undefined): string[] {
   if (!columns || columns.length === 0) return ALL_COLUMNS;

@@ -7,7 +7,6 @@ import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCall } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
 import { RefBounds } from "./refTargets.js";
-import { splitAttributes, type StoredAttributes } from "./sharedAttributes.js";
 
 /** A `call_deletions` row: the call is hidden from every read. */
 export interface CallDeletion extends CallKey {
@@ -35,7 +34,7 @@ const CALL_FIELD_NAMES = CALL_FIELD_ENTRIES.map(([name]) => name);
 /** The call's fields, then what storage adds. */
 const CALL_COLUMNS = [
   ...CALL_FIELD_NAMES,
-  "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes", "attributes_shared",
+  "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
 ] as const;
 
 /**
@@ -43,16 +42,15 @@ const CALL_COLUMNS = [
  * derived again when the call is written (the `json_*` arrays are most of a row's bytes, and a
  * lookup reads every row of the granules its ids are in).
  */
-const SNAPSHOT_COLUMNS = [...CALL_FIELD_NAMES, "attributes_shared", "version"].join(", ");
+const SNAPSHOT_COLUMNS = [...CALL_FIELD_NAMES, "version"].join(", ");
 
 /** Bytes per `calls` row the first insert's buffer is sized for; later ones for what the last insert's rows took, ROW_BYTES_MARGIN more. */
 const ROW_BYTES_GUESS = 2048;
 const ROW_BYTES_MARGIN = 1.25;
 
-/** The JSON texts of a call's row (an unfinished call has no output); `attributes` whole, stored as `attributesColumns` (sharedAttributes.ts). */
+/** The JSON columns of a call's row, as stored (an unfinished call has no output). */
 export interface CallJsonTexts {
   readonly attributes: string;
-  readonly attributesColumns: StoredAttributes;
   readonly inputs: string;
   readonly output: string | null;
   readonly summary: string | null;
@@ -60,10 +58,8 @@ export interface CallJsonTexts {
 }
 
 export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
-  const attributes = JSON.stringify(snapshot.attributes);
   return {
-    attributes,
-    attributesColumns: splitAttributes(snapshot.attributes, attributes),
+    attributes: JSON.stringify(snapshot.attributes),
     inputs: JSON.stringify(snapshot.inputs),
     output: snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null),
     summary: snapshot.summary === null ? null : JSON.stringify(snapshot.summary),
@@ -77,7 +73,7 @@ export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
  * one direct call; the tests that read rows back check the order.
  */
 function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnapshot, version: number): void {
-  const { attributes, attributesColumns, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
+  const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
   const { columns: flat, pathsRowBinary, fileLeaves } = flattenCallRow(snapshot);
   refs.add(
     {
@@ -101,7 +97,7 @@ function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnaps
     .int64(snapshot.started_at)
     .nullableInt64(snapshot.ended_at)
     .nullableString(snapshot.exception)
-    .string(attributesColumns.attributes)
+    .string(attributes)
     .string(inputs)
     .nullableString(output)
     .nullableString(summary)
@@ -115,8 +111,7 @@ function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnaps
     .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
     .int64(version)
     .strings(flat.json_long_paths)
-    .strings(flat.json_long_hashes)
-    .string(attributesColumns.attributes_shared);
+    .strings(flat.json_long_hashes);
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;

@@ -4,7 +4,6 @@ import type { ParamBuilder } from "../sql.js";
 import { CALL_COMPUTED_FIELDS } from "./computedFields.js";
 import { JSON_PARTS } from "./flatten.js";
 import { CALL_JSON_LEAVES, LEAF_CUT } from "./jsonLeaves.js";
-import { ATTRIBUTES_SQL } from "./sharedAttributes.js";
 
 /**
  * The fields of a call row (the FINAL row of `calls`) that filters and sorts may name; the
@@ -34,12 +33,11 @@ export const CALL_COLUMNS = columnFields(
 function wholePart(part: string, pb: ParamBuilder): Field {
   const p = pb.str(part);
   const leaf = `json_values[indexOf(json_paths, ${p})]`;
-  // `part` is one of JSON_PARTS, which are column names; the attributes text is in two (sharedAttributes.ts).
-  const text = part === "attributes" ? ATTRIBUTES_SQL : part;
-  const sql = `if(indexOf(json_paths, ${p}) = 0, ${text}, ${leaf})`;
-  const exactEquals = (value: string, b: ParamBuilder): string | undefined => {
-    const onLeaf = exactLeafEquals(LEAF_CUT, leaf, p, value, b);
-    return onLeaf && `if(indexOf(json_paths, ${p}) = 0, ifNull(${text} = ${b.str(value)}, 0), ${onLeaf})`;
+  // `part` is one of JSON_PARTS, which are column names.
+  const sql = `if(indexOf(json_paths, ${p}) = 0, ${part}, ${leaf})`;
+  const exactEquals = (text: string, b: ParamBuilder): string | undefined => {
+    const onLeaf = exactLeafEquals(LEAF_CUT, leaf, p, text, b);
+    return onLeaf && `if(indexOf(json_paths, ${p}) = 0, ifNull(${part} = ${b.str(text)}, 0), ${onLeaf})`;
   };
   return { sql, kind: "json_leaf", nullable: true, exactEquals };
 }

@@ -10,11 +10,11 @@ import { MAX_LEAVES } from "./flatten.js";
  * - `file/<value>` for each leaf whose path has a `.files.` segment;
  * - when the leaves may not show every ref (MAX_LEAVES leaves, or a leaf holding a ref after
  *   other text), also the refs and `files` maps' digests written in the row's JSON text.
- * The same rule in SQL (store/projects/expiredRefs.ts) was migration 46's backfill, and a
- * materialized view ran it on every insert until migration 50; test/calls/refTargets.test.ts
- * holds the two to the same rows (`STORED_CALL_REF_BOUNDS_SELECT`). Done here, a row without a
- * ref costs ClickHouse nothing (the view built its arrays for every row), and a batch's rows
- * naming one target make one row of `call_ref_bounds`.
+ * Migration 46's backfill applies the same rule in SQL (`CALL_REF_BOUNDS_SELECT`, which a
+ * materialized view ran on every insert until migration 50); test/calls/refTargets.test.ts
+ * holds the two to the same rows. Done here, a row without a ref costs ClickHouse nothing
+ * (the view built its arrays for every row), and a batch's rows naming one target make one
+ * row of `call_ref_bounds`.
  */
 
 const SCHEME = "weave:///";

@@ -106,17 +106,3 @@ export const CALLS_PATHS_ONCE_MIGRATION: Migration = {
   statements: [],
   columns: [{ table: "calls", column: "json_paths", type: "Array(LowCardinality(String))" }],
 };
-
-/**
- * The text of a span's resource and scope, cut from the end of `attributes` and kept once per
- * part (store/calls/sharedAttributes.ts); empty in the rows written before. An older worker
- * still running after this migration would read a span without them when it merges a part into
- * it, and write rows without them: stop every worker before starting new ones
- * (docs/operations.md, "Upgrades").
- */
-export const CALLS_SHARED_ATTRIBUTES_MIGRATION: Migration = {
-  version: 51,
-  name: "calls_shared_attributes",
-  statements: [],
-  columns: [{ table: "calls", column: "attributes_shared", type: "LowCardinality(String)" }],
-};

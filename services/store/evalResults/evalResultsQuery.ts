@@ -68,9 +68,7 @@ WHERE ${where} AND parent_id IN ${rootIds}
 /**
  * The trials' children (model and scorer calls): no inputs or output; attributes only when they
  * may mark a score, the summary only when it may hold usage (a substring test is far cheaper
- * than sending and parsing every call's text; the service parses what comes and decides). The
- * `attributes` column is read without a span's resource and scope (store/calls/sharedAttributes.ts):
- * only the marks, which are not there, are read.
+ * than sending and parsing every call's text; the service parses what comes and decides).
  */
 export function trialChildrenQuery(projectId: string, roots: readonly RootPlace[]): BuiltQuery {
   const pb = new ParamBuilder();

@@ -1,6 +1,5 @@
 import type { ClickHouseStore } from "../clickhouse.js";
 import { MAX_LEAVES } from "../calls/flatten.js";
-import { ATTRIBUTES_SQL } from "../calls/sharedAttributes.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 
 /**
@@ -64,29 +63,27 @@ export const tableKey = (digest = "digest"): string => `concat('table/', ${diges
 export const fileKey = "concat('file/', digest)";
 
 /**
- * The `call_ref_bounds` rows of stored `calls` rows, in SQL: the targets of the leaves and
- * `op_name`, and, only when the leaves may miss some (the leaf budget ran out, or a leaf holds
- * a ref inside other text: an object past the depth bound is one leaf of JSON text), those the
- * JSON text names. The worker applies the same rule to the rows it writes
- * (store/calls/refTargets.ts, held to this by test/calls/refTargets.test.ts). The condition
- * picks the text searched, not the result: `if` evaluates both of its branches for every row
- * (ClickHouse before 21.9), so the regular expressions run on an empty text for most rows.
+ * Whether a call's leaves may not show all its refs: the leaf budget ran out, or a leaf holds
+ * a ref inside other text (an object past the depth bound is one leaf of JSON text).
  */
-function callRefBoundsSelect(attributes: string): string {
-  const mayMissRefs = `(length(json_paths) >= ${MAX_LEAVES} OR arrayExists(v -> position(v, 'weave:///') > 1, json_values))`;
-  const jsonText = `concat(${attributes}, inputs, ifNull(output, ''), ifNull(summary, ''))`;
-  return `SELECT project_id, target, started_at FROM calls
+const LEAVES_MAY_MISS_REFS = `(length(json_paths) >= ${MAX_LEAVES} OR arrayExists(v -> position(v, 'weave:///') > 1, json_values))`;
+
+/** The call's JSON parts as one text, for the refs the leaves may miss. */
+const CALL_JSON_TEXT = "concat(attributes, inputs, ifNull(output, ''), ifNull(summary, ''))";
+
+/**
+ * The `call_ref_bounds` rows of stored `calls` rows, in SQL: migration 46's backfill (and the
+ * view of migrations 46 and 47); the worker applies the same rule to the rows it writes
+ * (store/calls/refTargets.ts, held to this by test/calls/refTargets.test.ts). The targets of the
+ * leaves and `op_name`, and, only when the leaves may miss some, those the JSON text names.
+ * The condition picks the text searched, not the result: `if` evaluates both of its branches
+ * for every row (ClickHouse before 21.9), so the regular expressions run on an empty text for most rows.
+ */
+export const CALL_REF_BOUNDS_SELECT = `SELECT project_id, target, started_at FROM calls
     ARRAY JOIN arrayConcat(
       ${refTargets("[op_name]", "project_id")},
       ${leafTargets("json_values", "json_paths", "project_id")},
-      ${objectTargets(`if(${mayMissRefs}, ${jsonText}, '')`, "project_id")}) AS target`;
-}
-
-/** The rule over the rows as migration 46 found them (the attributes text whole): its backfill, and the view of migrations 46 and 47. */
-export const CALL_REF_BOUNDS_SELECT = callRefBoundsSelect("attributes");
-
-/** The rule over rows as written since migration 51 (their attributes text in two columns): what the worker's rule is held to. */
-export const STORED_CALL_REF_BOUNDS_SELECT = callRefBoundsSelect(ATTRIBUTES_SQL);
+      ${objectTargets(`if(${LEAVES_MAY_MISS_REFS}, ${CALL_JSON_TEXT}, '')`, "project_id")}) AS target`;
 
 /**
  * A project's expired targets at `cutoff` (µs), found in the project's call refs and objects.
