@@ -3,8 +3,8 @@ import { join } from "node:path";
 
 /**
  * How `make start` runs the service (its node and node's flags), the one definition the other
- * ways to start it follow: the benches start it so (bench/support.ts), and test/deploy checks
- * that the image and `npm start` give the same flags.
+ * ways to start it follow: the benches start it so (bench/support.ts), `npm start` runs
+ * `make start`, and test/deploy checks that the image gives the same flags.
  */
 const START = /(node|\$\((\w+)\)) ((?:--\S+ )*)build\/services\/main\.js/;
 
@@ -14,7 +14,7 @@ function startCommand(command: string): RegExpMatchArray {
   return found;
 }
 
-export const nodeFlagsOf = (command: string): string[] => startCommand(command)[3]!.trim().split(" ").filter(Boolean);
+const nodeFlagsOf = (command: string): string[] => startCommand(command)[3]!.trim().split(" ").filter(Boolean);
 
 const makefile = (root: string): string => readFileSync(join(root, "Makefile"), "utf8");
 
