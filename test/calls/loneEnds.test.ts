@@ -6,6 +6,7 @@ import type { ClickHouseStore } from "../../services/store/clickhouse.js";
 import { CallBatchWriter } from "../../services/worker/callBatchWriter.js";
 import { UNKNOWN_START_OP_NAME } from "../../services/worker/callMerge.js";
 import { freshStore, optimizeFinal } from "../support/database.js";
+import { callSnapshot } from "../support/callSnapshot.js";
 
 /**
  * Complete calls and ends that name their start time (`started_at`, `trace_id`), through the
@@ -57,12 +58,11 @@ async function indexRow(p: string, id: string): Promise<{ trace_id: string; pare
   return row!;
 }
 
-const WHOLE: CallSnapshot = {
-  project_id: "", id: "c", trace_id: "trace-1", parent_id: "root", thread_id: "th", turn_id: null, op_name: "weave:///acme/x/op/step:abc",
-  display_name: "renamed", started_at: T0 + 123, ended_at: T0 + 2_000_123, exception: null, attributes: { weave: { source: "python-sdk" } },
-  inputs: { q: "c" }, output: { a: "c" }, summary: { usage: { m: { requests: 1 } } }, otel_dump: null, wb_user_id: "alice", wb_run_id: null,
-  wb_run_step: null, wb_run_step_end: 4, start_known: true,
-};
+const WHOLE: CallSnapshot = callSnapshot({
+  project_id: "", id: "c", trace_id: "trace-1", parent_id: "root", thread_id: "th", op_name: "weave:///acme/x/op/step:abc",
+  display_name: "renamed", started_at: T0 + 123, ended_at: T0 + 2_000_123, attributes: { weave: { source: "python-sdk" } },
+  inputs: { q: "c" }, output: { a: "c" }, summary: { usage: { m: { requests: 1 } } }, wb_user_id: "alice", wb_run_step_end: 4,
+});
 
 function permutations<T>(items: readonly T[]): T[][] {
   if (items.length <= 1) return [[...items]];

@@ -11,6 +11,7 @@ import { ThreadAggregatesWriter } from "../../services/worker/threadAggregates.j
 import { freshStore } from "../support/database.js";
 import { ProjectRetention } from "../../services/store/projects/retention.js";
 import { ProjectSettingsRepository } from "../../services/store/projects/settingsRepository.js";
+import { callSnapshot } from "../support/callSnapshot.js";
 
 const T0 = Date.UTC(2026, 10, 1) * 1000;
 let store: ClickHouseStore;
@@ -145,11 +146,7 @@ describe("thread aggregates kept by the worker", () => {
       const duration = ((i * 2_654_435_761) % 9_999_991) + 1;
       const finished = i < n;
       if (finished) durations.push(duration / 1000);
-      snapshots.push({
-        project_id: P, id: `b${i}`, trace_id: `b${i}`, parent_id: null, thread_id: "big", turn_id: `b${i}`, op_name: "op", display_name: null,
-        started_at: started, ended_at: finished ? started + duration : null, exception: null, attributes: {}, inputs: {}, output: null,
-        summary: null, otel_dump: null, wb_user_id: null, wb_run_id: null, wb_run_step: null, wb_run_step_end: null, start_known: true,
-      });
+      snapshots.push(callSnapshot({ project_id: P, id: `b${i}`, trace_id: `b${i}`, thread_id: "big", turn_id: `b${i}`, started_at: started, ended_at: finished ? started + duration : null }));
     }
     await new ThreadAggregatesWriter(store, clock).write(snapshots, []);
     durations.sort((a, b) => a - b);

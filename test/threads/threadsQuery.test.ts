@@ -4,6 +4,7 @@ import { deletedTurnsQuery, recomputeThreadsQuery } from "../../services/store/t
 import { TurnRank, turnRowFromSnapshot, turnVersion } from "../../services/store/threads/threadRows.js";
 import { threadOrderBy, threadsPageQuery, threadsThresholdQuery, type ThreadsQuerySpec } from "../../services/store/threads/threadsQuery.js";
 import type { CallSnapshot } from "../../services/store/calls/callRows.js";
+import { callSnapshot } from "../support/callSnapshot.js";
 
 const COLUMNS = "thread_id, turn_count, start_time, last_updated, first_turn_id, last_turn_id, p50_turn_duration_ms, p99_turn_duration_ms";
 
@@ -96,11 +97,7 @@ describe("threads aggregate queries", () => {
 });
 
 describe("turn rows", () => {
-  const call = (over: Partial<CallSnapshot>): CallSnapshot => ({
-    project_id: "acme/p", id: "c", trace_id: "t", parent_id: null, thread_id: "th", turn_id: "c", op_name: "op", display_name: null,
-    started_at: 10, ended_at: null, exception: null, attributes: {}, inputs: {}, output: null, summary: null, otel_dump: null,
-    wb_user_id: null, wb_run_id: null, wb_run_step: null, wb_run_step_end: null, start_known: true, ...over,
-  });
+  const call = (over: Partial<CallSnapshot>): CallSnapshot => callSnapshot({ project_id: "acme/p", id: "c", thread_id: "th", turn_id: "c", started_at: 10, ...over });
 
   it("keeps only turn calls: id == turn_id with a non-empty thread", () => {
     expect(turnRowFromSnapshot(call({}), 0)).not.toBeNull();
