@@ -4,8 +4,8 @@
  *   beside the same autocannon against a trivial Node HTTP server answering 200 in its own
  *   process (the machine's own speed, measured in the same run), with the CPU µs per request
  *   of each server;
- * - `/call/start` at a steady 500 requests/s: p50/p99 of the acknowledgement and the count of
- *   answers other than 2xx;
+ * - `/call/start` at a steady 500 requests/s (BENCH_STEADY_RATE sets another rate): p50/p99 of
+ *   the acknowledgement and the count of answers other than 2xx;
  * - the same while RL jobs run back to back in the service (issue 28: nothing blocks the
  *   request thread): lm.bench's RL step (32 trajectories sampled from the base model in this
  *   process, bench/trainingApi.ts) submitted through the training API, the next when one
@@ -29,7 +29,7 @@ import { benchBaseModel, createModel, rlJob, sampleTrajectories, trainingApi } f
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "throughput,latency,latency-rl,readable,readable-otlp").split(",");
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_SINGLE_SECONDS ?? 10);
 const CONNECTIONS = 32;
-const STEADY_RATE = 500;
+const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 500);
 const STEADY_SECONDS = 10;
 const READABLE_WRITES = 100;
 const POLL_MS = 10;
