@@ -6,11 +6,13 @@
  *   `Retry-After`, as the exporters do) and spans/s until queryable
  *   (`/calls/query_stats` counts them all), with the ratio to clickhouse-client inserting
  *   the same stored rows from a file, and where the CPU went;
- * - OTLP/gRPC beside it, in the same run on the same service: the same exports, to a project
- *   of their own, over `TraceService/Export` on OTLP_GRPC_PORT from 8 gRPC clients (a
- *   connection each, messages gzip-compressed by grpc-js; a RESOURCE_EXHAUSTED or UNAVAILABLE
- *   retried after its RetryInfo delay, as the Collector does): spans/s accepted and queryable,
- *   each as a ratio to OTLP/HTTP's just before;
+ * - OTLP/gRPC and OTLP/JSON beside it, in the same run: the same exports, each transport to a
+ *   service of its own with a database of its own on the same ClickHouse, so that none starts
+ *   on a table, a log or heaps the one before filled; gRPC over `TraceService/Export` on
+ *   OTLP_GRPC_PORT from 8 gRPC clients (a connection each, messages gzip-compressed by
+ *   grpc-js; a RESOURCE_EXHAUSTED or UNAVAILABLE retried after its RetryInfo delay, as the
+ *   Collector does), JSON as the OTel JS SDK sends it: spans/s accepted and queryable, each as
+ *   a ratio to OTLP/HTTP's, and each run's CPU;
  * - decode cost alone, in this process: µs per span to decode protobuf and OTLP/JSON
  *   bodies of the same spans, to map them to call events, and to gunzip.
  *
@@ -19,7 +21,9 @@
  * BENCH_SECTIONS=decode,e2e (the default): `decode` alone skips the end-to-end run.
  * CLICKHOUSE_LOG_QUERIES=1: also ClickHouse's CPU per span by query, and its merges.
  */
+import { mkdirSync } from "node:fs";
 import { cpus } from "node:os";
+import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { decodeJsonRequest, decodeProtobufRequest, encodeExportResponse } from "../services/otlp/decode.js";
 import { mapSpans } from "../services/otlp/mapSpan.js";
@@ -67,12 +71,13 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
  * The same exports over OTLP/gRPC, from EXPORTERS clients with a connection each, gzip; a
  * refusal to retry (RetryInfo) waits its delay, anything else fails the bench.
  */
-async function sendAllGrpc(service: ServiceProcess, bodies: Buffer[]) {
+async function sendAllGrpc(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
   const clients = Array.from({ length: EXPORTERS }, () => exportClient(service.otlpGrpcUrl!, "traces", { gzip: true, ownConnection: true }));
   const metadata = { authorization: BENCH_AUTH, project_id: GRPC_PROJECT };
   let next = 0;
   let retries = 0;
   const rss = sampleServiceRss(service.pid);
+  const meter = new CpuMeter(service.pid, clickhousePid);
   const started = performance.now();
   await Promise.all(
     clients.map(async (client) => {
@@ -97,7 +102,8 @@ async function sendAllGrpc(service: ServiceProcess, bodies: Buffer[]) {
   const total = bodies.length * SPANS_PER_REQUEST;
   while ((await countCalls(service.url, GRPC_PROJECT)) < total) await new Promise((r) => setTimeout(r, 50));
   const queryable = performance.now();
-  return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss: rss.stop() };
+  const peakRss = rss.stop();
+  return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss, cpu: meter.read() };
 }
 
 /** Median µs per span of `fn` over the bodies, best of a few rounds. */
@@ -163,14 +169,23 @@ async function main() {
   console.log(`ClickHouse data on: ${bench.filesystem}`);
   const database = "bench";
   try {
-    const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: database, DATA_DIR: dir });
     const clickhousePid = childPids("clickhouse")[0] ?? null;
-    const result = await sendAll(service, clickhousePid, gzBodies);
-    const grpc = await sendAllGrpc(service, grpcBodies);
-    const json = await sendAll(service, clickhousePid, gzJsonBodies, true);
-    await service.stop();
-    // Every transport's spans: ClickHouse's work is per span stored.
-    printClickHouseWork(ch, database, result.total + grpc.total + json.total, "span");
+    /** A service of its own for one transport's run, with a database and a log of its own. */
+    const onOwnService = async <R>(name: string, run: (service: ServiceProcess) => Promise<R>): Promise<R> => {
+      const dataDir = join(dir, name);
+      mkdirSync(dataDir);
+      const service = await spawnService({ CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: name, DATA_DIR: dataDir });
+      try {
+        return await run(service);
+      } finally {
+        await service.stop();
+      }
+    };
+    const result = await onOwnService(database, (service) => sendAll(service, clickhousePid, gzBodies));
+    // Before the other transports' runs: what ClickHouse did for the protobuf spans alone.
+    printClickHouseWork(ch, database, result.total, "span");
+    const grpc = await onOwnService(`${database}_grpc`, (service) => sendAllGrpc(service, clickhousePid, grpcBodies));
+    const json = await onOwnService(`${database}_json`, (service) => sendAll(service, clickhousePid, gzJsonBodies, true));
     const clientRowsPerSecond = clickhouseClientInsertRate(ch, database, PROJECT, { table: "calls_copy_otlp", create: ["CREATE TABLE calls_copy_otlp AS calls"] });
     const reference = standardInsertRate(ch);
     const queryableRate = result.total / result.queryableSeconds;
@@ -188,19 +203,18 @@ async function main() {
     printCpuTable(result.cpu, result.queryableSeconds, result.total, "span");
     const transports = [
       { transport: "OTLP/HTTP (above)", ...result },
-      { transport: "OTLP/gRPC (after it)", ...grpc, cpu: null },
-      { transport: "OTLP/HTTP JSON (last)", ...json },
+      { transport: "OTLP/gRPC", ...grpc },
+      { transport: "OTLP/HTTP JSON", ...json },
     ];
-    const perSpan = (seconds: number, t: { total: number }) => ((seconds * 1e6) / t.total).toFixed(1);
-    printTable(`OTLP/gRPC and OTLP/JSON beside OTLP/HTTP protobuf: the same ${REQUESTS} exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters, one after the other on the same service`, transports.map((t) => ({
+    const perSpan = (seconds: number, spans: number) => ((seconds * 1e6) / spans).toFixed(1);
+    printTable(`OTLP/gRPC and OTLP/JSON beside OTLP/HTTP protobuf: the same ${REQUESTS} exports × ${SPANS_PER_REQUEST} spans, gzip, ${EXPORTERS} concurrent exporters, one after the other, each to a service and a database of its own`, transports.map((t) => ({
       transport: t.transport,
       "accepted spans/s": t.total / t.acceptedSeconds,
       "queryable spans/s": t.total / t.queryableSeconds,
       "accepted ÷ HTTP's": ((t.total / t.acceptedSeconds) / (result.total / result.acceptedSeconds)).toFixed(3),
       "queryable ÷ HTTP's": ((t.total / t.queryableSeconds) / (result.total / result.queryableSeconds)).toFixed(3),
       "refusals retried": t.retries,
-      "service / ClickHouse CPU µs per span": t.cpu ? `${perSpan(t.cpu.service, t)} / ${perSpan(t.cpu.clickhouse, t)}` : "-",
-      // Each transport's own run; the gRPC run's service carries on with what the HTTP run left in its heaps.
+      "service / ClickHouse CPU µs per span": `${perSpan(t.cpu.service, t.total)} / ${perSpan(t.cpu.clickhouse, t.total)}`,
       "peak RSS MB": t.peakRss,
     })));
     const sizes = clickhouseClient(ch,
