@@ -39,25 +39,16 @@ const PROJECT = "bench/otlp";
 const GRPC_PROJECT = "bench/otlp-grpc";
 const JSON_PROJECT = "bench/otlp-json";
 const SECTIONS = (process.env.BENCH_SECTIONS ?? "decode,e2e").split(",");
-/** The exports over OTLP/HTTP, gzip, from EXPORTERS senders: protobuf, or OTLP/JSON (`json`) into a project of its own. */
-async function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[], json = false) {
+/**
+ * One transport's run: `send` sends every body (answering how many refusals it retried), then
+ * the run waits until the project counts all their spans; its times, the service's peak RSS
+ * and where the CPU went.
+ */
+async function measuredRun(service: ServiceProcess, clickhousePid: number | null, project: string, bodies: Buffer[], send: () => Promise<number>) {
   const rss = sampleServiceRss(service.pid);
   const meter = new CpuMeter(service.pid, clickhousePid);
-  const send = keptAlivePoster(service.url, EXPORTERS);
-  const project = json ? JSON_PROJECT : PROJECT;
-  const headers = { "content-type": json ? "application/json" : "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: project };
-  const fullSuccess = Buffer.from(encodeExportResponse(json ? "json" : "protobuf"));
   const started = performance.now();
-  const retries = await sendAllRetrying({
-    post: send,
-    path: "/otel/v1/traces",
-    headers,
-    bodies,
-    senders: EXPORTERS,
-    check: (answer) => {
-      if (!answer.body.equals(fullSuccess)) throw new Error(`partial success: ${answer.body.toString()}`);
-    },
-  });
+  const retries = await send();
   const accepted = performance.now();
   const total = bodies.length * SPANS_PER_REQUEST;
   while ((await countCalls(service.url, project)) < total) await new Promise((r) => setTimeout(r, 50));
@@ -67,43 +58,56 @@ async function sendAll(service: ServiceProcess, clickhousePid: number | null, bo
   return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss, cpu };
 }
 
+/** The exports over OTLP/HTTP, gzip, from EXPORTERS senders: protobuf, or OTLP/JSON (`json`) into a project of its own. */
+function sendAll(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[], json = false) {
+  const project = json ? JSON_PROJECT : PROJECT;
+  const headers = { "content-type": json ? "application/json" : "application/x-protobuf", "content-encoding": "gzip", authorization: BENCH_AUTH, project_id: project };
+  const fullSuccess = Buffer.from(encodeExportResponse(json ? "json" : "protobuf"));
+  return measuredRun(service, clickhousePid, project, bodies, () =>
+    sendAllRetrying({
+      post: keptAlivePoster(service.url, EXPORTERS),
+      path: "/otel/v1/traces",
+      headers,
+      bodies,
+      senders: EXPORTERS,
+      check: (answer) => {
+        if (!answer.body.equals(fullSuccess)) throw new Error(`partial success: ${answer.body.toString()}`);
+      },
+    }),
+  );
+}
+
 /**
  * The same exports over OTLP/gRPC, from EXPORTERS clients with a connection each, gzip; a
  * refusal to retry (RetryInfo) waits its delay, anything else fails the bench.
  */
-async function sendAllGrpc(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
-  const clients = Array.from({ length: EXPORTERS }, () => exportClient(service.otlpGrpcUrl!, "traces", { gzip: true, ownConnection: true }));
+function sendAllGrpc(service: ServiceProcess, clickhousePid: number | null, bodies: Buffer[]) {
   const metadata = { authorization: BENCH_AUTH, project_id: GRPC_PROJECT };
-  let next = 0;
-  let retries = 0;
-  const rss = sampleServiceRss(service.pid);
-  const meter = new CpuMeter(service.pid, clickhousePid);
-  const started = performance.now();
-  await Promise.all(
-    clients.map(async (client) => {
-      while (next < bodies.length) {
-        const body = bodies[next++]!;
-        for (;;) {
-          const answer = await client.export(body, metadata);
-          if (answer.ok) {
-            if (answer.response.length > 0) throw new Error("partial success over gRPC");
-            break;
+  return measuredRun(service, clickhousePid, GRPC_PROJECT, bodies, async () => {
+    const clients = Array.from({ length: EXPORTERS }, () => exportClient(service.otlpGrpcUrl!, "traces", { gzip: true, ownConnection: true }));
+    let next = 0;
+    let retries = 0;
+    await Promise.all(
+      clients.map(async (client) => {
+        while (next < bodies.length) {
+          const body = bodies[next++]!;
+          for (;;) {
+            const answer = await client.export(body, metadata);
+            if (answer.ok) {
+              if (answer.response.length > 0) throw new Error("partial success over gRPC");
+              break;
+            }
+            const delay = errorDetails(answer.error)?.retryDelaySeconds ?? null;
+            if (delay === null) throw new Error(`OTLP/gRPC answered ${answer.error.code}: ${answer.error.details}`);
+            retries++;
+            await new Promise((r) => setTimeout(r, delay * 1000));
           }
-          const delay = errorDetails(answer.error)?.retryDelaySeconds ?? null;
-          if (delay === null) throw new Error(`OTLP/gRPC answered ${answer.error.code}: ${answer.error.details}`);
-          retries++;
-          await new Promise((r) => setTimeout(r, delay * 1000));
         }
-      }
-    }),
-  );
-  const accepted = performance.now();
-  for (const client of clients) client.close();
-  const total = bodies.length * SPANS_PER_REQUEST;
-  while ((await countCalls(service.url, GRPC_PROJECT)) < total) await new Promise((r) => setTimeout(r, 50));
-  const queryable = performance.now();
-  const peakRss = rss.stop();
-  return { total, acceptedSeconds: (accepted - started) / 1000, queryableSeconds: (queryable - started) / 1000, retries, peakRss, cpu: meter.read() };
+      }),
+    );
+    for (const client of clients) client.close();
+    return retries;
+  });
 }
 
 /** Median µs per span of `fn` over the bodies, best of a few rounds. */
