@@ -13,6 +13,10 @@ export interface LocalClickHouse {
   readonly url: string;
   readonly httpPort: number;
   readonly tcpPort: number;
+  /** Where the server writes its logs (server.log, error.log). */
+  readonly logDir: string;
+  /** Resolves with how the server process ended, whoever ended it. */
+  readonly exited: Promise<ServerExit>;
   /** SIGTERM, then SIGKILL if the server has not exited STOP_GRACE_MS later; resolves with how it ended. */
   stop(): Promise<ServerExit>;
 }
@@ -162,19 +166,26 @@ export async function startLocalClickHouse(dataDir: string, ports?: { http?: num
   });
   const stopWithUs = () => child.kill("SIGTERM");
   process.once("exit", stopWithUs);
-  child.once("exit", () => process.removeListener("exit", stopWithUs));
+  const exited = new Promise<ServerExit>((done) =>
+    child.once("exit", (code, signal) => {
+      process.removeListener("exit", stopWithUs);
+      done({ code, signal });
+    }),
+  );
   const url = `http://127.0.0.1:${httpPort}`;
   await waitForPing(url, child, 30_000);
   return {
     url,
     httpPort,
     tcpPort,
-    stop: () =>
-      new Promise<ServerExit>((done) => {
-        if (child.exitCode !== null || child.signalCode !== null) return done({ code: child.exitCode, signal: child.signalCode });
-        child.once("exit", (code, signal) => done({ code, signal }));
+    logDir: join(dir, "log"),
+    exited,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");
         setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS).unref();
-      }),
+      }
+      return exited;
+    },
   };
 }
