@@ -41,7 +41,7 @@ async function superviseClickHouse(dir: string): Promise<{ url: string; stop: ()
   const watch = (running: LocalClickHouse): void => {
     void running.exited.then(async (how) => {
       if (stopping) return;
-      console.error(exitReport(running, how, dir));
+      console.error(exitReport(running, how));
       try {
         server = await startLocalClickHouse(dir, { http: running.httpPort, tcp: running.tcpPort });
         console.error(`[suite ClickHouse] started again at ${server.url}`);
@@ -64,19 +64,20 @@ async function superviseClickHouse(dir: string): Promise<{ url: string; stop: ()
 const REPORTED_LOG_LINES = 30;
 
 /** How the server ended, the end of its error log (less the clients' resets), and the machine's free memory and disk. */
-function exitReport(server: LocalClickHouse, how: ServerExit, dir: string): string {
-  let log = "";
+function exitReport(server: LocalClickHouse, how: ServerExit): string {
+  const errorLog = join(server.logDir, "error.log");
+  let log: string;
   try {
-    log = readFileSync(join(server.logDir, "error.log"), "utf8");
+    log = readFileSync(errorLog, "utf8");
   } catch {
     log = "(no error log)";
   }
   const lines = log.split("\n").filter((line) => line && !line.includes("Connection reset by peer"));
-  const disk = statfsSync(dir);
+  const disk = statfsSync(server.logDir);
   return [
     `[suite ClickHouse] the server at ${server.url} exited during the run: code ${how.code}, signal ${how.signal}, at ${new Date().toISOString()}`,
     `[suite ClickHouse] free memory ${Math.round(freemem() / 2 ** 20)} MiB, free disk ${Math.round((disk.bavail * disk.bsize) / 2 ** 20)} MiB`,
-    `[suite ClickHouse] the end of ${join(server.logDir, "error.log")}:`,
+    `[suite ClickHouse] the end of ${errorLog}:`,
     ...lines.slice(-REPORTED_LOG_LINES),
   ].join("\n");
 }
