@@ -12,7 +12,7 @@
  * rows in an insert costs it: the rows sent by `clickhouse-client` in the table's sort key
  * order, as the worker sends them, and shuffled. `npx tsx bench/run.ts rowBytes`.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeProtobufRequest } from "../services/otlp/decode.js";
@@ -151,34 +151,113 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 const ORDERS = { "sort key order (as the worker sends them)": "project_id, started_at, id", shuffled: "cityHash64(id)" };
 
 /**
- * ClickHouse's CPU per row to insert the project's rows, sent by `clickhouse-client` as one
- * RowBinary block into a fresh copy of `calls`, in each of ORDERS (the median of INSERT_RUNS
- * runs, alternated), and how many of its blocks ClickHouse found already sorted (it then
- * writes the part without sorting every column first).
+ * A row of `calls` as it could be stored (issue 43, "a lighter stored span"), made in SQL from
+ * the stored span rows: each column's SQL where it differs from the stored column, and
+ * columns it adds; the SQL reads the stored texts and leaves as `stored_<column>`
+ * (STORED_COLUMNS). Each layout keeps what the one before it keeps, less one copy.
  */
-function orderCosts(ch: LocalClickHouse, serverPid: number, project: string): Record<string, string | number>[] {
+interface Layout {
+  readonly replaced: Record<string, string>;
+  readonly added: Record<string, { type: string; sql: string }>;
+}
+
+/** Where a span's `attributes.otel.resource` begins in its attributes' text (the last keys of `otel`, and `otel` the last family). */
+const RESOURCE_AT = "position(stored_attributes, ',\"resource\":{')";
+const SHARED_LEAF = "(startsWith(p, 'attributes.otel.resource.') OR startsWith(p, 'attributes.otel.scope.'))";
+const MESSAGE_LEAF = "p IN ('attributes.otel.attributes.gen_ai.input.messages', 'attributes.otel.attributes.gen_ai.output.messages')";
+const leavesWithout = (test: string): Record<string, string> => ({
+  json_paths: `arrayFilter(p -> NOT ${test}, stored_paths)`,
+  json_values: `arrayFilter((v, p) -> NOT ${test}, stored_values, stored_paths)`,
+});
+/** The resource and scope out: the text cut before them, their leaves out, a hash of them in. */
+const SHARED_OUT: Layout = {
+  replaced: { attributes: `if(${RESOURCE_AT} = 0, stored_attributes, concat(substring(stored_attributes, 1, ${RESOURCE_AT} - 1), '}}'))`, ...leavesWithout(SHARED_LEAF) },
+  added: { resource_hash: { type: "UInt64", sql: `sipHash64(substring(stored_attributes, ${RESOURCE_AT}))` } },
+};
+/** The messages the mapping moved to the inputs and output out of the attributes: a marker in the text, no leaf. */
+const MESSAGES_OUT: Layout = {
+  replaced: {
+    attributes: String.raw`replaceRegexpAll(${SHARED_OUT.replaced["attributes"]}, '"messages":"([^"\\\\]|\\\\.)*"', '"messages":"$"')`,
+    ...leavesWithout(`(${SHARED_LEAF} OR ${MESSAGE_LEAF})`),
+  },
+  added: SHARED_OUT.added,
+};
+/** The JSON texts made from the leaves when read: stored empty, a type letter per leaf in. */
+const TEXTS_OUT: Layout = {
+  replaced: { ...MESSAGES_OUT.replaced, attributes: "''", inputs: "''", output: "if(isNull(stored_output), NULL, '')" },
+  added: { ...MESSAGES_OUT.added, json_types: { type: "String", sql: `arrayStringConcat(arrayMap(p -> 's', ${MESSAGES_OUT.replaced["json_paths"]}))` } },
+};
+const STORED_COLUMNS = "attributes AS stored_attributes, output AS stored_output, json_paths AS stored_paths, json_values AS stored_values";
+const LAYOUTS: Record<string, Layout> = {
+  "as stored": { replaced: {}, added: {} },
+  "resource and scope by hash": SHARED_OUT,
+  "+ the moved messages not copied in attributes": MESSAGES_OUT,
+  "+ the JSON texts made from the leaves": TEXTS_OUT,
+};
+
+/** Rows of the project as RowBinary in a file, and the table they go into: `columns`, the insert's column list. */
+interface InsertFile {
+  readonly label: Record<string, string>;
+  readonly file: string;
+  readonly create: readonly string[];
+  readonly columns: string;
+  perRow: number[];
+  wallPerRow: number[];
+  sorted: number;
+}
+
+/**
+ * ClickHouse's CPU per row to insert each file's rows, sent by `clickhouse-client` as one
+ * RowBinary block into a fresh table (the median of INSERT_RUNS runs, alternated), its wall
+ * time per row, and how many of its blocks ClickHouse found already sorted (it then writes the
+ * part without sorting every column first).
+ */
+function clientInsertCosts(ch: LocalClickHouse, serverPid: number, rows: number, files: InsertFile[]): Record<string, string | number>[] {
   const client = (sql: string, run: ClientRun = {}) => clickhouseClient(ch, sql, { database: DATABASE, ...run }).stdout;
   const sortedBlocks = () => Number(client("SELECT sum(value) FROM system.events WHERE event = 'MergeTreeDataWriterBlocksAlreadySorted'").trim());
-  const dir = mkdtempSync(join(tmpdir(), "bench-row-order-"));
-  try {
-    const files = Object.entries(ORDERS).map(([order, key], i) => {
-      const file = join(dir, `order-${i}.bin`);
-      client(`SELECT * FROM calls WHERE project_id = ${quoteString(project)} ORDER BY ${key} FORMAT RowBinary`, { outputFile: file });
-      return { order, file, perRow: [] as number[], sorted: 0 };
-    });
-    const rows = Number(client(`SELECT count() FROM calls WHERE project_id = ${quoteString(project)}`).trim());
-    for (let run = 0; run < INSERT_RUNS; run++) {
-      for (const f of files) {
-        client("DROP TABLE IF EXISTS calls_order_copy");
-        client("CREATE TABLE calls_order_copy AS calls");
-        const [cpu, sorted] = [cpuSeconds(serverPid), sortedBlocks()];
-        client("INSERT INTO calls_order_copy FORMAT RowBinary", { inputFile: f.file });
-        f.perRow.push((cpuSeconds(serverPid) - cpu) * 1e6 / rows);
-        f.sorted += sortedBlocks() - sorted;
-      }
+  for (let run = 0; run < INSERT_RUNS; run++) {
+    for (const f of files) {
+      client("DROP TABLE IF EXISTS calls_insert_copy");
+      for (const statement of f.create) client(statement);
+      const [cpu, sorted, wall] = [cpuSeconds(serverPid), sortedBlocks(), performance.now()];
+      client(`INSERT INTO calls_insert_copy (${f.columns}) FORMAT RowBinary`, { inputFile: f.file });
+      f.wallPerRow.push((performance.now() - wall) / 1000 / rows);
+      f.perRow.push((cpuSeconds(serverPid) - cpu) * 1e6 / rows);
+      f.sorted += sortedBlocks() - sorted;
     }
-    client("DROP TABLE calls_order_copy");
-    return files.map((f) => ({ "rows sent in": f.order, "ClickHouse CPU µs per row inserted (median)": median(f.perRow).toFixed(1), "inserts ClickHouse found already sorted": `${f.sorted} of ${INSERT_RUNS}` }));
+  }
+  client("DROP TABLE calls_insert_copy");
+  return files.map((f) => ({
+    ...f.label,
+    "bytes per row sent": Math.round(statSync(f.file).size / rows),
+    "ClickHouse CPU µs per row inserted (median)": median(f.perRow).toFixed(1),
+    "clickhouse-client rows/s (median)": Math.round(1 / median(f.wallPerRow)),
+    "inserts ClickHouse found already sorted": `${f.sorted} of ${INSERT_RUNS}`,
+  }));
+}
+
+/** The project's rows sent by `clickhouse-client`: in each of ORDERS as stored, and (`layouts`) in the sort key's order in each of LAYOUTS. */
+function clientInserts(ch: LocalClickHouse, serverPid: number, project: string, layouts: boolean): Record<string, string | number>[] {
+  const client = (sql: string, run: ClientRun = {}) => clickhouseClient(ch, sql, { database: DATABASE, ...run }).stdout;
+  const dir = mkdtempSync(join(tmpdir(), "bench-row-inserts-"));
+  const ofProject = `FROM calls WHERE project_id = ${quoteString(project)}`;
+  const stored = `FROM (SELECT *, ${STORED_COLUMNS} ${ofProject})`;
+  const columns = client(`SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'calls' FORMAT TSV`).trim().split("\n");
+  let made = 0;
+  const fileOf = (label: Record<string, string>, layout: Layout, order: string): InsertFile => {
+    const file = join(dir, `rows-${made++}.bin`);
+    const added = Object.entries(layout.added);
+    const select = [...columns.map((c) => (layout.replaced[c] ? `${layout.replaced[c]} AS ${c}` : c)), ...added.map(([c, { sql }]) => `${sql} AS ${c}`)];
+    client(`SELECT ${select.join(", ")} ${stored} ORDER BY ${order} FORMAT RowBinary`, { outputFile: file });
+    const create = ["CREATE TABLE calls_insert_copy AS calls", ...added.map(([c, { type }]) => `ALTER TABLE calls_insert_copy ADD COLUMN ${c} ${type}`)];
+    return { label, file, create, columns: [...columns, ...added.map(([c]) => c)].join(", "), perRow: [], wallPerRow: [], sorted: 0 };
+  };
+  try {
+    const rows = Number(client(`SELECT count() ${ofProject}`).trim());
+    const files = layouts
+      ? Object.entries(LAYOUTS).map(([layout, spec]) => fileOf({ layout }, spec, ORDERS["sort key order (as the worker sends them)"]))
+      : Object.entries(ORDERS).map(([order, key]) => fileOf({ "rows sent in": order }, LAYOUTS["as stored"]!, key));
+    return clientInsertCosts(ch, serverPid, rows, files);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -200,8 +279,9 @@ async function main(): Promise<void> {
     if (serverPid !== undefined) {
       printTable(`inserting an SDK call's row (${rows.get("202601")} rows, ${INSERT_RUNS} runs)`, await insertCosts(store, serverPid, CALLS_PROJECT));
       printTable(`inserting an OTLP span's row (${rows.get("202603")} rows, ${INSERT_RUNS} runs)`, await insertCosts(store, serverPid, SPANS_PROJECT));
-      printTable(`inserting the SDK calls' rows in one block, by the order they are sent in (${INSERT_RUNS} runs)`, orderCosts(bench.ch, serverPid, CALLS_PROJECT));
-      printTable(`inserting the OTLP spans' rows in one block, by the order they are sent in (${INSERT_RUNS} runs)`, orderCosts(bench.ch, serverPid, SPANS_PROJECT));
+      printTable(`inserting the SDK calls' rows in one block, by the order they are sent in (${INSERT_RUNS} runs)`, clientInserts(bench.ch, serverPid, CALLS_PROJECT, false));
+      printTable(`inserting the OTLP spans' rows in one block, by the order they are sent in (${INSERT_RUNS} runs)`, clientInserts(bench.ch, serverPid, SPANS_PROJECT, false));
+      printTable(`inserting the OTLP spans' rows in one block, stored lighter (issue 43; ${INSERT_RUNS} runs)`, clientInserts(bench.ch, serverPid, SPANS_PROJECT, true));
     }
     await store.close();
   } finally {

@@ -41,7 +41,7 @@ import { UsageRepository } from "./store/usage/usageRead.js";
 import { callBatchHandler } from "./worker/callWorker.js";
 import type { TraceEvent } from "./queue/events.js";
 import type { EventPublisher } from "./queue/queue.js";
-import { CALLS_LONG_LEAVES_MIGRATION, CALLS_MIGRATION, CALLS_PATHS_ONCE_MIGRATION } from "./store/calls/schema.js";
+import { CALLS_LONG_LEAVES_MIGRATION, CALLS_MIGRATION, CALLS_PATHS_ONCE_MIGRATION, SPAN_RESOURCES_MIGRATION } from "./store/calls/schema.js";
 import { CallsReadRepository } from "./store/calls/callsRead.js";
 import type { ClickHouseStore } from "./store/clickhouse.js";
 import { COSTS_MIGRATION } from "./store/costs/schema.js";
@@ -195,7 +195,7 @@ const publisherOf = (parts: ServiceParts): EventPublisher<TraceEvent> => {
 export const RESOURCES: readonly Resource[] = [
   {
     name: "calls",
-    migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION, CALLS_PATHS_ONCE_MIGRATION],
+    migrations: [CALLS_MIGRATION, CALLS_LONG_LEAVES_MIGRATION, CALLS_PATHS_ONCE_MIGRATION, SPAN_RESOURCES_MIGRATION],
     routes: {
       ingest: (api, parts) => mountCallIngest(api, publisherOf(parts)),
       query: (api, { store, retention }) => mountCallQueries(api, callQueries(store, retention)),

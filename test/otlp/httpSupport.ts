@@ -11,6 +11,7 @@ import type { EventPublisher } from "../../services/queue/queue.js";
 import { fullOtelDump } from "../../services/otlp/otelDump.js";
 import type { JsonObject } from "../../services/json.js";
 import { ParamBuilder } from "../../services/store/sql.js";
+import { ResourceTexts } from "../../services/store/calls/resourceTexts.js";
 import { storeOn } from "../support/database.js";
 import { basic, KEY_ACME } from "../support/service.js";
 
@@ -163,11 +164,13 @@ export async function storedRows(
   const store = await storeOn(database);
   try {
     const pb = new ParamBuilder();
-    type Row = { id: string; trace_id: string; parent_id: string | null; op_name: string; started_at: string; ended_at: string | null; otel_dump: string | null; attributes: string; storage_size_bytes: string };
-    const rows = await store.rows<Row>("test_otel_dump", {
-      sql: `SELECT id, trace_id, parent_id, op_name, started_at, ended_at, otel_dump, attributes, storage_size_bytes FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
+    type Row = { id: string; trace_id: string; parent_id: string | null; op_name: string; started_at: string; ended_at: string | null; otel_dump: string | null; attributes: string; storage_size_bytes: string; resource_hash?: string };
+    const stored = await store.rows<Row>("test_otel_dump", {
+      sql: `SELECT id, trace_id, parent_id, op_name, started_at, ended_at, otel_dump, attributes, storage_size_bytes, resource_hash FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
       params: pb.params,
     });
+    // A span's resource and scope are stored once (store/calls/spanResources.ts): put back as every read does.
+    const rows = await new ResourceTexts(store).complete(projectId, stored);
     const dump = (r: Row) =>
       r.otel_dump === null
         ? null

@@ -30,14 +30,18 @@ export interface CallsQuerySpec {
 
 export const DEFAULT_SORT: readonly SortBy[] = [{ field: "started_at", direction: "asc" }];
 
-/** Columns that always come back, and the ones each output field needs. */
+/**
+ * Columns that always come back, and the ones each output field needs: the attributes, their
+ * span's resource (spanResources.ts; the repository puts it back in the text).
+ */
 const BASE_COLUMNS = ["project_id", "id", "trace_id", "op_name", "started_at", "display_name"];
 const COLUMN_NEEDS: Record<string, readonly string[]> = {
   summary: ["summary", "ended_at", "exception"],
+  attributes: ["attributes", "resource_hash"],
   storage_size_bytes: ["storage_size_bytes"],
 };
-/** The base columns, the other fields clients read (contract/callFields.ts, their order), the storage size. */
-export const ALL_COLUMNS = [...BASE_COLUMNS, ...SHOWN_ORDER.filter((name) => !BASE_COLUMNS.includes(name)), "storage_size_bytes"];
+/** The base columns, the other fields clients read (contract/callFields.ts, their order), the storage size, the resource's hash. */
+export const ALL_COLUMNS = [...BASE_COLUMNS, ...SHOWN_ORDER.filter((name) => !BASE_COLUMNS.includes(name)), "storage_size_bytes", "resource_hash"];
 
 export function selectedColumns(columns: readonly string[] | null | undefined): string[] {
   if (!columns || columns.length === 0) return ALL_COLUMNS;

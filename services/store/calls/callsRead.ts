@@ -2,10 +2,16 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder } from "../sql.js";
 import { ROW_REF_TAIL } from "./expandedFields.js";
 import type { CallRow } from "./callRows.js";
+import { ResourceTexts, type RowWithResource } from "./resourceTexts.js";
 import { andRetainedSince, type ProjectRetention } from "../projects/retention.js";
 import { callsCountQuery, callsPageQuery, DEFAULT_SORT, type CallsQuerySpec, type TimeWindow } from "./callsQuery.js";
 
 export const WINDOWED_MAX_ROWS = 10_000;
+/** Rows of a streamed page whose span resources are read at once. */
+const STREAMED_ROWS_AT_ONCE = 1000;
+
+/** A `calls` row as read: its span's resource hash beside the attributes (resourceTexts.ts). */
+type StoredCallRow = CallRow & RowWithResource;
 const MAX_WINDOW_GROWTH = 64;
 const EMPTY_WINDOW_GROWTH = 16;
 
@@ -40,11 +46,14 @@ function countSlices(bounds: ProjectBounds | null): TimeWindow[] {
 /** Read side of calls: pages, counts, single calls, descendants. */
 export class CallsReadRepository {
   private readonly boundsCache = new Map<string, { at: number; bounds: Promise<ProjectBounds | null> }>();
+  private readonly resourceTexts: ResourceTexts;
 
   constructor(
     private readonly store: ClickHouseStore,
     private readonly retention: ProjectRetention,
-  ) {}
+  ) {
+    this.resourceTexts = new ResourceTexts(store);
+  }
 
   /** The spec with the project's retention cutoff: every read here leaves out the calls past it. */
   async retained(spec: CallsQuerySpec): Promise<CallsQuerySpec> {
@@ -80,18 +89,27 @@ export class CallsReadRepository {
   }
 
   /**
-   * Streams a page of calls. When the order starts with started_at and the page is bounded,
-   * it first reads only the newest (or oldest) slice of time, sized from the project's
-   * density to hold the page several times over, and widens the slice until the page is
-   * full or the slice covers the project: rows outside a slice always sort after the rows
-   * inside it, so the first full page is the right one.
+   * Streams a page of calls, their attributes whole (resourceTexts.ts). When the order starts
+   * with started_at and the page is bounded, it first reads only the newest (or oldest) slice
+   * of time, sized from the project's density to hold the page several times over, and widens
+   * the slice until the page is full or the slice covers the project: rows outside a slice
+   * always sort after the rows inside it, so the first full page is the right one.
    */
   async *stream(asked: CallsQuerySpec): AsyncGenerator<CallRow> {
     const spec = await this.retained(asked);
+    for await (const rows of this.pageRows(spec)) yield* await this.resourceTexts.complete(spec.projectId, rows);
+  }
+
+  /** The rows of the page as read, in slices of at most STREAMED_ROWS_AT_ONCE when streamed. */
+  private async *pageRows(spec: CallsQuerySpec): AsyncGenerator<StoredCallRow[]> {
     const first = (spec.sortBy && spec.sortBy.length > 0 ? spec.sortBy : DEFAULT_SORT)[0]!;
     const wanted = (spec.offset ?? 0) + (spec.limit ?? Infinity);
     if (first.field !== "started_at" || wanted > WINDOWED_MAX_ROWS || spec.limit === 0) {
-      yield* this.store.stream<CallRow>("calls_stream", callsPageQuery(spec, null, this.store.cluster !== null));
+      let rows: StoredCallRow[] = [];
+      for await (const row of this.store.stream<StoredCallRow>("calls_stream", callsPageQuery(spec, null, this.store.cluster !== null))) {
+        if (rows.push(row) >= STREAMED_ROWS_AT_ONCE) yield rows.splice(0);
+      }
+      if (rows.length > 0) yield rows;
       return;
     }
     const stored = await this.bounds(spec.projectId);
@@ -107,9 +125,9 @@ export class CallsReadRepository {
         : first.direction === "desc"
           ? { fromMicros: bounds.max - width }
           : { toMicros: bounds.min + width };
-      const rows = await this.store.rows<CallRow>("calls_page_window", callsPageQuery(spec, window, this.store.cluster !== null));
+      const rows = await this.store.rows<StoredCallRow>("calls_page_window", callsPageQuery(spec, window, this.store.cluster !== null));
       if (covers || rows.length >= (spec.limit ?? 0)) {
-        yield* rows;
+        yield rows;
         return;
       }
       width *= windowGrowth(rows.length, spec.limit ?? 1);

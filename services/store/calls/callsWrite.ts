@@ -6,6 +6,9 @@ import { rowsInOrder, RowBinaryWriter, RowBuffer } from "../rowBinary.js";
 import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCall } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
+import { SpanResources, splitSpanResource, WrittenResources } from "./spanResources.js";
+import { ResourceTexts, type RowWithResource } from "./resourceTexts.js";
+import type { JsonObject } from "../../json.js";
 import { RefBounds } from "./refTargets.js";
 
 /** A `call_deletions` row: the call is hidden from every read. */
@@ -34,15 +37,15 @@ const CALL_FIELD_NAMES = CALL_FIELD_ENTRIES.map(([name]) => name);
 /** The call's fields, then what storage adds. */
 const CALL_COLUMNS = [
   ...CALL_FIELD_NAMES,
-  "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes",
+  "json_paths", "json_values", "storage_size_bytes", "version", "json_long_paths", "json_long_hashes", "resource_hash",
 ] as const;
 
 /**
- * What the worker reads of a stored call: its fields and version, not the leaves, which are
- * derived again when the call is written (the `json_*` arrays are most of a row's bytes, and a
- * lookup reads every row of the granules its ids are in).
+ * What the worker reads of a stored call: its fields, version and span's resource hash, not
+ * the leaves, which are derived again when the call is written (the `json_*` arrays are most
+ * of a row's bytes, and a lookup reads every row of the granules its ids are in).
  */
-const SNAPSHOT_COLUMNS = [...CALL_FIELD_NAMES, "version"].join(", ");
+const SNAPSHOT_COLUMNS = [...CALL_FIELD_NAMES, "version", "resource_hash"].join(", ");
 
 /** Bytes per `calls` row the first insert's buffer is sized for; later ones for what the last insert's rows took, ROW_BYTES_MARGIN more. */
 const ROW_BYTES_GUESS = 2048;
@@ -57,9 +60,9 @@ export interface CallJsonTexts {
   readonly otelDump: string | null;
 }
 
-export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
+export function callJsonTexts(snapshot: CallSnapshot, attributes: JsonObject = snapshot.attributes): CallJsonTexts {
   return {
-    attributes: JSON.stringify(snapshot.attributes),
+    attributes: JSON.stringify(attributes),
     inputs: JSON.stringify(snapshot.inputs),
     output: snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null),
     summary: snapshot.summary === null ? null : JSON.stringify(snapshot.summary),
@@ -68,20 +71,24 @@ export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
 }
 
 /**
- * Appends one `calls` row, fields in CALL_COLUMNS order, and adds the targets it references
- * to `refs`. Written out, not derived from the table: on the insert hot path each column is
- * one direct call; the tests that read rows back check the order.
+ * Appends one `calls` row, fields in CALL_COLUMNS order, adds the targets it references to
+ * `refs` and its span's resource to `resources` (spanResources.ts: the row keeps the rest of
+ * its attributes). Written out, not derived from the table: on the insert hot path each
+ * column is one direct call; the tests that read rows back check the order.
  */
-function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnapshot, version: number): void {
-  const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot);
-  const { columns: flat, pathsRowBinary, fileLeaves } = flattenCallRow(snapshot);
+function writeCallRow(out: RowBinaryWriter, refs: RefBounds, resources: SpanResources, snapshot: CallSnapshot, version: number): void {
+  const split = splitSpanResource(snapshot.attributes);
+  const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot, split?.own);
+  const { columns: flat, pathsRowBinary, fileLeaves } = flattenCallRow(split ? { ...snapshot, attributes: split.own } : snapshot);
+  const resourceText = split?.resource.text ?? "";
+  if (split) resources.add(snapshot.project_id, split.resource);
   refs.add(
     {
       projectId: snapshot.project_id,
       opName: snapshot.op_name,
       values: flat.json_values,
       fileLeaves,
-      jsonText: () => attributes + inputs + (output ?? "") + (summary ?? ""),
+      jsonText: () => attributes + resourceText + inputs + (output ?? "") + (summary ?? ""),
     },
     snapshot.started_at,
   );
@@ -108,10 +115,11 @@ function writeCallRow(out: RowBinaryWriter, refs: RefBounds, snapshot: CallSnaps
     .nullableInt64(snapshot.wb_run_step_end)
     .raw(pathsRowBinary)
     .strings(flat.json_values)
-    .int64(attributes.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
+    .int64(attributes.length + resourceText.length + inputs.length + (output?.length ?? 0) + (summary?.length ?? 0))
     .int64(version)
     .strings(flat.json_long_paths)
-    .strings(flat.json_long_hashes);
+    .strings(flat.json_long_hashes)
+    .string(split?.resource.hash ?? "");
 }
 
 const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"] as const;
@@ -119,6 +127,8 @@ const INDEX_COLUMNS = ["project_id", "id", "started_at", "trace_id", "parent_id"
 const INDEX_ROW_BYTES_GUESS = 160;
 
 const REF_BOUND_COLUMNS = ["project_id", "target", "started_at"] as const;
+
+const SPAN_RESOURCE_COLUMNS = ["project_id", "hash", "text", "json_paths", "json_values", "json_long_paths", "json_long_hashes"] as const;
 
 function writeIndexRow(out: RowBinaryWriter, s: WrittenCall): void {
   out.string(s.project_id).string(s.id).int64(s.started_at).string(s.trace_id).nullableString(s.parent_id);
@@ -158,13 +168,15 @@ export class CallRows {
   readonly calls: WrittenCall[] = [];
   /** The targets the rows reference (`call_ref_bounds`). */
   readonly refs = new RefBounds();
+  /** The resources of the rows' spans (`span_resources`). */
+  readonly resources = new SpanResources();
   private readonly places: RowPlace[] = [];
 
   constructor(readonly writer: RowBinaryWriter) {}
 
   add(snapshot: CallSnapshot, version: number): void {
     const start = this.writer.length;
-    writeCallRow(this.writer, this.refs, snapshot, version);
+    writeCallRow(this.writer, this.refs, this.resources, snapshot, version);
     const { project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at } = snapshot;
     const call = { project_id, id, trace_id, parent_id, thread_id, turn_id, started_at, ended_at };
     this.calls.push(call);
@@ -183,8 +195,12 @@ export class CallsWriteRepository {
   private rowBytes = ROW_BYTES_GUESS;
   private readonly callRows = new RowBuffer();
   private readonly indexRows = new RowBuffer();
+  private readonly writtenResources = new WrittenResources();
+  private readonly resourceTexts: ResourceTexts;
 
-  constructor(private readonly store: ClickHouseStore) {}
+  constructor(private readonly store: ClickHouseStore) {
+    this.resourceTexts = new ResourceTexts(store);
+  }
 
   /** Ends and updates parked for these calls because they came before the start (`keysHolding`: which are looked up). */
   async findOrphans(keys: readonly CallKey[]): Promise<Map<string, ParkedPart[]>> {
@@ -222,7 +238,7 @@ export class CallsWriteRepository {
     for (const [projectId, ids] of byProject(keys)) {
       const pb = new ParamBuilder();
       const project = pb.str(projectId);
-      const rows = await this.store.rows<VersionedCallRow>("worker_find_calls", {
+      const rows = await this.store.rows<VersionedCallRow & RowWithResource>("worker_find_calls", {
         sql: `SELECT ${SNAPSHOT_COLUMNS} FROM calls
               WHERE project_id = ${project}
                 AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})
@@ -231,7 +247,7 @@ export class CallsWriteRepository {
               LIMIT 1 BY id`,
         params: pb.params,
       });
-      for (const row of rows) found.set(callKey(row), rowToSnapshot(row));
+      for (const row of await this.resourceTexts.complete(projectId, rows)) found.set(callKey(row), rowToSnapshot(row));
     }
     return found;
   }
@@ -240,9 +256,11 @@ export class CallsWriteRepository {
     if (snapshots.length === 0) return;
     const out = this.callRows.writer(Math.ceil(snapshots.length * this.rowBytes * ROW_BYTES_MARGIN));
     const refs = new RefBounds();
-    for (const s of [...snapshots].sort((a, b) => inCallsOrder(a.snapshot, b.snapshot))) writeCallRow(out, refs, s.snapshot, s.version);
+    const resources = new SpanResources();
+    for (const s of [...snapshots].sort((a, b) => inCallsOrder(a.snapshot, b.snapshot))) writeCallRow(out, refs, resources, s.snapshot, s.version);
     const rows = out.bytes();
     this.rowBytes = rows.length / snapshots.length;
+    await this.insertResources(resources);
     await Promise.all([
       this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rows, snapshots.length),
       this.insertRefBounds(refs),
@@ -273,6 +291,7 @@ export class CallsWriteRepository {
     if (rows.calls.length === 0) return;
     const made = rows.writer.bytes();
     this.rowBytes = made.length / rows.calls.length;
+    await this.insertResources(rows.resources);
     await Promise.all([
       this.store.insertRowBinary("worker_insert_calls", "calls", CALL_COLUMNS, rowsInOrder(made, rows.inOrder()), rows.calls.length),
       this.insertIndex(rows.calls),
@@ -292,6 +311,24 @@ export class CallsWriteRepository {
     const out = new RowBinaryWriter(bounds.length * 96);
     for (const b of bounds) out.string(b.project_id).string(b.target).int64(b.started_at);
     await this.store.insertRowBinary("worker_insert_call_ref_bounds", "call_ref_bounds", REF_BOUND_COLUMNS, out.bytes(), bounds.length);
+  }
+
+  /**
+   * The rows' span resources this store has not been given yet, before the rows: a call read
+   * back always finds its resource. A resource written twice (another process, a retried
+   * batch) is one row once merged, and reads take any of its copies.
+   */
+  private async insertResources(resources: SpanResources): Promise<void> {
+    const rows = this.writtenResources.unwritten(resources);
+    if (rows.length === 0) return;
+    const out = new RowBinaryWriter(rows.length * 1024);
+    for (const [, { projectId, resource }] of rows) {
+      const leaves = resource.leaves();
+      out.string(projectId).string(resource.hash).string(resource.text).strings(leaves.json_paths).strings(leaves.json_values)
+        .strings(leaves.json_long_paths).strings(leaves.json_long_hashes);
+    }
+    await this.store.insertRowBinary("worker_insert_span_resources", "span_resources", SPAN_RESOURCE_COLUMNS, out.bytes(), rows.length);
+    this.writtenResources.remember(rows.map(([key]) => key));
   }
 
   async insertOrphans(parts: readonly ParkedPart[], receivedAt: number): Promise<void> {

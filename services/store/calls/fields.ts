@@ -1,9 +1,10 @@
 import { CALL_FIELDS as CALL_FIELD_SPECS, nullableInRow, SHOWN_ORDER, type CallFieldSpec, type CallFieldType } from "../../contract/callFields.js";
-import { columnFields, composeFields, exactLeafEquals, namedFields, type Field, type FieldKind } from "../expr/fields.js";
+import { columnFields, composeFields, exactLeafEquals, namedFields, type Field, type FieldKind, type FieldScope } from "../expr/fields.js";
 import type { ParamBuilder } from "../sql.js";
 import { CALL_COMPUTED_FIELDS } from "./computedFields.js";
 import { JSON_PARTS } from "./flatten.js";
 import { CALL_JSON_LEAVES, LEAF_CUT } from "./jsonLeaves.js";
+import { attributesTextSql, SPAN_RESOURCE_LEAVES } from "./spanResourceFields.js";
 
 /**
  * The fields of a call row (the FINAL row of `calls`) that filters and sorts may name; the
@@ -27,24 +28,26 @@ export const CALL_COLUMNS = columnFields(
 
 /**
  * A bare part name (`output`, `inputs`, ...): its leaf when the part is a scalar or empty,
- * else the part's stored JSON text (NULL when the call has none, e.g. no output yet). So
- * `output` is NULL only for a call without output, and `$contains` on it searches the text.
+ * else the part's stored JSON text (NULL when the call has none, e.g. no output yet); the
+ * attributes' text with their span's resource (spanResourceFields.ts). So `output` is NULL
+ * only for a call without output, and `$contains` on it searches the text.
  */
-function wholePart(part: string, pb: ParamBuilder): Field {
+function wholePart(part: string, pb: ParamBuilder, scope: FieldScope): Field {
   const p = pb.str(part);
   const leaf = `json_values[indexOf(json_paths, ${p})]`;
   // `part` is one of JSON_PARTS, which are column names.
-  const sql = `if(indexOf(json_paths, ${p}) = 0, ${part}, ${leaf})`;
-  const exactEquals = (text: string, b: ParamBuilder): string | undefined => {
-    const onLeaf = exactLeafEquals(LEAF_CUT, leaf, p, text, b);
-    return onLeaf && `if(indexOf(json_paths, ${p}) = 0, ifNull(${part} = ${b.str(text)}, 0), ${onLeaf})`;
+  const text = part === "attributes" ? attributesTextSql(pb, scope) : part;
+  const sql = `if(indexOf(json_paths, ${p}) = 0, ${text}, ${leaf})`;
+  const exactEquals = (exact: string, b: ParamBuilder): string | undefined => {
+    const onLeaf = exactLeafEquals(LEAF_CUT, leaf, p, exact, b);
+    return onLeaf && `if(indexOf(json_paths, ${p}) = 0, ifNull(${text} = ${b.str(exact)}, 0), ${onLeaf})`;
   };
   return { sql, kind: "json_leaf", nullable: true, exactEquals };
 }
 
 export const CALL_JSON_PARTS = namedFields(
   "call JSON parts",
-  Object.fromEntries(JSON_PARTS.map((part) => [part, (pb: ParamBuilder) => wholePart(part, pb)])),
+  Object.fromEntries(JSON_PARTS.map((part) => [part, (pb: ParamBuilder, scope: FieldScope) => wholePart(part, pb, scope)])),
 );
 
 /** `summary.weave.*`: computed at read time, never stored (computedFields.ts; the costs are store/costs/costFields.ts). */
@@ -56,4 +59,4 @@ export const CALL_COMPUTED = namedFields(
 );
 
 /** Everything a call row holds itself. */
-export const CALL_TABLE_FIELDS = composeFields(CALL_COLUMNS, CALL_COMPUTED, CALL_JSON_PARTS, CALL_JSON_LEAVES);
+export const CALL_TABLE_FIELDS = composeFields(CALL_COLUMNS, CALL_COMPUTED, CALL_JSON_PARTS, SPAN_RESOURCE_LEAVES, CALL_JSON_LEAVES);

@@ -106,3 +106,28 @@ export const CALLS_PATHS_ONCE_MIGRATION: Migration = {
   statements: [],
   columns: [{ table: "calls", column: "json_paths", type: "Array(LowCardinality(String))" }],
 };
+
+/**
+ * An OTLP span's resource and scope, once per project and distinct pair (spanResources.ts):
+ * the text a span's attributes lack, and its leaves as a call's (flatten.ts), which filters
+ * and sorts on `attributes.otel.resource.…` and `.scope.…` read (spanResourceFields.ts). A
+ * call's row names its pair by `resource_hash` ('' when its attributes are stored whole, as
+ * are all rows written before).
+ */
+export const SPAN_RESOURCES_MIGRATION: Migration = {
+  version: 51,
+  name: "span_resources",
+  statements: [
+    `CREATE TABLE IF NOT EXISTS span_resources (
+      project_id String,
+      hash String,
+      text String,
+      json_paths Array(String),
+      json_values Array(String),
+      json_long_paths Array(String),
+      json_long_hashes Array(String)
+    ) ENGINE = ReplacingMergeTree()
+    ORDER BY (project_id, hash)`,
+  ],
+  columns: [{ table: "calls", column: "resource_hash", type: "String" }],
+};
