@@ -152,45 +152,34 @@ const ORDERS = { "sort key order (as the worker sends them)": "project_id, start
 
 /**
  * A row of `calls` as it could be stored (issue 43, "a lighter stored span"), made in SQL from
- * the stored span rows: each column's SQL where it differs from the stored column, and
- * columns it adds; the SQL reads the stored texts and leaves as `stored_<column>`
- * (STORED_COLUMNS). Each layout keeps what the one before it keeps, less one copy.
+ * the stored span rows (their resource and scope already stored once: store/calls/spanResources.ts):
+ * each column's SQL where it differs from the stored column, and columns it adds; the SQL
+ * reads the stored texts and leaves as `stored_<column>` (STORED_COLUMNS). Each layout keeps
+ * what the one before it keeps, less one copy.
  */
 interface Layout {
   readonly replaced: Record<string, string>;
   readonly added: Record<string, { type: string; sql: string }>;
 }
 
-/** Where a span's `attributes.otel.resource` begins in its attributes' text (the last keys of `otel`, and `otel` the last family). */
-const RESOURCE_AT = "position(stored_attributes, ',\"resource\":{')";
-const SHARED_LEAF = "(startsWith(p, 'attributes.otel.resource.') OR startsWith(p, 'attributes.otel.scope.'))";
 const MESSAGE_LEAF = "p IN ('attributes.otel.attributes.gen_ai.input.messages', 'attributes.otel.attributes.gen_ai.output.messages')";
-const leavesWithout = (test: string): Record<string, string> => ({
-  json_paths: `arrayFilter(p -> NOT ${test}, stored_paths)`,
-  json_values: `arrayFilter((v, p) -> NOT ${test}, stored_values, stored_paths)`,
-});
-/** The resource and scope out: the text cut before them, their leaves out, a hash of them in. */
-const SHARED_OUT: Layout = {
-  replaced: { attributes: `if(${RESOURCE_AT} = 0, stored_attributes, concat(substring(stored_attributes, 1, ${RESOURCE_AT} - 1), '}}'))`, ...leavesWithout(SHARED_LEAF) },
-  added: { resource_hash: { type: "UInt64", sql: `sipHash64(substring(stored_attributes, ${RESOURCE_AT}))` } },
-};
 /** The messages the mapping moved to the inputs and output out of the attributes: a marker in the text, no leaf. */
 const MESSAGES_OUT: Layout = {
   replaced: {
-    attributes: String.raw`replaceRegexpAll(${SHARED_OUT.replaced["attributes"]}, '"messages":"([^"\\\\]|\\\\.)*"', '"messages":"$"')`,
-    ...leavesWithout(`(${SHARED_LEAF} OR ${MESSAGE_LEAF})`),
+    attributes: String.raw`replaceRegexpAll(stored_attributes, '"messages":"([^"\\]|\\.)*"', '"messages":"$"')`,
+    json_paths: `arrayFilter(p -> NOT ${MESSAGE_LEAF}, stored_paths)`,
+    json_values: `arrayFilter((v, p) -> NOT ${MESSAGE_LEAF}, stored_values, stored_paths)`,
   },
-  added: SHARED_OUT.added,
+  added: {},
 };
 /** The JSON texts made from the leaves when read: stored empty, a type letter per leaf in. */
 const TEXTS_OUT: Layout = {
   replaced: { ...MESSAGES_OUT.replaced, attributes: "''", inputs: "''", output: "if(isNull(stored_output), NULL, '')" },
-  added: { ...MESSAGES_OUT.added, json_types: { type: "String", sql: `arrayStringConcat(arrayMap(p -> 's', ${MESSAGES_OUT.replaced["json_paths"]}))` } },
+  added: { json_types: { type: "String", sql: `arrayStringConcat(arrayMap(p -> 's', ${MESSAGES_OUT.replaced["json_paths"]}))` } },
 };
 const STORED_COLUMNS = "attributes AS stored_attributes, output AS stored_output, json_paths AS stored_paths, json_values AS stored_values";
 const LAYOUTS: Record<string, Layout> = {
   "as stored": { replaced: {}, added: {} },
-  "resource and scope by hash": SHARED_OUT,
   "+ the moved messages not copied in attributes": MESSAGES_OUT,
   "+ the JSON texts made from the leaves": TEXTS_OUT,
 };

@@ -5,10 +5,11 @@
  * (`SPAN_KIND_SERVER`, `STATUS_CODE_ERROR`), or the number when unknown; ids are hex and a
  * root span has `parent_span_id: null`.
  *
- * Stored without what the call keeps already: the span's attributes are written as the
- * string IN_CALL_ATTRIBUTES and the resource's as IN_CALL_RESOURCE when their nested form
- * in the call's `attributes.otel` gives them back exactly, which holds unless a value is
- * itself a key-value list (then the flat attributes are stored); the ids, the name and the
+ * Stored without what the call keeps already: the span's attributes and the resource's are
+ * left out when their nested form in the call's `attributes.otel` gives them back exactly,
+ * which holds unless a value is itself a key-value list (then the flat attributes are stored;
+ * dumps stored before name them by the strings IN_CALL_ATTRIBUTES and IN_CALL_RESOURCE
+ * instead of leaving them out, and read back the same); the ids, the name and the
  * scope's name and version are the call's own (`trace_id`, `id`, `parent_id`, `op_name`,
  * `attributes.otel.scope`), so left out, as are the times when they are whole microseconds
  * (then the call's `started_at` and `ended_at` hold them); a parent id the call does not
@@ -21,6 +22,7 @@ import { SPAN_KIND_NAMES, STATUS_CODE_NAMES, type OtlpAttributes, type OtlpEvent
 import { isJsonObject, type JsonObject, type JsonValue } from "../json.js";
 import { hasObjectValue, setOwn } from "./nest.js";
 
+/** What dumps stored before named the call's span and resource attributes by (now left out). */
 export const IN_CALL_ATTRIBUTES = "$attributes.otel.attributes";
 export const IN_CALL_RESOURCE = "$attributes.otel.resource";
 
@@ -55,7 +57,8 @@ export interface GroupDump {
  * holds. `shared`: what its group's dumps share; `parentInCall`: the call's `parent_id`.
  */
 export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string | null): JsonObject {
-  const dump: JsonObject = { resource: shared.resource };
+  const dump: JsonObject = {};
+  if (hasKeys(shared.resource)) dump["resource"] = shared.resource;
   if (shared.scope !== null) dump["scope"] = shared.scope;
   if (span.parentSpanId !== "" && span.parentSpanId !== parentInCall) dump["parent_span_id"] = span.parentSpanId;
   if (span.traceState !== "") dump["trace_state"] = span.traceState;
@@ -63,7 +66,7 @@ export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string
   dump["kind"] = SPAN_KIND_NAMES[span.kind] ?? span.kind;
   if (span.startTimeUnixNano % 1000n !== 0n) dump["start_time_unix_nano"] = span.startTimeUnixNano.toString();
   if (span.endTimeUnixNano % 1000n !== 0n) dump["end_time_unix_nano"] = span.endTimeUnixNano.toString();
-  dump["attributes"] = rebuildable(span.attributes) ? IN_CALL_ATTRIBUTES : span.attributes;
+  if (!rebuildable(span.attributes)) dump["attributes"] = span.attributes;
   if (span.droppedAttributesCount !== 0) dump["dropped_attributes_count"] = span.droppedAttributesCount;
   if (span.events.length > 0) dump["events"] = span.events.map(eventDump);
   if (span.droppedEventsCount !== 0) dump["dropped_events_count"] = span.droppedEventsCount;
@@ -76,7 +79,8 @@ export function otelDump(shared: GroupDump, span: OtlpSpan, parentInCall: string
 
 /** The resource without what the call holds: its attributes when they are `rebuildable` from `attributes.otel.resource`. */
 export function resourceDump(resource: OtlpResourceGroup): JsonObject {
-  const out: JsonObject = { attributes: rebuildable(resource.attributes) ? IN_CALL_RESOURCE : resource.attributes };
+  const out: JsonObject = {};
+  if (!rebuildable(resource.attributes)) out["attributes"] = resource.attributes;
   if (resource.droppedAttributesCount !== 0) out["dropped_attributes_count"] = resource.droppedAttributesCount;
   if (resource.schemaUrl !== "") out["schema_url"] = resource.schemaUrl;
   return out;
@@ -163,11 +167,14 @@ export function fullOtelDump(stored: JsonObject, call: SpanInCall): JsonObject {
     DUMP_DEFAULTS,
   );
   const out: JsonObject = { ...dump };
-  if (dump["attributes"] === IN_CALL_ATTRIBUTES) out["attributes"] = flattened(kept["attributes"]);
+  if (inCall(dump["attributes"], IN_CALL_ATTRIBUTES)) out["attributes"] = flattened(kept["attributes"]);
   const resource = dump["resource"];
-  if (isJsonObject(resource) && resource["attributes"] === IN_CALL_RESOURCE) out["resource"] = { ...resource, attributes: flattened(kept["resource"]) };
+  if (isJsonObject(resource) && inCall(resource["attributes"], IN_CALL_RESOURCE)) out["resource"] = { ...resource, attributes: flattened(kept["resource"]) };
   return out;
 }
+
+/** Whether a dump's attributes are the call's: left out, or named by `marker` (dumps stored before). */
+const inCall = (stored: JsonValue | undefined, marker: string): boolean => stored === undefined || stored === marker;
 
 /** Microseconds since the epoch as the decimal text of nanoseconds. */
 const nanosText = (micros: number): string => (BigInt(micros) * 1000n).toString();

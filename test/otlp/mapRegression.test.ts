@@ -3,14 +3,14 @@
  * the decode and mapping were made cheaper: the digest of their JSON, line by line, was taken
  * from the implementation of 2026-11-24 (protobufjs decode, the first mapSpan). Since, the
  * dump leaves out what the call holds: it is compared in the form it was stored in then, made
- * from what `fullOtelDump` gives back.
+ * from what `fullOtelDump` gives back and the markers that named the call's attributes.
  */
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_PARSED_DEPTH, parseJsonLooking } from "../../services/otlp/attributes.js";
 import type { JsonObject, JsonValue } from "../../services/json.js";
-import { fullOtelDump } from "../../services/otlp/otelDump.js";
+import { fullOtelDump, IN_CALL_ATTRIBUTES, IN_CALL_RESOURCE } from "../../services/otlp/otelDump.js";
 import type { CallCompleteEvent } from "../../services/queue/events.js";
 import { decodeProtobufRequest } from "../../services/otlp/decode.js";
 import { mapSpans, spanBytes } from "../../services/otlp/mapSpan.js";
@@ -40,7 +40,9 @@ function dumpAsStoredBefore(call: CallCompleteEvent): JsonObject | null {
   if (fullScope["name"] !== "") scope["name"] = fullScope["name"]!;
   if (fullScope["version"] !== "") scope["version"] = fullScope["version"]!;
   Object.assign(scope, stored["scope"] ?? {});
-  const before: JsonObject = { resource: stored["resource"]! };
+  // Since, the dump leaves out the attributes the call holds, which it named by markers.
+  const resource = (stored["resource"] ?? {}) as JsonObject;
+  const before: JsonObject = { resource: "attributes" in resource ? resource : { attributes: IN_CALL_RESOURCE, ...resource } };
   if (Object.keys(scope).length > 0) before["scope"] = scope;
   before["trace_id"] = full["trace_id"]!;
   before["span_id"] = full["span_id"]!;
@@ -50,6 +52,7 @@ function dumpAsStoredBefore(call: CallCompleteEvent): JsonObject | null {
   before["kind"] = stored["kind"]!;
   before["start_time_unix_nano"] = full["start_time_unix_nano"]!;
   before["end_time_unix_nano"] = full["end_time_unix_nano"]!;
+  before["attributes"] = stored["attributes"] ?? IN_CALL_ATTRIBUTES;
   for (const key of Object.keys(stored)) if (!(key in before)) before[key] = stored[key]!;
   return before;
 }
