@@ -8,9 +8,11 @@
  * `calls`, for each. Then what storing each kind costs ClickHouse, and which columns make that
  * cost: its server's CPU per row to insert the rows again into a copy of `calls` (an
  * `INSERT ... SELECT`, less the same `SELECT` alone), as they are and with one heavy column
- * emptied at a time; the median of BENCH_ROW_INSERT_RUNS runs. Last, what the order of the
+ * emptied at a time; the median of BENCH_ROW_INSERT_RUNS runs. Then what the order of the
  * rows in an insert costs it: the rows sent by `clickhouse-client` in the table's sort key
- * order, as the worker sends them, and shuffled. `npx tsx bench/run.ts rowBytes`.
+ * order, as the worker sends them, and shuffled. Last, the span rows sent so in lighter
+ * layouts made from them in SQL (LAYOUTS: what issue 43's "lighter stored span" could still
+ * take out), with `clickhouse-client`'s rows per second. `npx tsx bench/run.ts rowBytes`.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -101,6 +103,17 @@ async function columnBytes(store: ClickHouseStore): Promise<{ columns: ColumnByt
     params: {},
   });
   return { columns, rows: new Map(parts.map((p) => [p.partition, Number(p.rows)])) };
+}
+
+/** What `span_resources` holds for the spans (store/calls/spanResources.ts): its rows, and its bytes shared out per span. */
+async function sharedBytes(store: ClickHouseStore, spans: number): Promise<Record<string, string | number>[]> {
+  const [stored] = await store.rows<{ rows: string; compressed: string; uncompressed: string }>("rowbytes_span_resources", {
+    sql: `SELECT (SELECT count() FROM span_resources) AS rows, sum(column_data_compressed_bytes) AS compressed, sum(column_data_uncompressed_bytes) AS uncompressed
+          FROM system.parts_columns WHERE database = currentDatabase() AND table = 'span_resources' AND active`,
+    params: {},
+  });
+  const perSpan = (n: string | undefined) => (Number(n ?? 0) / spans).toFixed(2);
+  return [{ rows: Number(stored?.rows ?? 0), "compressed B per span": perSpan(stored?.compressed), "uncompressed B per span": perSpan(stored?.uncompressed) }];
 }
 
 function report(title: string, columns: ColumnBytes[], rows: number): void {
@@ -264,6 +277,7 @@ async function main(): Promise<void> {
     const { columns, rows } = await columnBytes(store);
     report("bytes per SDK call", columns.filter((c) => c.partition === "202601"), rows.get("202601") ?? 1);
     report("bytes per OTLP span", columns.filter((c) => c.partition === "202603"), rows.get("202603") ?? 1);
+    printTable("the spans' resources and scopes, stored once (span_resources)", await sharedBytes(store, rows.get("202603") ?? 1));
     const [serverPid] = childPids("clickhouse");
     if (serverPid !== undefined) {
       printTable(`inserting an SDK call's row (${rows.get("202601")} rows, ${INSERT_RUNS} runs)`, await insertCosts(store, serverPid, CALLS_PROJECT));
