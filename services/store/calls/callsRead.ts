@@ -7,13 +7,13 @@ import { andRetainedSince, type ProjectRetention } from "../projects/retention.j
 import { callsCountQuery, callsPageQuery, DEFAULT_SORT, type CallsQuerySpec, type TimeWindow } from "./callsQuery.js";
 
 export const WINDOWED_MAX_ROWS = 10_000;
+const MAX_WINDOW_GROWTH = 64;
+const EMPTY_WINDOW_GROWTH = 16;
 /** Rows of a streamed page whose span resources are read at once. */
 const STREAMED_ROWS_AT_ONCE = 1000;
 
 /** A `calls` row as read: its span's resource hash beside the attributes (resourceTexts.ts). */
 type StoredCallRow = CallRow & RowWithResource;
-const MAX_WINDOW_GROWTH = 64;
-const EMPTY_WINDOW_GROWTH = 16;
 
 /**
  * How much wider the next slice must be: scaled by how many of the wanted rows the last

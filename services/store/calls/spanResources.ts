@@ -6,8 +6,9 @@ import { flattenCallJson, leafHash, type FlattenedJson } from "./flatten.js";
  * `span_resources` rather than in every span's row (docs/architecture.md, "A span's resource
  * and scope"). A span's call keeps them in `attributes.otel.resource` and `.scope`, the last
  * two keys of `otel`, itself the last key of the attributes (otlp/mapSpan.ts): so the call's
- * attributes text is its own text with RESOURCE_TEXT spliced in before its last two braces,
- * and its row keeps that own text, the leaves of it, and the pair's hash (`resource_hash`).
+ * attributes text is its own text with the pair's (`SpanResource.text`) spliced in before its
+ * last two braces, and its row keeps that own text, its leaves, and the pair's hash
+ * (`resource_hash`).
  * Attributes of any other shape are stored whole, with no hash.
  */
 
