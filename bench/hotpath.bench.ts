@@ -177,7 +177,7 @@ function stagedWriter(totals: Map<string, number>, sink: ClickHouseStore) {
     merged = [];
     await timedAsync(totals, written, () => writer.write(events));
     // The calls rows again, in their parts: the same functions the row writer calls.
-    timed(totals, STAGE.json, () => merged.forEach((c) => callJsonTexts(c)));
+    timed(totals, STAGE.json, () => merged.forEach(callJsonTexts));
     timed(totals, STAGE.leaves, () => merged.forEach(flattenCallRow));
     await sendAll();
   };
@@ -279,7 +279,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const event = otlpExportEvent({ ...otlpSource, body: gunzipSync(body) }, { accepted: SPANS_PER_REQUEST, firstAcceptedId: "0", rejected: 0, errors: [] })!;
     const spans = timed(otlpTotals, ALONE.decode, () => decodedExport(event));
     const calls = timed(otlpTotals, ALONE.map, () => mappedExport(event, spans)).map((call) => mergeCallParts(null, [call]).snapshot!);
-    timed(otlpTotals, ALONE.json, () => calls.forEach((c) => callJsonTexts(c)));
+    timed(otlpTotals, ALONE.json, () => calls.forEach(callJsonTexts));
     timed(otlpTotals, ALONE.leaves, () => calls.forEach(flattenCallRow));
   }
 }

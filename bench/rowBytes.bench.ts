@@ -197,6 +197,9 @@ const LAYOUTS: Record<string, Layout> = {
   "+ the JSON texts made from the leaves": TEXTS_OUT,
 };
 
+/** `clickhouse-client` on the bench's database: its output. */
+type Client = (sql: string, run?: ClientRun) => string;
+
 /** Rows of the project as RowBinary in a file, and the table they go into: `columns`, the insert's column list. */
 interface InsertFile {
   readonly label: Record<string, string>;
@@ -214,8 +217,7 @@ interface InsertFile {
  * time per row, and how many of its blocks ClickHouse found already sorted (it then writes the
  * part without sorting every column first).
  */
-function clientInsertCosts(ch: LocalClickHouse, serverPid: number, rows: number, files: InsertFile[]): Record<string, string | number>[] {
-  const client = (sql: string, run: ClientRun = {}) => clickhouseClient(ch, sql, { database: DATABASE, ...run }).stdout;
+function clientInsertCosts(client: Client, serverPid: number, rows: number, files: InsertFile[]): Record<string, string | number>[] {
   const sortedBlocks = () => Number(client("SELECT sum(value) FROM system.events WHERE event = 'MergeTreeDataWriterBlocksAlreadySorted'").trim());
   for (let run = 0; run < INSERT_RUNS; run++) {
     for (const f of files) {
@@ -240,7 +242,7 @@ function clientInsertCosts(ch: LocalClickHouse, serverPid: number, rows: number,
 
 /** The project's rows sent by `clickhouse-client`: in each of ORDERS as stored, and (`layouts`) in the sort key's order in each of LAYOUTS. */
 function clientInserts(ch: LocalClickHouse, serverPid: number, project: string, layouts: boolean): Record<string, string | number>[] {
-  const client = (sql: string, run: ClientRun = {}) => clickhouseClient(ch, sql, { database: DATABASE, ...run }).stdout;
+  const client: Client = (sql, run = {}) => clickhouseClient(ch, sql, { database: DATABASE, ...run }).stdout;
   const dir = mkdtempSync(join(tmpdir(), "bench-row-inserts-"));
   const ofProject = `FROM calls WHERE project_id = ${quoteString(project)}`;
   const stored = `FROM (SELECT *, ${STORED_COLUMNS} ${ofProject})`;
@@ -259,7 +261,7 @@ function clientInserts(ch: LocalClickHouse, serverPid: number, project: string, 
     const files = layouts
       ? Object.entries(LAYOUTS).map(([layout, spec]) => fileOf({ layout }, spec, ORDERS["sort key order (as the worker sends them)"]))
       : Object.entries(ORDERS).map(([order, key]) => fileOf({ "rows sent in": order }, LAYOUTS["as stored"]!, key));
-    return clientInsertCosts(ch, serverPid, rows, files);
+    return clientInsertCosts(client, serverPid, rows, files);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,6 @@ import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCa
 import { flattenCallRow } from "./flatten.js";
 import { SpanResources, splitSpanResource, WrittenResources } from "./spanResources.js";
 import { ResourceTexts, type RowWithResource } from "./resourceTexts.js";
-import type { JsonObject } from "../../json.js";
 import { RefBounds } from "./refTargets.js";
 
 /** A `call_deletions` row: the call is hidden from every read. */
@@ -60,9 +59,9 @@ export interface CallJsonTexts {
   readonly otelDump: string | null;
 }
 
-export function callJsonTexts(snapshot: CallSnapshot, attributes: JsonObject = snapshot.attributes): CallJsonTexts {
+export function callJsonTexts(snapshot: CallSnapshot): CallJsonTexts {
   return {
-    attributes: JSON.stringify(attributes),
+    attributes: JSON.stringify(snapshot.attributes),
     inputs: JSON.stringify(snapshot.inputs),
     output: snapshot.ended_at === null ? null : JSON.stringify(snapshot.output ?? null),
     summary: snapshot.summary === null ? null : JSON.stringify(snapshot.summary),
@@ -78,8 +77,9 @@ export function callJsonTexts(snapshot: CallSnapshot, attributes: JsonObject = s
  */
 function writeCallRow(out: RowBinaryWriter, refs: RefBounds, resources: SpanResources, snapshot: CallSnapshot, version: number): void {
   const split = splitSpanResource(snapshot.attributes);
-  const { attributes, inputs, output, summary, otelDump } = callJsonTexts(snapshot, split?.own);
-  const { columns: flat, pathsRowBinary, fileLeaves } = flattenCallRow(split ? { ...snapshot, attributes: split.own } : snapshot);
+  const stored = split ? { ...snapshot, attributes: split.own } : snapshot;
+  const { attributes, inputs, output, summary, otelDump } = callJsonTexts(stored);
+  const { columns: flat, pathsRowBinary, fileLeaves } = flattenCallRow(stored);
   const resourceText = split?.resource.text ?? "";
   if (split) resources.add(snapshot.project_id, split.resource);
   refs.add(

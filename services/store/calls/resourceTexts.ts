@@ -1,6 +1,6 @@
 import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder } from "../sql.js";
-import { withResource } from "./spanResources.js";
+import { resourceKey, withResource } from "./spanResources.js";
 
 /** A row read from `calls` with its attributes' text and its span's resource hash ('' for attributes stored whole). */
 export interface RowWithResource {
@@ -23,15 +23,15 @@ export class ResourceTexts {
   /** The rows (of one project), their attributes whole and without `resource_hash`. */
   async complete<R extends RowWithResource>(projectId: string, rows: R[]): Promise<R[]> {
     const found = new Map<string, string>();
-    const missing: string[] = [];
+    const missing = new Set<string>();
     for (const row of rows) {
       const hash = row.resource_hash;
       if (!hash || found.has(hash)) continue;
-      const text = this.texts.get(textKey(projectId, hash));
-      if (text === undefined) missing.push(hash);
+      const text = this.texts.get(resourceKey(projectId, hash));
+      if (text === undefined) missing.add(hash);
       else found.set(hash, text);
     }
-    if (missing.length > 0) for (const [hash, text] of await this.read(projectId, [...new Set(missing)])) found.set(hash, text);
+    if (missing.size > 0) for (const [hash, text] of await this.read(projectId, [...missing])) found.set(hash, text);
     for (const row of rows) {
       const hash = row.resource_hash;
       delete row.resource_hash;
@@ -50,9 +50,7 @@ export class ResourceTexts {
       params: pb.params,
     });
     if (this.texts.size + rows.length > MAX_REMEMBERED_TEXTS) this.texts.clear();
-    for (const row of rows) this.texts.set(textKey(projectId, row.hash), row.text);
+    for (const row of rows) this.texts.set(resourceKey(projectId, row.hash), row.text);
     return new Map(rows.map((row) => [row.hash, row.text]));
   }
 }
-
-const textKey = (projectId: string, hash: string): string => `${projectId}\n${hash}`;

@@ -19,8 +19,8 @@ function resourcesOf(pb: ParamBuilder, scope: FieldScope, condition: string): st
 }
 
 /**
- * The value `value` (SQL over a `span_resources` row, never NULL) of the call's resource, NULL
- * when its resource has no such value (`has`: which rows have one). A sentinel pair at index 1
+ * The value `value` (SQL over a `span_resources` row) of the call's resource, NULL when its
+ * resource has no such value (`has`: which rows have one). A sentinel pair at index 1
  * ('' → NULL) keeps the arrays typed when no resource has it; no hash is ''.
  */
 function resourceValue(value: string, has: string, pb: ParamBuilder, scope: FieldScope): string {
@@ -43,17 +43,16 @@ export const SPAN_RESOURCE_LEAVES: FieldSet = {
   resolve(path, pb, scope) {
     if (!isSharedLeafPath(path)) return undefined;
     keyPathSegments(path.slice("attributes.".length), MAX_JSON_DEPTH, path);
-    const own = CALL_JSON_LEAVES.leafSql(path, pb);
+    // `span_resources` names its leaf columns as `calls` does: one SQL reads the leaf in either row.
+    const leaf = CALL_JSON_LEAVES.leafSql(path, pb);
     const p = pb.str(path);
-    const leaf = `json_values[indexOf(json_paths, ${p})]`;
     const has = `has(json_paths, ${p})`;
-    const sql = `if(resource_hash = '', ${own}, ${resourceValue(leaf, has, pb, scope)})`;
+    const sql = `if(resource_hash = '', ${leaf}, ${resourceValue(leaf, has, pb, scope)})`;
     const exactEquals = (text: string, b: ParamBuilder): string | undefined => {
-      const onOwn = exactLeafEquals(LEAF_CUT, own, p, text, b);
-      const onResource = exactLeafEquals(LEAF_CUT, leaf, p, text, b);
-      if (onOwn === undefined || onResource === undefined) return undefined;
-      const equal = `(SELECT groupArray(hash) FROM (SELECT DISTINCT hash FROM ${resourcesOf(b, scope, `${has} AND ${onResource}`)}))`;
-      return `if(resource_hash = '', ${onOwn}, has(${equal}, resource_hash))`;
+      const equals = exactLeafEquals(LEAF_CUT, leaf, p, text, b);
+      if (equals === undefined) return undefined;
+      const equal = `(SELECT groupArray(hash) FROM (SELECT DISTINCT hash FROM ${resourcesOf(b, scope, `${has} AND ${equals}`)}))`;
+      return `if(resource_hash = '', ${equals}, has(${equal}, resource_hash))`;
     };
     return { sql, kind: "json_leaf", nullable: true, exactEquals };
   },

@@ -77,12 +77,21 @@ function keysAre(object: JsonObject, keys: readonly string[]): boolean {
   return i === keys.length;
 }
 
-/** The `span_resources` rows a write needs, by project and hash. */
+/** What names a `span_resources` row: its project and hash. */
+export const resourceKey = (projectId: string, hash: string): string => `${projectId}\n${hash}`;
+
+/** A `span_resources` row to write. */
+export interface ResourceRow {
+  readonly projectId: string;
+  readonly resource: SpanResource;
+}
+
+/** The `span_resources` rows a write needs, by `resourceKey`. */
 export class SpanResources {
-  readonly rows = new Map<string, { readonly projectId: string; readonly resource: SpanResource }>();
+  readonly rows = new Map<string, ResourceRow>();
 
   add(projectId: string, resource: SpanResource): void {
-    const key = `${projectId}\n${resource.hash}`;
+    const key = resourceKey(projectId, resource.hash);
     if (!this.rows.has(key)) this.rows.set(key, { projectId, resource });
   }
 }
@@ -98,7 +107,7 @@ export class WrittenResources {
   private readonly keys = new Set<string>();
 
   /** The rows of `wanted` not yet written. */
-  unwritten(wanted: SpanResources): [string, { readonly projectId: string; readonly resource: SpanResource }][] {
+  unwritten(wanted: SpanResources): [string, ResourceRow][] {
     return [...wanted.rows].filter(([key]) => !this.keys.has(key));
   }
 
