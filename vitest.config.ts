@@ -45,6 +45,7 @@ const ON_CLUSTER = [
   "test/calls/window.test.ts",
   "test/otlp/httpExporters.test.ts",
   "test/otlp/spanResources.test.ts",
+  "test/otlp/ioCopies.test.ts",
   "test/otlp/logs.test.ts",
   "test/threads/threadsPipeline.test.ts",
   "test/feedback/feedback.test.ts",

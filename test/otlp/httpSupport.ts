@@ -164,12 +164,12 @@ export async function storedRows(
   const store = await storeOn(database);
   try {
     const pb = new ParamBuilder();
-    type Row = { id: string; trace_id: string; parent_id: string | null; op_name: string; started_at: string; ended_at: string | null; otel_dump: string | null; attributes: string; storage_size_bytes: string; resource_hash?: string };
+    type Row = { id: string; trace_id: string; parent_id: string | null; op_name: string; started_at: string; ended_at: string | null; otel_dump: string | null; attributes: string; inputs: string; output: string | null; storage_size_bytes: string; resource_hash?: string };
     const stored = await store.rows<Row>("test_otel_dump", {
-      sql: `SELECT id, trace_id, parent_id, op_name, started_at, ended_at, otel_dump, attributes, storage_size_bytes, resource_hash FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
+      sql: `SELECT id, trace_id, parent_id, op_name, started_at, ended_at, otel_dump, attributes, inputs, output, storage_size_bytes, resource_hash FROM calls FINAL WHERE project_id = ${pb.str(projectId)} AND id IN ${pb.inStrings(ids)}`,
       params: pb.params,
     });
-    // A span's resource and scope are stored once (store/calls/spanResources.ts): put back as every read does.
+    // A span's resource and scope, and the inputs and output its attributes repeat, are stored once (store/calls/spanResources.ts, ioCopies.ts): put back as every read does.
     const rows = await new ResourceTexts(store).complete(projectId, stored);
     const dump = (r: Row) =>
       r.otel_dump === null

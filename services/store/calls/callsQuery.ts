@@ -32,12 +32,13 @@ export const DEFAULT_SORT: readonly SortBy[] = [{ field: "started_at", direction
 
 /**
  * Columns that always come back, and the ones each output field needs: the attributes, their
- * span's resource (spanResources.ts; the repository puts it back in the text).
+ * span's resource (spanResources.ts) and the inputs and output they may repeat (ioCopies.ts),
+ * which the repository puts back in the text.
  */
 const BASE_COLUMNS = ["project_id", "id", "trace_id", "op_name", "started_at", "display_name"];
 const COLUMN_NEEDS: Record<string, readonly string[]> = {
   summary: ["summary", "ended_at", "exception"],
-  attributes: ["attributes", "resource_hash"],
+  attributes: ["attributes", "resource_hash", "inputs", "output"],
   storage_size_bytes: ["storage_size_bytes"],
 };
 /** The base columns, the other fields clients read (contract/callFields.ts, their order), the storage size, the resource's hash. */

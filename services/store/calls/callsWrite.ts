@@ -8,6 +8,7 @@ import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCa
 import { flattenCallRow } from "./flatten.js";
 import { SpanResources, splitSpanResource, WrittenResources } from "./spanResources.js";
 import { ResourceTexts, type RowWithResource } from "./resourceTexts.js";
+import { withoutIoCopies } from "./ioCopies.js";
 import { RefBounds } from "./refTargets.js";
 
 /** A `call_deletions` row: the call is hidden from every read. */
@@ -104,7 +105,7 @@ function writeCallRow(out: RowBinaryWriter, refs: RefBounds, resources: SpanReso
     .int64(snapshot.started_at)
     .nullableInt64(snapshot.ended_at)
     .nullableString(snapshot.exception)
-    .string(attributes)
+    .string(split ? withoutIoCopies(attributes, inputs, output) : attributes)
     .string(inputs)
     .nullableString(output)
     .nullableString(summary)

@@ -1,11 +1,17 @@
 import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder } from "../sql.js";
 import { resourceKey, withResource } from "./spanResources.js";
+import { withIoCopies } from "./ioCopies.js";
 
-/** A row read from `calls` with its attributes' text and its span's resource hash ('' for attributes stored whole). */
+/**
+ * A row read from `calls` with its attributes' text, its span's resource hash ('' for
+ * attributes stored whole), and the inputs and output its attributes may repeat (ioCopies.ts).
+ */
 export interface RowWithResource {
   attributes?: string;
   resource_hash?: string;
+  inputs?: string;
+  output?: string | null;
 }
 
 /** Texts remembered: a hash names one text for good, so the memory only bounds its size. */
@@ -13,7 +19,8 @@ const MAX_REMEMBERED_TEXTS = 10_000;
 
 /**
  * Puts a span's resource and scope back into the attributes of the calls read (spanResources.ts),
- * from `span_resources`, whose texts are kept by project and hash once read.
+ * from `span_resources`, whose texts are kept by project and hash once read, and the inputs
+ * and output they repeat (ioCopies.ts).
  */
 export class ResourceTexts {
   private readonly texts = new Map<string, string>();
@@ -38,7 +45,7 @@ export class ResourceTexts {
       if (!hash || row.attributes === undefined) continue;
       const text = found.get(hash);
       if (text === undefined) throw new Error(`span resource ${hash} of project ${projectId} not found`);
-      row.attributes = withResource(row.attributes, text);
+      row.attributes = withResource(withIoCopies(row.attributes, row.inputs, row.output), text);
     }
     return rows;
   }

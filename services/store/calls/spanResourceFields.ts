@@ -3,6 +3,7 @@ import { tupleElementSql, type ParamBuilder } from "../sql.js";
 import { MAX_JSON_DEPTH } from "./flatten.js";
 import { CALL_JSON_LEAVES, LEAF_CUT } from "./jsonLeaves.js";
 import { isSharedLeafPath, SHARED_LEAF_ROOTS } from "./spanResources.js";
+import { withIoCopiesSql } from "./ioCopies.js";
 
 /**
  * What a call's row lacks of its span's resource and scope (spanResources.ts), in SQL. A call
@@ -32,8 +33,9 @@ function resourceValue(value: string, has: string, pb: ParamBuilder, scope: Fiel
 
 /** The whole text of the call's attributes (its row's `attributes` and, for a span, its resource's text spliced in). */
 export function attributesTextSql(pb: ParamBuilder, scope: FieldScope): string {
+  const own = withIoCopiesSql(pb);
   const text = resourceValue("text", "1", pb, scope);
-  return `if(resource_hash = '', attributes, concat(substring(attributes, 1, length(attributes) - 2), ifNull(${text}, ''), '}}'))`;
+  return `if(resource_hash = '', ${own}, concat(substring(${own}, 1, length(${own}) - 2), ifNull(${text}, ''), '}}'))`;
 }
 
 /** The leaves `attributes.otel.resource.…` and `attributes.otel.scope.…`, before the call's own leaves (fields.ts). */
