@@ -176,10 +176,12 @@ interface Layout {
 }
 
 const MESSAGE_LEAF = "p IN ('attributes.otel.attributes.gen_ai.input.messages', 'attributes.otel.attributes.gen_ai.output.messages')";
-/** The messages the mapping moved to the inputs and output out of the attributes: a marker in the text, no leaf. */
+/**
+ * The leaves of the messages the mapping moved to the inputs and output left out too (their
+ * text is stored once already: store/calls/ioCopies.ts).
+ */
 const MESSAGES_OUT: Layout = {
   replaced: {
-    attributes: String.raw`replaceRegexpAll(stored_attributes, '"messages":"([^"\\]|\\.)*"', '"messages":"$"')`,
     json_paths: `arrayFilter(p -> NOT ${MESSAGE_LEAF}, stored_paths)`,
     json_values: `arrayFilter((v, p) -> NOT ${MESSAGE_LEAF}, stored_values, stored_paths)`,
   },
@@ -190,10 +192,10 @@ const TEXTS_OUT: Layout = {
   replaced: { ...MESSAGES_OUT.replaced, attributes: "''", inputs: "''", output: "if(isNull(stored_output), NULL, '')" },
   added: { json_types: { type: "String", sql: `arrayStringConcat(arrayMap(p -> 's', ${MESSAGES_OUT.replaced["json_paths"]}))` } },
 };
-const STORED_COLUMNS = "attributes AS stored_attributes, output AS stored_output, json_paths AS stored_paths, json_values AS stored_values";
+const STORED_COLUMNS = "output AS stored_output, json_paths AS stored_paths, json_values AS stored_values";
 const LAYOUTS: Record<string, Layout> = {
   "as stored": { replaced: {}, added: {} },
-  "+ the moved messages not copied in attributes": MESSAGES_OUT,
+  "+ the moved messages' leaves not kept": MESSAGES_OUT,
   "+ the JSON texts made from the leaves": TEXTS_OUT,
 };
 

@@ -19,20 +19,21 @@ const MARK = "\u0001";
 const VALUE_OPEN = '{"value":';
 
 interface Copy {
-  readonly mark: string;
+  /** The mark's letter, after MARK. */
+  readonly letter: string;
   /** The text the attribute repeats, of the row's stored inputs and output. */
   source(inputs: string, output: string | null): string | null;
   /** The same in SQL over the row. */
   readonly sql: string;
 }
 
-const WHOLE_INPUTS: Copy = { mark: `${MARK}I`, source: (inputs) => inputs, sql: "inputs" };
+const WHOLE_INPUTS: Copy = { letter: "I", source: (inputs) => inputs, sql: "inputs" };
 const INPUTS_VALUE: Copy = {
-  mark: `${MARK}V`,
+  letter: "V",
   source: (inputs) => (inputs.startsWith(VALUE_OPEN) ? inputs.slice(VALUE_OPEN.length, -1) : null),
   sql: `substring(inputs, ${VALUE_OPEN.length + 1}, length(inputs) - ${VALUE_OPEN.length + 1})`,
 };
-const OUTPUT: Copy = { mark: `${MARK}O`, source: (_inputs, output) => output, sql: "ifNull(output, '')" };
+const OUTPUT: Copy = { letter: "O", source: (_inputs, output) => output, sql: "ifNull(output, '')" };
 const COPIES = [WHOLE_INPUTS, INPUTS_VALUE, OUTPUT] as const;
 
 /** Shorter texts are left where they are: a mark would save next to nothing. */
@@ -55,7 +56,7 @@ function marked(text: string, copy: Copy, inputs: string, output: string | null)
   const quoted = JSON.stringify(source);
   const at = text.indexOf(`:${quoted}`);
   if (at < 0) return null;
-  return `${text.slice(0, at + 1)}${copy.mark}${text.slice(at + 1 + quoted.length)}`;
+  return `${text.slice(0, at + 1)}${MARK}${copy.letter}${text.slice(at + 1 + quoted.length)}`;
 }
 
 /** The attributes text as written, of a row's stored attributes, inputs and output. */
@@ -64,8 +65,8 @@ export function withIoCopies(attributes: string, inputs: string | undefined, out
   if (inputs === undefined || output === undefined) throw new Error("a call's attributes were read without its inputs and output");
   let text = attributes;
   for (const copy of COPIES) {
-    const at = text.indexOf(copy.mark);
-    if (at >= 0) text = `${text.slice(0, at)}${JSON.stringify(copy.source(inputs, output) ?? "")}${text.slice(at + copy.mark.length)}`;
+    const at = text.indexOf(`${MARK}${copy.letter}`);
+    if (at >= 0) text = `${text.slice(0, at)}${JSON.stringify(copy.source(inputs, output) ?? "")}${text.slice(at + 2)}`;
   }
   return text;
 }
@@ -77,11 +78,10 @@ export function withIoCopies(attributes: string, inputs: string | undefined, out
  * control character or lone surrogate, so only `\` and `"` are escaped).
  */
 export function withIoCopiesSql(pb: ParamBuilder): string {
-  const mark = (text: string) => pb.str(text);
   const quoted = (sql: string) => String.raw`concat('"', replaceAll(replaceAll(${sql}, '\\', '\\\\'), '"', '\\"'), '"')`;
-  const letter = "substring(piece, 1, 1)";
-  const source = `multiIf(${letter} = ${mark(WHOLE_INPUTS.mark.slice(1))}, ${quoted(WHOLE_INPUTS.sql)}, ${letter} = ${mark(INPUTS_VALUE.mark.slice(1))}, ${quoted(INPUTS_VALUE.sql)}, ${quoted(OUTPUT.sql)})`;
-  const pieces = `splitByChar(${mark(MARK)}, attributes)`;
+  const byLetter = COPIES.slice(0, -1).map((copy) => `substring(piece, 1, 1) = ${pb.str(copy.letter)}, ${quoted(copy.sql)}`);
+  const source = `multiIf(${byLetter.join(", ")}, ${quoted(COPIES[COPIES.length - 1]!.sql)})`;
+  const pieces = `splitByChar(${pb.str(MARK)}, attributes)`;
   const restored = `arrayStringConcat(arrayMap((piece, i) -> if(i = 1, piece, concat(${source}, substring(piece, 2))), ${pieces}, arrayEnumerate(${pieces})))`;
-  return `if(position(attributes, ${mark(MARK)}) = 0, attributes, ${restored})`;
+  return `if(position(attributes, ${pb.str(MARK)}) = 0, attributes, ${restored})`;
 }
