@@ -36,12 +36,18 @@ const INPUTS_VALUE: Copy = {
 const OUTPUT: Copy = { letter: "O", source: (_inputs, output) => output, sql: "ifNull(output, '')" };
 const COPIES = [WHOLE_INPUTS, INPUTS_VALUE, OUTPUT] as const;
 
+const COLON = 0x3a;
+
 /** Shorter texts are left where they are: a mark would save next to nothing. */
 const MIN_COPY_CHARS = 16;
 
-/** The attributes text to store: the first attribute repeating the inputs, and the first repeating the output, marked. */
+/**
+ * The attributes text to store: the first attribute repeating the inputs, and the first
+ * repeating the output, marked. Inputs wrapped as a list's are looked for as their value first.
+ */
 export function withoutIoCopies(attributes: string, inputs: string, output: string | null): string {
-  const inputsMarked = marked(attributes, WHOLE_INPUTS, inputs, output) ?? marked(attributes, INPUTS_VALUE, inputs, output) ?? attributes;
+  const [first, second] = inputs.startsWith(VALUE_OPEN) ? [INPUTS_VALUE, WHOLE_INPUTS] : [WHOLE_INPUTS, INPUTS_VALUE];
+  const inputsMarked = marked(attributes, first, inputs, output) ?? marked(attributes, second, inputs, output) ?? attributes;
   return marked(inputsMarked, OUTPUT, inputs, output) ?? inputsMarked;
 }
 
@@ -54,9 +60,10 @@ function marked(text: string, copy: Copy, inputs: string, output: string | null)
   const source = copy.source(inputs, output);
   if (source === null || source.length < MIN_COPY_CHARS || source.length > text.length) return null;
   const quoted = JSON.stringify(source);
-  const at = text.indexOf(`:${quoted}`);
-  if (at < 0) return null;
-  return `${text.slice(0, at + 1)}${MARK}${copy.letter}${text.slice(at + 1 + quoted.length)}`;
+  for (let at = text.indexOf(quoted); at > 0; at = text.indexOf(quoted, at + 1)) {
+    if (text.charCodeAt(at - 1) === COLON) return `${text.slice(0, at)}${MARK}${copy.letter}${text.slice(at + quoted.length)}`;
+  }
+  return null;
 }
 
 /** The attributes text as written, of a row's stored attributes, inputs and output. */
