@@ -4,7 +4,11 @@
  * stored rows straight from ClickHouse (for `otel_dump`, which queries do not return).
  */
 import { gzipSync } from "node:zlib";
-import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { expect } from "vitest";
+import type { Attributes } from "@opentelemetry/api";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "../../services/otlp/protobuf.js";
 import type { TraceEvent } from "../../services/queue/events.js";
 import type { EventPublisher } from "../../services/queue/queue.js";
@@ -210,6 +214,33 @@ export class RecordingExporter implements SpanExporter {
   forceFlush(): Promise<void> {
     return this.inner.forceFlush?.() ?? Promise.resolve();
   }
+}
+
+/**
+ * Exports one span per entry through the OpenTelemetry JS SDK's protobuf exporter, from a
+ * provider with `resource` and a tracer of `scope`, into `projectId` of the service at
+ * `serviceUrl`: a second apart from 2026-01-01, each half a second long. Checks that every
+ * export succeeded; answers the span ids, in order.
+ */
+export async function exportSdkSpans(
+  serviceUrl: string,
+  projectId: string,
+  resource: Attributes,
+  scope: { readonly name: string; readonly version: string },
+  spans: readonly { readonly name: string; readonly attributes: Attributes }[],
+): Promise<string[]> {
+  const exporter = new RecordingExporter(new OTLPTraceExporter({ url: `${serviceUrl}${OTLP_PATH}`, headers: { Authorization: basic(KEY_ACME), project_id: projectId } }));
+  const provider = new BasicTracerProvider({ resource: resourceFromAttributes(resource), spanProcessors: [new BatchSpanProcessor(exporter)] });
+  const tracer = provider.getTracer(scope.name, scope.version);
+  const ids = spans.map(({ name, attributes }, i) => {
+    const span = tracer.startSpan(name, { startTime: [1_767_225_600 + i, 0], attributes });
+    span.end([1_767_225_600 + i, 500_000_000]);
+    return span.spanContext().spanId;
+  });
+  await provider.forceFlush();
+  await provider.shutdown();
+  for (const r of exporter.results) expect({ code: r.code, error: r.error?.message }).toEqual({ code: 0, error: undefined });
+  return ids;
 }
 
 /** Hex ids unique within a test file: a hex prefix, then a counter. */

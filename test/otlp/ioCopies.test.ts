@@ -6,13 +6,10 @@
  * each copy written exactly, and keeps a copy written with spaces as it came.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { storeOn } from "../support/database.js";
-import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
-import { OTLP_PATH, RecordingExporter } from "./httpSupport.js";
+import { serviceForFile } from "../support/service.js";
+import { exportSdkSpans } from "./httpSupport.js";
 
 type Call = { id: string; op_name: string; display_name: string | null; attributes: Record<string, unknown>; inputs: unknown; output: unknown };
 
@@ -44,18 +41,9 @@ function nested(flat: Record<string, string>): Record<string, unknown> {
 }
 
 async function exportSpans(): Promise<Record<string, string>> {
-  const exporter = new RecordingExporter(new OTLPTraceExporter({ url: `${service.url}${OTLP_PATH}`, headers: { Authorization: basic(KEY_ACME), project_id: P } }));
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ "service.name": "planner" }), spanProcessors: [new BatchSpanProcessor(exporter)] });
-  const tracer = provider.getTracer("io-copies.test", "1.0.0");
-  const ids = Object.fromEntries(Object.entries(SPANS).map(([name, attributes], i) => {
-    const span = tracer.startSpan(name, { startTime: [1_767_225_600 + i, 0], attributes });
-    span.end([1_767_225_600 + i, 500_000_000]);
-    return [name, span.spanContext().spanId];
-  }));
-  await provider.forceFlush();
-  await provider.shutdown();
-  for (const r of exporter.results) expect({ code: r.code, error: r.error?.message }).toEqual({ code: 0, error: undefined });
-  return ids;
+  const names = Object.keys(SPANS);
+  const spanIds = await exportSdkSpans(service.url, P, { "service.name": "planner" }, { name: "io-copies.test", version: "1.0.0" }, names.map((name) => ({ name, attributes: SPANS[name]! })));
+  return Object.fromEntries(names.map((name, i) => [name, spanIds[i]!]));
 }
 
 const query = (body: Record<string, unknown>) => api.lines<Call>("/calls/stream_query", { project_id: P, ...body });

@@ -6,14 +6,11 @@
  * (an SDK call's, as every row stored before) is stored whole and found the same way.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { MAX_LEAF_CHARS } from "../../services/store/calls/flatten.js";
 import { ParamBuilder } from "../../services/store/sql.js";
 import { storeOn } from "../support/database.js";
-import { basic, KEY_ACME, serviceForFile } from "../support/service.js";
-import { OTLP_PATH, RecordingExporter } from "./httpSupport.js";
+import { serviceForFile } from "../support/service.js";
+import { exportSdkSpans } from "./httpSupport.js";
 
 type Call = { id: string; op_name: string; display_name: string | null; attributes: Record<string, unknown> };
 
@@ -29,21 +26,9 @@ const RESOURCES = {
   b: { "service.name": "svc-b", "deployment.environment": "test" },
 };
 
-/** Exports one span per name from a tracer of a provider with `resource`; the span ids. */
-async function exportSpans(resource: Record<string, string>, names: readonly string[]): Promise<string[]> {
-  const exporter = new RecordingExporter(new OTLPTraceExporter({ url: `${service.url}${OTLP_PATH}`, headers: { Authorization: basic(KEY_ACME), project_id: P } }));
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes(resource), spanProcessors: [new BatchSpanProcessor(exporter)] });
-  const tracer = provider.getTracer(SCOPE.name, SCOPE.version);
-  const ids = names.map((name, i) => {
-    const span = tracer.startSpan(name, { startTime: [1_767_225_600 + i, 0], attributes: { "app.step": name } });
-    span.end([1_767_225_600 + i, 500_000_000]);
-    return span.spanContext().spanId;
-  });
-  await provider.forceFlush();
-  await provider.shutdown();
-  for (const r of exporter.results) expect({ code: r.code, error: r.error?.message }).toEqual({ code: 0, error: undefined });
-  return ids;
-}
+/** Exports one span per name from a provider with `resource`; the span ids. */
+const exportSpans = (resource: Record<string, string>, names: readonly string[]) =>
+  exportSdkSpans(service.url, P, resource, SCOPE, names.map((name) => ({ name, attributes: { "app.step": name } })));
 
 const query = (body: Record<string, unknown>) => api.lines<Call>("/calls/stream_query", { project_id: P, ...body });
 const field = (path: string) => ({ $getField: path });
