@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { JsonObject, JsonValue } from "../../services/json.js";
-import { withIoCopies, withoutIoCopies } from "../../services/store/calls/ioCopies.js";
+import { withCopiesAsNull, withIoCopies, withoutIoCopies } from "../../services/store/calls/ioCopies.js";
 
 const json = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<JsonValue>;
 const object = fc.dictionary(fc.string({ maxLength: 6 }), json, { maxKeys: 5 }) as fc.Arbitrary<JsonObject>;
@@ -47,6 +47,8 @@ describe("the inputs and output a span's attributes repeat", () => {
     const stored = withoutIoCopies(attributes, inputs, output);
     expect(stored).toBe('{"otel":{"attributes":{"gen_ai":{"input":{"messages":\u0001V},"output":{"messages":\u0001O},"system":"openai"}}}}');
     expect(withIoCopies(stored, inputs, output)).toBe(attributes);
+    expect(JSON.parse(withCopiesAsNull(stored))).toEqual({ otel: { attributes: { gen_ai: { input: { messages: null }, output: { messages: null }, system: "openai" } } } });
+    expect(withCopiesAsNull(attributes)).toBe(attributes);
     // An object carried whole.
     const args = { city: "Lyon", nights: 2, station: "Part-Dieu" };
     const tool = JSON.stringify({ otel: { attributes: { input: { value: JSON.stringify(args) } } } });

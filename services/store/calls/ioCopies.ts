@@ -37,6 +37,8 @@ const OUTPUT: Copy = { letter: "O", source: (_inputs, output) => output, sql: "i
 const COPIES = [WHOLE_INPUTS, INPUTS_VALUE, OUTPUT] as const;
 
 const COLON = 0x3a;
+/** Every mark, for `withCopiesAsNull`. */
+const MARKS = new RegExp(`${MARK}[${COPIES.map((copy) => copy.letter).join("")}]`, "g");
 
 /** Shorter texts are left where they are: a mark would save next to nothing. */
 const MIN_COPY_CHARS = 16;
@@ -77,6 +79,12 @@ export function withIoCopies(attributes: string, inputs: string | undefined, out
   }
   return text;
 }
+
+/**
+ * The attributes text with each mark as `null`: JSON again, without the copies, for a reader
+ * that reads the attributes alone and needs no copy (evalResults' trial children).
+ */
+export const withCopiesAsNull = (attributes: string): string => (attributes.includes(MARK) ? attributes.replace(MARKS, "null") : attributes);
 
 /**
  * `withIoCopies` in SQL over a `calls` row. ClickHouse's replace functions take constant

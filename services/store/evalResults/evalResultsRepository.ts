@@ -2,6 +2,7 @@ import type { EvalResultsQueryBody, EvalResultsQueryRes } from "../../contract/e
 import { type JsonObject, type JsonValue } from "../../json.js";
 import { microsToIso } from "../../times.js";
 import type { ClickHouseStore } from "../clickhouse.js";
+import { withCopiesAsNull } from "../calls/ioCopies.js";
 import { CostsRepository } from "../costs/costsRepository.js";
 import { costsOfUsage, usageOfSummary, type PriceBook } from "../costs/pricing.js";
 import { evaluationRootsQuery, rowValuesQuery, trialCallsQuery, trialChildrenQuery, type RootRow, type TrialCallRow } from "./evalResultsQuery.js";
@@ -22,7 +23,8 @@ function toTrialCall(row: TrialCallRow): TrialCall {
     opName: row.op_name,
     startedAt: Number(row.started_at),
     endedAt: row.ended_at === null ? null : Number(row.ended_at),
-    attributes: parse<JsonObject>(row.attributes, {}),
+    // Read without the inputs and output their marks stand for, which these rows never need (evalResultsRows.ts).
+    attributes: parse<JsonObject>(withCopiesAsNull(row.attributes), {}),
     inputs: parse<JsonObject>(row.inputs, {}),
     output: parse<JsonValue>(row.output, null),
     summary: parse<JsonObject | null>(row.summary, null),
