@@ -15,7 +15,7 @@ import type { EventPublisher } from "../../services/queue/queue.js";
 import { fullOtelDump } from "../../services/otlp/otelDump.js";
 import type { JsonObject } from "../../services/json.js";
 import { ParamBuilder } from "../../services/store/sql.js";
-import { ResourceTexts } from "../../services/store/calls/resourceTexts.js";
+import { StoredAttributes } from "../../services/store/calls/storedAttributes.js";
 import { storeOn } from "../support/database.js";
 import { basic, KEY_ACME } from "../support/service.js";
 
@@ -174,7 +174,7 @@ export async function storedRows(
       params: pb.params,
     });
     // A span's resource and scope, and the inputs and output its attributes repeat, are stored once (store/calls/spanResources.ts, ioCopies.ts): put back as every read does.
-    const rows = await new ResourceTexts(store).complete(projectId, stored);
+    const rows = await new StoredAttributes(store).complete(projectId, stored);
     const dump = (r: Row) =>
       r.otel_dump === null
         ? null

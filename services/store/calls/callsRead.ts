@@ -2,7 +2,7 @@ import type { ClickHouseStore } from "../clickhouse.js";
 import { ParamBuilder } from "../sql.js";
 import { ROW_REF_TAIL } from "./expandedFields.js";
 import type { CallRow } from "./callRows.js";
-import { ResourceTexts, type RowWithResource } from "./resourceTexts.js";
+import { StoredAttributes, type RowWithStoredAttributes } from "./storedAttributes.js";
 import { andRetainedSince, type ProjectRetention } from "../projects/retention.js";
 import { callsCountQuery, callsPageQuery, DEFAULT_SORT, type CallsQuerySpec, type TimeWindow } from "./callsQuery.js";
 
@@ -12,8 +12,8 @@ const EMPTY_WINDOW_GROWTH = 16;
 /** Rows of a streamed page whose span resources are read at once. */
 const STREAMED_ROWS_AT_ONCE = 1000;
 
-/** A `calls` row as read: its span's resource hash beside the attributes (resourceTexts.ts). */
-type StoredCallRow = CallRow & RowWithResource;
+/** A `calls` row as read: its span's resource hash beside the attributes (storedAttributes.ts). */
+type StoredCallRow = CallRow & RowWithStoredAttributes;
 
 /**
  * How much wider the next slice must be: scaled by how many of the wanted rows the last
@@ -46,13 +46,13 @@ function countSlices(bounds: ProjectBounds | null): TimeWindow[] {
 /** Read side of calls: pages, counts, single calls, descendants. */
 export class CallsReadRepository {
   private readonly boundsCache = new Map<string, { at: number; bounds: Promise<ProjectBounds | null> }>();
-  private readonly resourceTexts: ResourceTexts;
+  private readonly storedAttributes: StoredAttributes;
 
   constructor(
     private readonly store: ClickHouseStore,
     private readonly retention: ProjectRetention,
   ) {
-    this.resourceTexts = new ResourceTexts(store);
+    this.storedAttributes = new StoredAttributes(store);
   }
 
   /** The spec with the project's retention cutoff: every read here leaves out the calls past it. */
@@ -89,7 +89,7 @@ export class CallsReadRepository {
   }
 
   /**
-   * Streams a page of calls, their attributes whole (resourceTexts.ts). When the order starts
+   * Streams a page of calls, their attributes whole (storedAttributes.ts). When the order starts
    * with started_at and the page is bounded, it first reads only the newest (or oldest) slice
    * of time, sized from the project's density to hold the page several times over, and widens
    * the slice until the page is full or the slice covers the project: rows outside a slice
@@ -97,7 +97,7 @@ export class CallsReadRepository {
    */
   async *stream(asked: CallsQuerySpec): AsyncGenerator<CallRow> {
     const spec = await this.retained(asked);
-    for await (const rows of this.pageRows(spec)) yield* await this.resourceTexts.complete(spec.projectId, rows);
+    for await (const rows of this.pageRows(spec)) yield* await this.storedAttributes.complete(spec.projectId, rows);
   }
 
   /** The rows of the page as read, in slices of at most STREAMED_ROWS_AT_ONCE when streamed. */

@@ -7,7 +7,7 @@ import { idChunks, ParamBuilder } from "../sql.js";
 import { rowToSnapshot, type CallSnapshot, type VersionedCallRow, type WrittenCall } from "./callRows.js";
 import { flattenCallRow } from "./flatten.js";
 import { SpanResources, splitSpanResource, WrittenResources } from "./spanResources.js";
-import { ResourceTexts, type RowWithResource } from "./resourceTexts.js";
+import { StoredAttributes, type RowWithStoredAttributes } from "./storedAttributes.js";
 import { withoutIoCopies } from "./ioCopies.js";
 import { RefBounds } from "./refTargets.js";
 
@@ -197,10 +197,10 @@ export class CallsWriteRepository {
   private readonly callRows = new RowBuffer();
   private readonly indexRows = new RowBuffer();
   private readonly writtenResources = new WrittenResources();
-  private readonly resourceTexts: ResourceTexts;
+  private readonly storedAttributes: StoredAttributes;
 
   constructor(private readonly store: ClickHouseStore) {
-    this.resourceTexts = new ResourceTexts(store);
+    this.storedAttributes = new StoredAttributes(store);
   }
 
   /** Ends and updates parked for these calls because they came before the start (`keysHolding`: which are looked up). */
@@ -239,7 +239,7 @@ export class CallsWriteRepository {
     for (const [projectId, ids] of byProject(keys)) {
       const pb = new ParamBuilder();
       const project = pb.str(projectId);
-      const rows = await this.store.rows<VersionedCallRow & RowWithResource>("worker_find_calls", {
+      const rows = await this.store.rows<VersionedCallRow & RowWithStoredAttributes>("worker_find_calls", {
         sql: `SELECT ${SNAPSHOT_COLUMNS} FROM calls
               WHERE project_id = ${project}
                 AND started_at IN (SELECT started_at FROM call_index WHERE project_id = ${project} AND id IN ${pb.inStrings(ids)})
@@ -248,7 +248,7 @@ export class CallsWriteRepository {
               LIMIT 1 BY id`,
         params: pb.params,
       });
-      for (const row of await this.resourceTexts.complete(projectId, rows)) found.set(callKey(row), rowToSnapshot(row));
+      for (const row of await this.storedAttributes.complete(projectId, rows)) found.set(callKey(row), rowToSnapshot(row));
     }
     return found;
   }

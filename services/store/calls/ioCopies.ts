@@ -87,16 +87,17 @@ export function withIoCopies(attributes: string, inputs: string | undefined, out
 export const withCopiesAsNull = (attributes: string): string => (attributes.includes(MARK) ? attributes.replace(MARKS, "null") : attributes);
 
 /**
- * `withIoCopies` in SQL over a `calls` row. ClickHouse's replace functions take constant
+ * `withIoCopies` in SQL over a `calls` row, of `text` (the row's attributes or a part of them
+ * that cuts no mark). ClickHouse's replace functions take constant
  * replacements only: the text is split at the marks and each piece after one starts with its
  * letter. The quoting is JSON.stringify's for these texts (JSON texts themselves: no raw
  * control character or lone surrogate, so only `\` and `"` are escaped).
  */
-export function withIoCopiesSql(pb: ParamBuilder): string {
+export function withIoCopiesSql(text: string, pb: ParamBuilder): string {
   const quoted = (sql: string) => String.raw`concat('"', replaceAll(replaceAll(${sql}, '\\', '\\\\'), '"', '\\"'), '"')`;
   const byLetter = COPIES.slice(0, -1).map((copy) => `substring(piece, 1, 1) = ${pb.str(copy.letter)}, ${quoted(copy.sql)}`);
   const source = `multiIf(${byLetter.join(", ")}, ${quoted(COPIES[COPIES.length - 1]!.sql)})`;
-  const pieces = `splitByChar(${pb.str(MARK)}, attributes)`;
+  const pieces = `splitByChar(${pb.str(MARK)}, ${text})`;
   const restored = `arrayStringConcat(arrayMap((piece, i) -> if(i = 1, piece, concat(${source}, substring(piece, 2))), ${pieces}, arrayEnumerate(${pieces})))`;
-  return `if(position(attributes, ${pb.str(MARK)}) = 0, attributes, ${restored})`;
+  return `if(position(${text}, ${pb.str(MARK)}) = 0, ${text}, ${restored})`;
 }

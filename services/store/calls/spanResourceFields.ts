@@ -31,11 +31,15 @@ function resourceValue(value: string, has: string, pb: ParamBuilder, scope: Fiel
   return `${tupleElementSql(lookup, 2)}[transform(resource_hash, ${hashes}, arrayEnumerate(${hashes}), toUInt32(1))]`;
 }
 
-/** The whole text of the call's attributes (its row's `attributes` and, for a span, its resource's text spliced in). */
+/**
+ * The whole text of the call's attributes: its row's `attributes` and, for a span, the inputs
+ * and output they repeat put back (ioCopies.ts; only a span's row holds marks, none in its last
+ * two braces) and its resource's text spliced in.
+ */
 export function attributesTextSql(pb: ParamBuilder, scope: FieldScope): string {
-  const own = withIoCopiesSql(pb);
+  const own = withIoCopiesSql("substring(attributes, 1, length(attributes) - 2)", pb);
   const text = resourceValue("text", "1", pb, scope);
-  return `if(resource_hash = '', ${own}, concat(substring(${own}, 1, length(${own}) - 2), ifNull(${text}, ''), '}}'))`;
+  return `if(resource_hash = '', attributes, concat(${own}, ifNull(${text}, ''), '}}'))`;
 }
 
 /** The leaves `attributes.otel.resource.…` and `attributes.otel.scope.…`, before the call's own leaves (fields.ts). */

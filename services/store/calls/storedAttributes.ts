@@ -7,7 +7,7 @@ import { withIoCopies } from "./ioCopies.js";
  * A row read from `calls` with its attributes' text, its span's resource hash ('' for
  * attributes stored whole), and the inputs and output its attributes may repeat (ioCopies.ts).
  */
-export interface RowWithResource {
+export interface RowWithStoredAttributes {
   attributes?: string;
   resource_hash?: string;
   inputs?: string;
@@ -22,13 +22,13 @@ const MAX_REMEMBERED_TEXTS = 10_000;
  * from `span_resources`, whose texts are kept by project and hash once read, and the inputs
  * and output they repeat (ioCopies.ts).
  */
-export class ResourceTexts {
+export class StoredAttributes {
   private readonly texts = new Map<string, string>();
 
   constructor(private readonly store: ClickHouseStore) {}
 
   /** The rows (of one project), their attributes whole and without `resource_hash`. */
-  async complete<R extends RowWithResource>(projectId: string, rows: R[]): Promise<R[]> {
+  async complete<R extends RowWithStoredAttributes>(projectId: string, rows: R[]): Promise<R[]> {
     const found = new Map<string, string>();
     const missing = new Set<string>();
     for (const row of rows) {
