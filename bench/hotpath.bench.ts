@@ -3,7 +3,7 @@
  * each stage an `upsert_batch` of 500 parts goes through (the calls bench's bodies). The
  * request thread: JSON parse, body validation, events, the log record; the log's consumer
  * thread: the record decoded, merged, RowBinary rows. Per-stage thread CPU, so the figures
- * hold on a loaded machine better than throughput does. `npx tsx bench/hotpath.bench.ts`
+ * hold on a loaded machine better than throughput does. `npx tsx bench/run.ts hotpath`
  * (BENCH_HOTPATH_REQUESTS=200 by default). A second table runs the log thread's part on
  * whole batches of BATCH_MAX_EVENTS, with V8's garbage collection time. A third table follows
  * the OTLP bench's protobuf exports (512 spans each) through the same stages, per span:
@@ -26,12 +26,13 @@ import { flattenCallRow } from "../services/store/calls/flatten.js";
 import type { CallSnapshot } from "../services/store/calls/callRows.js";
 import { CallBatchWriter, type CallsDerivedWriter } from "../services/worker/callBatchWriter.js";
 import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH } from "../services/jsonBounds.js";
+import { parseJsonBody } from "../services/jsonPieces.js";
 import { PerformanceObserver } from "node:perf_hooks";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { DEFAULTS } from "../services/config.js";
 import { printTable } from "./support.js";
-import { batchBody, PARTS_PER_REQUEST } from "./callBodies.js";
+import { PARTS_PER_REQUEST, realisticBatchBodies } from "./callBodies.js";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { checkExport, decodedExport, mappedExport, otlpExportEvent } from "../services/otlp/exportEvent.js";
 import { protobufRequest, requestSpans, SPANS_PER_REQUEST } from "./otlpSpans.js";
@@ -67,7 +68,7 @@ const events = (body: Body): TraceEvent[] => upsertEvents(body.batch, "bench", i
 const nullStore = { rows: async () => [], insert: async () => {}, insertRowBinary: async () => {} } as unknown as ClickHouseStore;
 const writer = new CallBatchWriter(new CallsWriteRepository(nullStore));
 const records = recordCodecOf(traceEventsTopic("bench"));
-const texts = Array.from({ length: REQUESTS }, (_, n) => Buffer.from(batchBody("bench/hot", n)));
+const texts = realisticBatchBodies("bench/hot", REQUESTS * PARTS_PER_REQUEST).map((body) => Buffer.from(body));
 /** Writes a batch as the worker does (callWorker.ts). */
 async function writeAll(events: readonly TraceEvent[]): Promise<void> {
   for (const part of callEventParts(events)) await writer.write(part);
@@ -76,8 +77,8 @@ async function writeAll(events: readonly TraceEvent[]): Promise<void> {
 const totals = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
   for (const bytes of texts) {
-    timed(totals, "request: body bytes check (UTF-8, depth)", () => checkJsonBytes(bytes, DEFAULT_JSON_MAX_DEPTH));
-    const parsed = timed(totals, "request: JSON.parse", () => JSON.parse(bytes.toString("utf8")) as unknown);
+    const array = timed(totals, "request: body bytes check (UTF-8, depth)", () => checkJsonBytes(bytes, DEFAULT_JSON_MAX_DEPTH));
+    const parsed = timed(totals, "request: JSON parse (in pieces)", () => parseJsonBody(bytes, array));
     timed(totals, "request: validate (zod, for comparison)", () => CallCreateBatchReq.parse(parsed));
     const valid = timed(totals, "request: validate (hand-written check)", () => checkCallCreateBatch(parsed)) as Body;
     const made = timed(totals, "request: events", () => events(valid));

@@ -2,17 +2,21 @@
  * `make bench`: runs every benchmark script in turn (`npx tsx bench/run.ts <part of a name>` runs
  * the matching ones). Each prints its own figures; what it printed is also appended, with the
  * date, the commit and the machine, to bench/out/results.md, ignored by git (bench/results.ts).
- * BENCH_RECORD=0 only prints.
+ * BENCH_RECORD=0 only prints. Each script runs on the node `make start` runs the service on, so that
+ * what a script measures in its own process (the hot path's stages) is what ships.
  */
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { relative } from "node:path";
 import { appendRun, BENCH_RESULTS, currentCommit, thisMachine, type ScriptOutput } from "./results.js";
+import { makeStartNode } from "../scripts/startFlags.js";
+
+const node = makeStartNode(process.cwd());
 
 /** Runs a script with its output shown as it comes and kept for the record. */
 function runScript(script: string): Promise<ScriptOutput> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `bench/${script}`], { stdio: ["inherit", "pipe", "inherit"] });
+    const child = spawn(node, ["--import", "tsx", `bench/${script}`], { stdio: ["inherit", "pipe", "inherit"] });
     const chunks: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => {
       chunks.push(chunk);
