@@ -5,15 +5,18 @@ import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, Q
 /** Containers a JSON request body may nest (`JSON_MAX_DEPTH`); deeper ones are refused before parsing. */
 export const DEFAULT_JSON_MAX_DEPTH = 256;
 
+/** A step from a JSON value to one inside it: a member's key (its string token's quotes) or an element's index. */
+export type PathStep = { readonly keyStart: number; readonly keyEnd: number } | number;
+
 /**
- * Where the longest array that is a member's value of a top-level object lies, as the check
- * found it on its way (`{"batch":[...]}`): its key's string token, its brackets and the commas
- * between its elements. A hint for parsing the body in pieces (jsonPieces.ts), which checks it.
+ * The array that holds most of a body in elements of their own, as the check found it on its
+ * way: the array whose length less its longest element's is the greatest (`{"batch":[...]}`'s
+ * parts, or an OTLP/JSON export's spans in `resourceSpans[0].scopeSpans[0].spans`), with the
+ * path to it from the body's value, its brackets and the commas between its elements. A hint
+ * for parsing the body in pieces (jsonPieces.ts), which checks it.
  */
-export interface MemberArray {
-  /** The key's opening and closing quotes. */
-  readonly keyStart: number;
-  readonly keyEnd: number;
+export interface BodyArray {
+  readonly path: readonly PathStep[];
   /** The array's `[` and `]`. */
   readonly open: number;
   readonly close: number;
@@ -28,49 +31,79 @@ export interface MemberArray {
  * the recursive code that walks them: serializers, flatteners, validators), and no `\u`
  * escape of a lone surrogate (ClickHouse refuses one in a stored string: an event of the
  * worker's batch would be acknowledged, then refused and dead-lettered).
- * Syntax is left to the parser. Throws JsonParseError (400). Answers the body's longest
- * member array (MemberArray), or null when it has none.
+ * Syntax is left to the parser. Throws JsonParseError (400). Answers the body's BodyArray,
+ * or null when it has no array.
  */
-export function checkJsonBytes(bytes: Uint8Array, maxDepth: number): MemberArray | null {
+export function checkJsonBytes(bytes: Uint8Array, maxDepth: number): BodyArray | null {
   if (!isUtf8(bytes)) {
     const at = firstInvalidUtf8(bytes);
     throw new JsonParseError(`the body is not valid UTF-8 (byte ${at})`, at);
   }
+  // Per open container, by depth (1 for the body's value): whether it is an array, the key
+  // it is the member of (the last string token before it: in valid JSON, its key), and for an
+  // array its `[`, the commas so far, where its last element began and its longest element.
+  const inArray: boolean[] = [false];
+  const keyStarts: number[] = [-1];
+  const keyEnds: number[] = [-1];
+  const opens: number[] = [-1];
+  const commas: number[][] = [[]];
+  const marks: number[] = [-1];
+  const widest: number[] = [0];
   let depth = 0;
-  let inObject = false;
-  let keyStart = -1;
-  let keyEnd = -1;
-  let open = -1;
-  let commas: number[] = [];
-  let longest: MemberArray | null = null;
+  let array = false;
+  let lastStringStart = -1;
+  let lastStringEnd = -1;
+  let best: BodyArray | null = null;
+  let bestScore = -1;
   const strings = new StringSkipper(bytes);
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
     if (b === QUOTE) {
-      const start = i;
+      lastStringStart = i;
       i = strings.end(i);
-      if (depth === 1) {
-        keyStart = start;
-        keyEnd = i;
-      }
+      lastStringEnd = i;
     } else if (b === COMMA) {
-      if (depth === 2 && open >= 0) commas.push(i);
+      if (array) {
+        if (i - marks[depth]! > widest[depth]!) widest[depth] = i - marks[depth]!;
+        marks[depth] = i;
+        commas[depth]!.push(i);
+      }
     } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
       if (++depth > maxDepth) throw new JsonParseError(`containers nested deeper than ${maxDepth} levels`, i);
-      if (depth === 1) inObject = b === OPEN_OBJECT;
-      else if (depth === 2 && inObject && b === OPEN_ARRAY && keyStart >= 0) {
-        open = i;
-        commas = [];
+      array = b === OPEN_ARRAY;
+      inArray[depth] = array;
+      keyStarts[depth] = lastStringStart;
+      keyEnds[depth] = lastStringEnd;
+      if (array) {
+        opens[depth] = i;
+        marks[depth] = i;
+        widest[depth] = 0;
+        if (commas[depth] === undefined) commas[depth] = [];
+        else commas[depth]!.length = 0;
       }
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
-      if (depth === 2 && open >= 0) {
-        if (b === CLOSE_ARRAY && (longest === null || i - open > longest.close - longest.open)) longest = { keyStart, keyEnd, open, close: i, commas };
-        open = -1;
+      if (depth === 0) continue;
+      if (b === CLOSE_ARRAY && array) {
+        const score = i - opens[depth]! - Math.max(widest[depth]!, i - marks[depth]!);
+        if (score > bestScore) {
+          bestScore = score;
+          best = { path: pathTo(depth, inArray, keyStarts, keyEnds, commas), open: opens[depth]!, close: i, commas: commas[depth]!.slice() };
+        }
       }
-      depth--;
+      array = inArray[--depth]!;
     }
   }
-  return longest;
+  return best;
+}
+
+/** The steps to the container open at `depth` from the body's value, as the scan stands. */
+function pathTo(depth: number, inArray: readonly boolean[], keyStarts: readonly number[], keyEnds: readonly number[], commas: readonly number[][]): PathStep[] {
+  const path: PathStep[] = [];
+  // A member's key is the last string before its container opened (keyStarts[d + 1]); one
+  // before the object's own `{` (an object's first container member without a key) is not JSON,
+  // which the parse of the text around finds.
+  for (let d = 1; d < depth; d++) path.push(inArray[d] ? commas[d]!.length : { keyStart: keyStarts[d + 1]!, keyEnd: keyEnds[d + 1]! });
+  return path;
 }
 
 const U = 0x75;

@@ -1,13 +1,15 @@
 import { isJsonObject } from "./json.js";
-import type { MemberArray } from "./jsonBounds.js";
+import type { BodyArray, PathStep } from "./jsonBounds.js";
+import { BACKSLASH } from "./jsonSyntax.js";
 
 /**
- * Parses a JSON request body in pieces when it is large and mostly one array member of a
- * top-level object (`{"batch":[...]}`, where `checkJsonBytes` found the array's commas): the
- * object around the array, then the array's elements a few tens of KB at a time. The result
- * is what `JSON.parse` of the whole text gives; anything the pieces cannot show to be the same
- * (a piece that does not parse, a key given twice, escapes in the object around) is parsed
- * whole, which also gives the parser's own error for a body that is not JSON.
+ * Parses a JSON request body in pieces when it is large and mostly the elements of one array
+ * (`{"batch":[...]}`, an OTLP/JSON export's spans: `checkJsonBytes` found the array, its path
+ * and its commas): the value around the array, then the array's elements a few tens of KB at a
+ * time. The result is what `JSON.parse` of the whole text gives; anything the pieces cannot
+ * show to be the same (a piece that does not parse, a key given twice on the path, escapes in
+ * the text around) is parsed whole, which also gives the parser's own error for a body that
+ * is not JSON.
  *
  * Why: V8 keeps a string of 128 KiB or more in pages of its own, taken fresh from the kernel
  * for each, and on small VMs touching a fresh page costs about as much as parsing it
@@ -26,35 +28,63 @@ const SIZES: PieceSizes = { minBytes: 96 * 1024, pieceBytes: 32 * 1024 };
 const BOM = "\uFEFF";
 
 /** The body's value, as `JSON.parse` of its text gives it; throws as it does. */
-export function parseJsonBody(bytes: Buffer, array: MemberArray | null, sizes = SIZES): unknown {
+export function parseJsonBody(bytes: Buffer, array: BodyArray | null, sizes = SIZES): unknown {
   const pieces = array !== null && bytes.length >= sizes.minBytes ? parseInPieces(bytes, array, sizes.pieceBytes) : undefined;
   return pieces === undefined ? JSON.parse(withoutBom(bytes.toString("utf8"))) : pieces;
 }
 
 const withoutBom = (text: string) => (text.startsWith(BOM) ? text.slice(1) : text);
 
+/**
+ * Stands in the text around for the array: a string holding a NUL, which no other string of a
+ * text without escapes can hold (JSON has no raw control character in a string), so that only
+ * the array's own place holds it.
+ */
+const STAND_IN = "\u0000";
+const STAND_IN_JSON = JSON.stringify(STAND_IN);
+
 /** The body's value, or undefined when the pieces do not show it is the same as the whole's. */
-export function parseInPieces(bytes: Buffer, array: MemberArray, pieceBytes = SIZES.pieceBytes): unknown {
-  const around = withoutBom(bytes.toString("utf8", 0, array.open + 1) + bytes.toString("utf8", array.close));
-  // The object around parses only if the last string before the `[` is its key (and a colon between).
-  const keyText = bytes.toString("utf8", array.keyStart, array.keyEnd + 1);
-  // Without escapes, the key's text found once is the key given once (no other spelling of it).
-  if (around.includes("\\") || around.indexOf(keyText) !== around.lastIndexOf(keyText)) return undefined;
-  const key = JSON.parse(keyText) as string;
-  if (key === "__proto__") return undefined;
-  let object: unknown;
+export function parseInPieces(bytes: Buffer, array: BodyArray, pieceBytes = SIZES.pieceBytes): unknown {
+  const { open, close, path } = array;
+  if (hasByte(bytes, BACKSLASH, 0, open) || hasByte(bytes, BACKSLASH, close + 1, bytes.length)) return undefined;
+  let around: unknown;
   try {
-    object = JSON.parse(around);
+    around = JSON.parse(withoutBom(bytes.toString("utf8", 0, open) + STAND_IN_JSON + bytes.toString("utf8", close + 1)));
   } catch {
     return undefined;
   }
-  if (!isJsonObject(object)) return undefined;
-  const empty = object[key];
-  if (!Array.isArray(empty) || empty.length !== 0) return undefined;
+  // Walked by the path, the stand-in is found only where the array was and where no later
+  // key of the same name took its object's member (the last of a name is the one JSON.parse keeps).
+  let holder: unknown = undefined;
+  let value = around;
+  let last: string | number | undefined;
+  for (const step of path) {
+    holder = value;
+    last = stepKey(bytes, step);
+    value = last === undefined ? undefined : member(holder, last);
+  }
+  if (value !== STAND_IN) return undefined;
   const elements = arrayElements(bytes, array, pieceBytes);
   if (elements === undefined) return undefined;
-  object[key] = elements;
-  return object;
+  if (last === undefined) return elements;
+  (holder as Record<string | number, unknown>)[last] = elements;
+  return around;
+}
+
+const hasByte = (bytes: Buffer, byte: number, from: number, to: number): boolean => bytes.subarray(from, to).includes(byte);
+
+/** A step's key (its text, the text around having no escapes) or index; undefined for `__proto__`, which JSON.parse keeps as an own member but indexing does not reach. */
+function stepKey(bytes: Buffer, step: PathStep): string | number | undefined {
+  if (typeof step === "number") return step;
+  if (step.keyStart < 0) return undefined;
+  const key = bytes.toString("utf8", step.keyStart + 1, step.keyEnd);
+  return key === "__proto__" ? undefined : key;
+}
+
+/** The value of a member or element, undefined when the holder has no such own one. */
+function member(holder: unknown, key: string | number): unknown {
+  if (typeof key === "number") return Array.isArray(holder) && key < holder.length ? holder[key] : undefined;
+  return isJsonObject(holder) && Object.hasOwn(holder, key) ? holder[key] : undefined;
 }
 
 const OPEN = 0x5b;
@@ -80,7 +110,7 @@ function bracketed(bytes: Buffer, before: number, after: number): string {
 }
 
 /** The array's elements, about `pieceBytes` at a time; undefined when a piece is not as many JSON values as it has elements. */
-function arrayElements(bytes: Buffer, { open, close, commas }: MemberArray, pieceBytes: number): unknown[] | undefined {
+function arrayElements(bytes: Buffer, { open, close, commas }: BodyArray, pieceBytes: number): unknown[] | undefined {
   const elements: unknown[] = [];
   let from = open + 1;
   let first = 0;

@@ -1,5 +1,5 @@
 import { checkJsonSyntax } from "../jsonSyntax.js";
-import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH, type MemberArray } from "../jsonBounds.js";
+import { checkJsonBytes, DEFAULT_JSON_MAX_DEPTH, type BodyArray } from "../jsonBounds.js";
 import { parseJsonBody } from "../jsonPieces.js";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
@@ -297,7 +297,7 @@ export class HttpApi {
    * decodes or refuses it; both check and answer alike.
    */
   private jsonBody(keepText: boolean): BodyStep {
-    const verify = (req: IncomingMessage, bytes: Buffer): MemberArray | null => {
+    const verify = (req: IncomingMessage, bytes: Buffer): BodyArray | null => {
       const array = checkJsonBytes(bytes, this.maxJsonDepth);
       this.bodySizes.set(req, bytes.length);
       if (keepText) this.bodyTexts.set(req, bytes.toString("utf8"));
@@ -309,7 +309,7 @@ export class HttpApi {
       if (length === null) return parser(req, res, next);
       readPlainBody(req, length, (err, bytes) => {
         if (err) return next(err);
-        let array: MemberArray | null;
+        let array: BodyArray | null;
         try {
           array = verify(req, bytes);
         } catch (refused) {

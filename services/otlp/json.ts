@@ -11,6 +11,7 @@ import { OtlpDecodeError } from "./decodeError.js";
 import { setOwn } from "./nest.js";
 import type { JsonObject, JsonValue } from "../json.js";
 import { checkJsonBytes } from "../jsonBounds.js";
+import { parseJsonBody } from "../jsonPieces.js";
 
 type JsonRecord = Readonly<Record<string, unknown>>;
 
@@ -30,7 +31,8 @@ export const MAX_JSON_DEPTH = 16 + 4 * MAX_VALUE_DEPTH;
 
 /**
  * Decodes an OTLP/JSON `ExportTraceServiceRequest`. The bytes are checked first (valid UTF-8,
- * containers at most MAX_JSON_DEPTH deep, no lone surrogate: services/jsonBounds.ts).
+ * containers at most MAX_JSON_DEPTH deep, no lone surrogate: services/jsonBounds.ts), then
+ * parsed, a large export's spans in pieces (services/jsonPieces.ts).
  */
 export function batchFromJson(body: Buffer | string): OtlpSpanBatch {
   const request = parseRequest(body);
@@ -52,8 +54,7 @@ export function parseRequest(body: Buffer | string): JsonRecord {
   let parsed: unknown;
   try {
     const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-    checkJsonBytes(bytes, MAX_JSON_DEPTH);
-    parsed = JSON.parse(bytes.toString("utf8"));
+    parsed = parseJsonBody(bytes, checkJsonBytes(bytes, MAX_JSON_DEPTH));
   } catch (error) {
     throw new OtlpDecodeError(`invalid JSON: ${(error as Error).message}`);
   }

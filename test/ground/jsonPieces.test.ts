@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { realisticBatchBodies } from "../../bench/callBodies.js";
+import { jsonRequest, requestSpans } from "../../bench/otlpSpans.js";
 import { checkJsonBytes } from "../../services/jsonBounds.js";
 import { parseInPieces, parseJsonBody } from "../../services/jsonPieces.js";
 
@@ -52,6 +53,22 @@ describe("request bodies parsed in pieces (services/jsonPieces.ts)", () => {
     );
   });
 
+  it("give what JSON.parse of the whole text gives, for arrays nested in objects and arrays at any depth", () => {
+    const wrapper = fc.oneof(
+      fc.record({ kind: fc.constant("object" as const), key: fc.string({ maxLength: 4 }), before: fc.dictionary(fc.string({ maxLength: 3 }), value, { maxKeys: 2 }), after: fc.dictionary(fc.string({ maxLength: 3 }), value, { maxKeys: 2 }) }),
+      fc.record({ kind: fc.constant("array" as const), before: fc.array(value, { maxLength: 2 }), after: fc.array(value, { maxLength: 2 }) }),
+    );
+    const body = fc.record({ elements: fc.array(value, { maxLength: 12 }), wrappers: fc.array(wrapper, { maxLength: 4 }), indent: fc.constantFrom(0, 1, " \r\n ") });
+    fc.assert(
+      fc.property(body, ({ elements, wrappers, indent }) => {
+        let inner: unknown = elements;
+        for (const w of wrappers) inner = w.kind === "array" ? [...w.before, inner, ...w.after] : { ...w.before, [w.key]: inner, ...w.after };
+        expectSameAsWhole(JSON.stringify(inner, null, indent));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
   it("give what JSON.parse gives, or throw as it throws, for any text", () => {
     const soup = fc
       .array(fc.constantFrom("[", "]", "{", "}", ",", ":", '"', '"k"', '"a"', "1", " ", "\\", "\\u0061", "null", "-0", "\uFEFF"), { maxLength: 40 })
@@ -82,6 +99,15 @@ describe("request bodies parsed in pieces (services/jsonPieces.ts)", () => {
       '{"batch":[1,2]} x',
       '{"batch":[1,2}]',
       '[{"batch":[1,2]}]',
+      '[1,2,3]',
+      '{"a":{"spans":[1,2,3]},"a":{"spans":[]}}',
+      '{"a":{"spans":[1,2,3],"spans":[]}}',
+      '{"a":{"spans":[1,2,3],"spans":"\\u0000"}}',
+      '{"a":[{"s":[1,2,3]}],"a":[{"s":[]}]}',
+      '{"__proto__":{"s":[1,2,3]}}',
+      '{"a":{"b" [1,2,3]}}',
+      '{"a":{[1,2,3]}}',
+      '{"a":1,[1,2,3]}',
     ]) expectSameAsWhole(text);
   });
 
@@ -93,6 +119,17 @@ describe("request bodies parsed in pieces (services/jsonPieces.ts)", () => {
     expect(array?.commas).toHaveLength(batch.length - 1);
     const pieces = parseInPieces(body, array!);
     expect(pieces).toEqual(JSON.parse(body.toString()));
+    expect(parseJsonBody(body, array)).toEqual(pieces);
+  });
+
+  it("parse an OTLP/JSON export's spans in pieces", () => {
+    const body = jsonRequest(requestSpans(1));
+    const array = checkJsonBytes(body, 256);
+    const whole = JSON.parse(body.toString()) as { resourceSpans: [{ scopeSpans: [{ spans: unknown[] }] }] };
+    expect(body.length).toBeGreaterThan(128 * 1024);
+    expect(array?.commas).toHaveLength(whole.resourceSpans[0].scopeSpans[0].spans.length - 1);
+    const pieces = parseInPieces(body, array!);
+    expect(pieces).toEqual(whole);
     expect(parseJsonBody(body, array)).toEqual(pieces);
   });
 });
